@@ -1,0 +1,190 @@
+//! Formal syntax of the benchmark: propositional and first-order formulas and
+//! regular expressions, their printers, and a tolerant parser for what LLMs
+//! answer.
+//!
+//! The parser accepts Unicode, ASCII, LaTeX and English operator spellings,
+//! code fences and prose around the formula, and redundant or missing outer
+//! parentheses. [`Mode::Strict`] refuses connectives that the prompts do not
+//! offer (`→`, `↔`, `⊕`; `|`, `+`, `?`, `ε` in regular expressions);
+//! [`Mode::Lenient`] accepts them. Inputs are bounded in length
+//! ([`MAX_INPUT_BYTES`]) and nesting ([`MAX_DEPTH`]), so no input can panic,
+//! overflow the stack or take more than linear time.
+
+pub mod canonical;
+pub mod error;
+mod extract;
+pub mod lex;
+pub mod logic;
+mod parse_logic;
+mod parse_regex;
+pub mod print;
+pub mod regex;
+
+pub use canonical::canonical;
+pub use error::{ParseError, Reason};
+pub use extract::Source;
+pub use logic::{Formula, Quantifier};
+pub use parse_logic::MAX_DEPTH;
+pub use print::Style;
+pub use regex::Regex;
+
+use serde::{Deserialize, Serialize};
+
+/// Longest answer the parser reads.
+pub const MAX_INPUT_BYTES: usize = 256 * 1024;
+
+/// Which connectives the parser accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Only the prompt's vocabulary: `∧ ∨ ¬ ∀ ∃` (in any spelling); `*` and parentheses for regexes.
+    Strict,
+    /// Also `→ ↔ ⊕` for logic and `| + ? ε` for regexes.
+    #[default]
+    Lenient,
+}
+
+/// A parsed value and where in the answer it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed<T> {
+    /// The formula or regular expression.
+    pub value: T,
+    /// The part of the answer it came from.
+    pub source: Source,
+}
+
+fn check_length(text: &str) -> Result<(), ParseError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(ParseError::new(0, Reason::TooLong(text.len(), MAX_INPUT_BYTES)));
+    }
+    Ok(())
+}
+
+/// Parses `text` as exactly one formula, with nothing around it.
+pub fn parse_formula_exact(text: &str, mode: Mode) -> Result<Formula, ParseError> {
+    check_length(text)?;
+    let toks = lex::tokenize(text)?;
+    if toks.is_empty() {
+        return Err(ParseError::new(0, Reason::Empty));
+    }
+    let mut p = parse_logic::Parser::new(&toks, mode, text.len());
+    let f = p.formula()?;
+    p.finish()?;
+    Ok(f)
+}
+
+/// Finds and parses the formula in an LLM's answer.
+///
+/// On failure the error is the one for the whole answer (or for its code
+/// block, when it has one), which is what a person reading it would fix.
+pub fn parse_formula(text: &str, mode: Mode) -> Result<Parsed<Formula>, ParseError> {
+    check_length(text)?;
+    let mut first_error = None;
+    for (source, candidate) in extract::candidates(text) {
+        match parse_formula_exact(candidate, mode) {
+            Ok(value) => return Ok(Parsed { value, source }),
+            // A forbidden connective or runaway nesting is the answer's
+            // problem, not something to look past.
+            Err(e) if matches!(e.reason, Reason::OutsideVocabulary(_) | Reason::TooDeep(_)) => {
+                return Err(e)
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(value) = longest_span(text, mode) {
+        return Ok(Parsed {
+            value,
+            source: Source::Span,
+        });
+    }
+    Err(first_error.unwrap_or_else(|| ParseError::new(0, Reason::Empty)))
+}
+
+/// Where a formula may start inside a line of prose.
+fn starts_formula(c: char) -> bool {
+    matches!(c, '(' | '¬' | '∀' | '∃' | '~')
+}
+
+/// True when the tokens are words and punctuation, with no formula syntax.
+fn is_prose(toks: &[lex::Spanned]) -> bool {
+    toks.iter()
+        .all(|t| matches!(t.tok, lex::Tok::Name(_) | lex::Tok::Comma | lex::Tok::Dot))
+}
+
+/// The longest stretch of some line that parses as a formula, trying a
+/// bounded number of start positions per line.
+fn longest_span(text: &str, mode: Mode) -> Option<Formula> {
+    const MAX_STARTS_PER_LINE: usize = 8;
+    let mut best: Option<(usize, Formula)> = None;
+    for line in text.lines().rev().take(48) {
+        let starts = std::iter::once(0)
+            .chain(line.char_indices().filter(|&(_, c)| starts_formula(c)).map(|(i, _)| i))
+            .take(MAX_STARTS_PER_LINE);
+        for start in starts {
+            if !is_prose(&lex::tokenize_prefix(&line[..start]).0) {
+                continue;
+            }
+            let (toks, _) = lex::tokenize_prefix(&line[start..]);
+            let mut p = parse_logic::Parser::new(&toks, mode, line.len() - start);
+            if let Ok(f) = p.formula() {
+                let used = p.position();
+                // A lone word of prose parses as a proposition; demand more, and
+                // refuse to cut a malformed formula short.
+                if used > 1
+                    && is_prose(&toks[used..])
+                    && best.as_ref().is_none_or(|(n, _)| used > *n)
+                {
+                    best = Some((used, f));
+                }
+            }
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+/// The alphabet `{0, …, size−1}`: digits, then lowercase letters past ten.
+pub fn alphabet(size: usize) -> Vec<char> {
+    "0123456789abcdefghijklmnopqrstuvwxyz".chars().take(size).collect()
+}
+
+/// Parses `text` as exactly one regular expression over `alphabet`.
+pub fn parse_regex_exact(text: &str, mode: Mode, alphabet: &[char]) -> Result<Regex, ParseError> {
+    check_length(text)?;
+    parse_regex::parse_exact(text, mode, alphabet)
+}
+
+/// Finds and parses the regular expression in an LLM's answer.
+pub fn parse_regex(text: &str, mode: Mode, alphabet: &[char]) -> Result<Parsed<Regex>, ParseError> {
+    check_length(text)?;
+    let mut first_error = None;
+    for (source, candidate) in extract::candidates(text) {
+        let candidate = candidate.trim_end_matches('.');
+        match parse_regex::parse_exact(candidate, mode, alphabet) {
+            Ok(value) => return Ok(Parsed { value, source }),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    // A run of regex characters inside prose, longest first.
+    let mut runs: Vec<&str> = text
+        .lines()
+        .rev()
+        .take(48)
+        .flat_map(|line| line.split(|c: char| !parse_regex::is_regex_text(c, alphabet)))
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    for run in runs.into_iter().take(48) {
+        if let Ok(value) = parse_regex::parse_exact(run, mode, alphabet) {
+            return Ok(Parsed {
+                value,
+                source: Source::Span,
+            });
+        }
+    }
+    Err(first_error.unwrap_or_else(|| ParseError::new(0, Reason::Empty)))
+}
