@@ -21,7 +21,9 @@ pub enum Reason {
     #[error("equality {0:?} is not part of the vocabulary")]
     Equality(char),
     /// A connective that only the lenient mode accepts.
-    #[error("{0:?} is not in the prompt's vocabulary (strict mode allows only the listed operators)")]
+    #[error(
+        "{0:?} is not in the prompt's vocabulary (strict mode allows only the listed operators)"
+    )]
     OutsideVocabulary(String),
     /// An opening parenthesis without its closing one.
     #[error("'(' is never closed")]
@@ -41,7 +43,7 @@ pub enum Reason {
     /// A predicate with an empty or broken argument list.
     #[error("bad argument list for predicate {0:?}: {1}")]
     BadArguments(String, String),
-    /// Operators of the same precedence mixed without parentheses, e.g. `a → b ↔ c`.
+    /// The text ended where an operand or `)` was still needed.
     #[error("the end of the answer was reached in the middle of a formula")]
     UnexpectedEnd,
     /// A symbol outside the regular expression's alphabet.

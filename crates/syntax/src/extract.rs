@@ -34,9 +34,14 @@ pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
     for quote in quoted_spans(text).into_iter().rev().take(MAX_CANDIDATES) {
         out.push((Source::Quoted, quote));
     }
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     for line in lines.iter().rev().take(MAX_CANDIDATES) {
-        let line = line.trim_matches(|c: char| c == '*' || c == '$' || c == '`' || c.is_whitespace());
+        let line =
+            line.trim_matches(|c: char| c == '*' || c == '$' || c == '`' || c.is_whitespace());
         out.push((Source::Line, line));
         if let Some(idx) = line.find(": ") {
             out.push((Source::Line, line[idx + 2..].trim()));

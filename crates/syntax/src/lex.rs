@@ -129,13 +129,21 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned>, Option<ParseError>) {
             take(2);
             Tok::Or
         } else if c == '\\' {
-            let word: String = rest[1..].chars().take_while(|c| c.is_alphabetic()).collect();
+            let word: String = rest[1..]
+                .chars()
+                .take_while(|c| c.is_alphabetic())
+                .collect();
             match latex(&word) {
                 Some(tok) => {
                     take(1 + word.chars().count());
                     tok
                 }
-                None => return (out, Some(ParseError::new(at, Reason::UnknownCharacter('\\')))),
+                None => {
+                    return (
+                        out,
+                        Some(ParseError::new(at, Reason::UnknownCharacter('\\'))),
+                    )
+                }
             }
         } else {
             let (tok, len) = match c {

@@ -55,7 +55,10 @@ pub struct Parsed<T> {
 
 fn check_length(text: &str) -> Result<(), ParseError> {
     if text.len() > MAX_INPUT_BYTES {
-        return Err(ParseError::new(0, Reason::TooLong(text.len(), MAX_INPUT_BYTES)));
+        return Err(ParseError::new(
+            0,
+            Reason::TooLong(text.len(), MAX_INPUT_BYTES),
+        ));
     }
     Ok(())
 }
@@ -120,7 +123,11 @@ fn longest_span(text: &str, mode: Mode) -> Option<Formula> {
     let mut best: Option<(usize, Formula)> = None;
     for line in text.lines().rev().take(48) {
         let starts = std::iter::once(0)
-            .chain(line.char_indices().filter(|&(_, c)| starts_formula(c)).map(|(i, _)| i))
+            .chain(
+                line.char_indices()
+                    .filter(|&(_, c)| starts_formula(c))
+                    .map(|(i, _)| i),
+            )
             .take(MAX_STARTS_PER_LINE);
         for start in starts {
             if !is_prose(&lex::tokenize_prefix(&line[..start]).0) {
@@ -146,7 +153,10 @@ fn longest_span(text: &str, mode: Mode) -> Option<Formula> {
 
 /// The alphabet `{0, …, size−1}`: digits, then lowercase letters past ten.
 pub fn alphabet(size: usize) -> Vec<char> {
-    "0123456789abcdefghijklmnopqrstuvwxyz".chars().take(size).collect()
+    "0123456789abcdefghijklmnopqrstuvwxyz"
+        .chars()
+        .take(size)
+        .collect()
 }
 
 /// Parses `text` as exactly one regular expression over `alphabet`.

@@ -21,7 +21,10 @@ fn is_regex_char(c: char) -> bool {
 
 /// Parses a whole regular expression whose symbols must come from `alphabet`.
 pub fn parse_exact(text: &str, mode: Mode, alphabet: &[char]) -> Result<Regex, ParseError> {
-    let chars: Vec<(usize, char)> = text.char_indices().filter(|(_, c)| !c.is_whitespace()).collect();
+    let chars: Vec<(usize, char)> = text
+        .char_indices()
+        .filter(|(_, c)| !c.is_whitespace())
+        .collect();
     if chars.is_empty() {
         return Err(ParseError::new(0, Reason::Empty));
     }
@@ -52,7 +55,9 @@ impl Parser<'_> {
     }
 
     fn here(&self) -> usize {
-        self.chars.get(self.pos).map_or(self.text_len, |&(at, _)| at)
+        self.chars
+            .get(self.pos)
+            .map_or(self.text_len, |&(at, _)| at)
     }
 
     fn error(&self, reason: Reason) -> ParseError {
@@ -108,9 +113,15 @@ impl Parser<'_> {
 
     fn postfix(&mut self) -> Result<Regex, ParseError> {
         let mut r = self.atom()?;
+        let mut repeats = 0;
         while let Some(c @ ('*' | '+' | '?')) = self.peek() {
             if c != '*' {
                 self.lenient_only(c)?;
+            }
+            // Each repetition nests the tree one level deeper.
+            repeats += 1;
+            if self.depth + repeats > MAX_DEPTH {
+                return Err(self.error(Reason::TooDeep(MAX_DEPTH)));
             }
             self.pos += 1;
             r = match c {
@@ -149,7 +160,10 @@ impl Parser<'_> {
             }
             c => {
                 let shown: Vec<String> = self.alphabet.iter().map(|a| a.to_string()).collect();
-                Err(self.error(Reason::NotInAlphabet(c, format!("{{{}}}", shown.join(", ")))))
+                Err(self.error(Reason::NotInAlphabet(
+                    c,
+                    format!("{{{}}}", shown.join(", ")),
+                )))
             }
         }
     }

@@ -36,7 +36,11 @@ impl Style {
         match self {
             Style::Unicode | Style::Reference => Symbols {
                 and: " ∧ ",
-                or: if self == Style::Reference { " v " } else { " ∨ " },
+                or: if self == Style::Reference {
+                    " v "
+                } else {
+                    " ∨ "
+                },
                 not: "¬",
                 implies: " → ",
                 iff: " ↔ ",

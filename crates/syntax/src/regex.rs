@@ -47,7 +47,7 @@ impl Regex {
         out
     }
 
-    /// Number of Kleene stars (and `+`/`?`) in the expression.
+    /// Number of Kleene stars in the expression.
     pub fn count_stars(&self) -> usize {
         let mut n = 0;
         self.visit(&mut |r| n += matches!(r, Regex::Star(_)) as usize);

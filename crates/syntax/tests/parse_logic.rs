@@ -41,7 +41,10 @@ fn v_is_disjunction_only_as_a_whole_token() {
 #[test]
 fn names_are_case_sensitive() {
     let a = parse_formula_exact("P1 ∧ p1", Mode::Strict).unwrap();
-    assert_eq!(a, Formula::And(vec![Formula::prop("P1"), Formula::prop("p1")]));
+    assert_eq!(
+        a,
+        Formula::And(vec![Formula::prop("P1"), Formula::prop("p1")])
+    );
 }
 
 #[test]
@@ -82,14 +85,27 @@ fn prose_and_code_fences_are_looked_past() {
     assert_eq!(canon(answer), "(p1 ∧ p2)");
     assert_eq!(canon("Formula: (p1 ∨ ¬p3)"), "(p1 ∨ ¬p3)");
     assert_eq!(canon("The answer is `p1 ∧ p2`."), "(p1 ∧ p2)");
-    assert_eq!(canon("So the result is ¬(p1 ∧ p2), as required"), "¬(p1 ∧ p2)");
+    assert_eq!(
+        canon("So the result is ¬(p1 ∧ p2), as required"),
+        "¬(p1 ∧ p2)"
+    );
 }
 
 #[test]
 fn strict_mode_refuses_connectives_outside_the_prompt() {
-    for text in ["p1 → p2", "p1 -> p2", "p1 ↔ p2", "p1 <-> p2", "p1 ⊕ p2", "p1 xor p2"] {
+    for text in [
+        "p1 → p2",
+        "p1 -> p2",
+        "p1 ↔ p2",
+        "p1 <-> p2",
+        "p1 ⊕ p2",
+        "p1 xor p2",
+    ] {
         let err = parse_formula(text, Mode::Strict).unwrap_err();
-        assert!(matches!(err.reason, Reason::OutsideVocabulary(_)), "{text}: {err}");
+        assert!(
+            matches!(err.reason, Reason::OutsideVocabulary(_)),
+            "{text}: {err}"
+        );
         assert!(parse_formula(text, Mode::Lenient).is_ok(), "{text}");
     }
 }
@@ -118,7 +134,10 @@ fn deep_nesting_is_refused_not_a_crash() {
     let err = parse_formula(&deep, Mode::Lenient).unwrap_err();
     assert!(matches!(err.reason, Reason::TooDeep(_)), "{err}");
     let negs = format!("{}p1", "¬".repeat(100_000));
-    assert!(matches!(parse_formula(&negs, Mode::Lenient).unwrap_err().reason, Reason::TooLong(..) | Reason::TooDeep(_)));
+    assert!(matches!(
+        parse_formula(&negs, Mode::Lenient).unwrap_err().reason,
+        Reason::TooLong(..) | Reason::TooDeep(_)
+    ));
     let arrows = "p1 → ".repeat(10_000) + "p1";
     assert!(parse_formula(&arrows, Mode::Lenient).is_err());
     let long = "p1 ∧ ".repeat(30_000) + "p1";
@@ -130,8 +149,14 @@ fn deep_nesting_is_refused_not_a_crash() {
 #[test]
 fn reference_style_prints_v_and_tight_arguments() {
     let f = parse_formula_exact("∀ x1.(pred1(x1, p2) ∨ ¬p3)", Mode::Strict).unwrap();
-    assert_eq!(print::formula(&f, Style::Reference), "∀ x1.(pred1(x1,p2) v ¬p3)");
-    assert_eq!(print::formula(&f, Style::Ascii), "all x1.(pred1(x1, p2) | ~p3)");
+    assert_eq!(
+        print::formula(&f, Style::Reference),
+        "∀ x1.(pred1(x1,p2) v ¬p3)"
+    );
+    assert_eq!(
+        print::formula(&f, Style::Ascii),
+        "all x1.(pred1(x1, p2) | ~p3)"
+    );
     let back = parse_formula_exact(&print::formula(&f, Style::Reference), Mode::Strict).unwrap();
     assert_eq!(back, f);
 }

@@ -1,0 +1,350 @@
+//! Dataset generation for the benchmark (paper Algorithm 1, App. B and D).
+//!
+//! [`generate_batch`] expands the dataset's grammar level by level
+//! ([`expand`]), groups the leaves by the complexity metric (operators for
+//! logic, parse-tree depth for regular expressions), and for every metric
+//! value draws `per_bucket` distinct formulas with a uniformly random
+//! vocabulary. Metrics are computed on the emitted formula. The same seed
+//! gives the same bytes on every machine.
+
+pub mod expand;
+pub mod grammar;
+mod instantiate;
+pub mod metrics;
+pub mod reference;
+pub mod rng;
+pub mod vocab;
+
+use autoeval_syntax::{alphabet, print, Style};
+use instantiate::Built;
+pub use metrics::Metrics;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use thiserror::Error;
+
+/// The five dataset types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DatasetKind {
+    /// k-SAT (3-SAT by default) in conjunctive normal form.
+    Ksat,
+    /// Propositional logic.
+    Plogic,
+    /// Prenex first-order logic with synthetic names.
+    Fol,
+    /// Prenex first-order logic with English verbs and person names.
+    FolEnglish,
+    /// Regular expressions over a small digit alphabet.
+    Regex,
+}
+
+impl DatasetKind {
+    /// All kinds, in the order reports list them.
+    pub const ALL: [DatasetKind; 5] = [
+        DatasetKind::Ksat,
+        DatasetKind::Plogic,
+        DatasetKind::Fol,
+        DatasetKind::FolEnglish,
+        DatasetKind::Regex,
+    ];
+
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatasetKind::Ksat => "ksat",
+            DatasetKind::Plogic => "plogic",
+            DatasetKind::Fol => "fol",
+            DatasetKind::FolEnglish => "fol-english",
+            DatasetKind::Regex => "regex",
+        }
+    }
+
+    /// The verifier family: `ksat`, `plogic`, `fol` or `regex`.
+    pub fn check_kind(self) -> &'static str {
+        match self {
+            DatasetKind::FolEnglish => "fol",
+            other => other.name(),
+        }
+    }
+
+    /// True for the two first-order kinds.
+    pub fn is_first_order(self) -> bool {
+        matches!(self, DatasetKind::Fol | DatasetKind::FolEnglish)
+    }
+
+    /// The metric that buckets items: operators for logic, depth for regexes.
+    pub fn complexity_field(self) -> &'static str {
+        match self {
+            DatasetKind::Regex => "depth",
+            _ => "num_operators",
+        }
+    }
+}
+
+impl std::str::FromStr for DatasetKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DatasetKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s || (s == "fol_human" && *k == DatasetKind::FolEnglish))
+            .ok_or_else(|| {
+                format!("unknown dataset {s:?}; expected ksat, plogic, fol, fol-english or regex")
+            })
+    }
+}
+
+/// Every setting of a generation run; defaults are the paper's Table 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatasetConfig {
+    /// Which dataset.
+    pub kind: DatasetKind,
+    /// Seed of the whole run; batch `b` uses its own stream derived from it.
+    pub seed: u64,
+    /// Levels of the grammar tree (Table 1: depth).
+    pub depth: usize,
+    /// Branching factor n (Table 1: n).
+    pub branching: usize,
+    /// Items per complexity value (Table 1: sample_count).
+    pub per_bucket: usize,
+    /// Propositions p1…pN (Table 1: num_propositions).
+    pub num_propositions: usize,
+    /// Objects (Table 1: num_objects).
+    pub num_objects: usize,
+    /// Predicates per formula (Table 1: num_predicates).
+    pub num_predicates: usize,
+    /// Smallest predicate arity (Table 1: min_predicate_arity).
+    pub min_arity: usize,
+    /// Largest predicate arity (Table 1: max_predicate_arity).
+    pub max_arity: usize,
+    /// Chance that an argument inside a quantifier's scope is a bound variable (Table 1).
+    pub free_variable_prob: f64,
+    /// Most quantified variables per formula; `None` is unlimited (Table 1: ∞).
+    pub max_free_variables: Option<usize>,
+    /// Regex alphabet size: symbols 0…n−1 (Table 1: alphabet_size).
+    pub alphabet_size: usize,
+    /// Literals per k-SAT clause.
+    pub clause_width: usize,
+    /// Closed leaves drawn from each closable form of the grammar tree.
+    pub closings: usize,
+    /// Attempts to find a new distinct formula for one slot of a bucket.
+    pub tries_per_slot: usize,
+}
+
+impl DatasetConfig {
+    /// Table 1's settings for `kind`.
+    pub fn table1(kind: DatasetKind) -> DatasetConfig {
+        DatasetConfig {
+            kind,
+            seed: 0,
+            depth: 40,
+            branching: 200,
+            per_bucket: 50,
+            num_propositions: 12,
+            num_objects: 12,
+            num_predicates: 8,
+            min_arity: 1,
+            max_arity: 2,
+            free_variable_prob: 0.25,
+            max_free_variables: None,
+            alphabet_size: 2,
+            clause_width: 3,
+            closings: 4,
+            tries_per_slot: 100,
+        }
+    }
+
+    /// Refuses settings that cannot produce a dataset, saying which to change.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |what: &str| Err(ConfigError(what.to_string()));
+        if self.depth == 0 || self.branching == 0 || self.per_bucket == 0 {
+            return bad("depth, branching and per-bucket must be at least 1");
+        }
+        if self.num_propositions == 0 || self.num_objects == 0 || self.num_predicates == 0 {
+            return bad("num-propositions, num-objects and num-predicates must be at least 1");
+        }
+        if self.min_arity == 0 || self.min_arity > self.max_arity {
+            return bad("predicate arities need 1 <= min-arity <= max-arity");
+        }
+        if self.kind == DatasetKind::FolEnglish && self.max_arity > vocab::max_verb_arity() {
+            return Err(ConfigError(format!(
+                "the English verb list has verbs of arity up to {}; lower --max-arity",
+                vocab::max_verb_arity()
+            )));
+        }
+        if self.kind == DatasetKind::FolEnglish && self.num_objects > vocab::person_names().len() {
+            return Err(ConfigError(format!(
+                "at most {} person names are available; lower --num-objects",
+                vocab::person_names().len()
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.free_variable_prob) {
+            return bad("free-variable-prob must be between 0 and 1");
+        }
+        if !(1..=36).contains(&self.alphabet_size) {
+            return bad("alphabet-size must be between 1 and 36");
+        }
+        if self.clause_width == 0 {
+            return bad("clause-width must be at least 1");
+        }
+        if self.closings == 0 || self.tries_per_slot == 0 {
+            return bad("closings and tries-per-slot must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The regex alphabet `{0, …, alphabet_size − 1}`.
+    pub fn alphabet(&self) -> Vec<char> {
+        alphabet(self.alphabet_size)
+    }
+}
+
+/// A setting that cannot produce a dataset.
+#[derive(Debug, Clone, Error)]
+#[error("invalid dataset settings: {0}")]
+pub struct ConfigError(pub String);
+
+/// One generated formula with its metrics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// Unique and stable: `{dataset}-{seed}-{batch}-{index}`.
+    pub id: String,
+    /// Dataset name.
+    pub dataset: DatasetKind,
+    /// Batch number.
+    pub batch: u64,
+    /// Position within the batch.
+    pub index: usize,
+    /// The formula in the paper's Unicode form (regexes as derived).
+    pub fs: String,
+    /// Metrics of `fs`.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+}
+
+impl Item {
+    /// The value of the dataset's complexity metric.
+    pub fn complexity(&self) -> u32 {
+        match self.dataset {
+            DatasetKind::Regex => self.metrics.depth,
+            _ => self.metrics.num_operators.unwrap_or(0),
+        }
+    }
+}
+
+/// A complexity value that got fewer than `per_bucket` distinct items.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shortfall {
+    /// The complexity value.
+    pub value: u32,
+    /// Items wanted.
+    pub wanted: usize,
+    /// Distinct items found.
+    pub got: usize,
+}
+
+/// The items of one batch and the buckets that came up short.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// Items in bucket order.
+    pub items: Vec<Item>,
+    /// Buckets with fewer than `per_bucket` distinct items.
+    pub shortfall: Vec<Shortfall>,
+}
+
+/// The complexity of a closed leaf, read off its symbols: it equals the
+/// metric of every formula built from it, whatever the vocabulary.
+fn leaf_complexity(template: &[u8], kind: DatasetKind, alphabet: &[char]) -> u32 {
+    use grammar::t;
+    match kind {
+        DatasetKind::Regex => {
+            let text: String = template
+                .iter()
+                .map(|&s| match s {
+                    t::LP => '(',
+                    t::RP => ')',
+                    t::STAR => '*',
+                    _ => alphabet[0],
+                })
+                .collect();
+            autoeval_syntax::parse_regex_exact(&text, autoeval_syntax::Mode::Strict, alphabet)
+                .map(|r| metrics::regex_depth(&r))
+                .unwrap_or(0)
+        }
+        _ => {
+            let mut n = 0;
+            for (i, &s) in template.iter().enumerate() {
+                n += match s {
+                    t::AND | t::OR => 1,
+                    t::NOT => !matches!(template.get(i + 1), Some(&t::V) | Some(&t::P)) as u32,
+                    _ => 0,
+                };
+            }
+            n
+        }
+    }
+}
+
+/// Generates batch number `batch` of the dataset described by `cfg`.
+pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigError> {
+    cfg.validate()?;
+    let mut rng = rng::Rng::new(cfg.seed, cfg.kind.name(), batch);
+    let (g, start) = match cfg.kind {
+        DatasetKind::Ksat => (grammar::ksat(cfg.clause_width), grammar::NT_BASE),
+        DatasetKind::Plogic => (grammar::propositional(), grammar::NT_BASE),
+        DatasetKind::Fol | DatasetKind::FolEnglish => (grammar::first_order(), grammar::NT_BASE),
+        DatasetKind::Regex => (grammar::regex(), grammar::NT_BASE),
+    };
+    let expansion = expand::Expansion {
+        depth: cfg.depth,
+        branching: cfg.branching,
+        closings: cfg.closings,
+        max_quantifiers: cfg.max_free_variables.unwrap_or(usize::MAX),
+    };
+    let alphabet = cfg.alphabet();
+    let leaves = expand::leaves(&g, start, expansion, &mut rng);
+    let mut buckets: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, leaf) in leaves.iter().enumerate() {
+        buckets
+            .entry(leaf_complexity(leaf, cfg.kind, &alphabet))
+            .or_default()
+            .push(i);
+    }
+    let mut out = Batch::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (&value, members) in &buckets {
+        let mut got = 0;
+        for _slot in 0..cfg.per_bucket {
+            for _try in 0..cfg.tries_per_slot {
+                let leaf = &leaves[*rng.pick(members)];
+                let (fs, metrics) = match instantiate::build(leaf, cfg, &alphabet, &mut rng) {
+                    Built::Logic(f) => (
+                        print::formula(&f, Style::Unicode),
+                        metrics::logic(&f, cfg.kind),
+                    ),
+                    Built::Regex(r) => (print::regex(&r), metrics::regex(&r, &alphabet)),
+                };
+                if seen.insert(fs.clone()) {
+                    let index = out.items.len();
+                    out.items.push(Item {
+                        id: format!("{}-{}-{}-{}", cfg.kind.name(), cfg.seed, batch, index),
+                        dataset: cfg.kind,
+                        batch,
+                        index,
+                        fs,
+                        metrics,
+                    });
+                    got += 1;
+                    break;
+                }
+            }
+        }
+        if got < cfg.per_bucket {
+            out.shortfall.push(Shortfall {
+                value,
+                wanted: cfg.per_bucket,
+                got,
+            });
+        }
+    }
+    Ok(out)
+}
