@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A quantifier symbol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Quantifier {
     /// Universal quantification, `∀`.
     Forall,

@@ -1,0 +1,321 @@
+//! Deciding whether a model's formula φ1 means the same as the ground truth φ0.
+//!
+//! Logic goes through exact fast paths first: identical normal forms
+//! ([`sem::Sem::normalized`]), then bit-parallel truth tables when no
+//! quantifier is left and there are at most [`truth_table::MAX_ATOMS`]
+//! atoms. Everything else goes to a [`Prover`]: Z3 on ¬(φ0 ↔ φ1), which
+//! callers run in a separate, killable process. Regular expressions are
+//! compared as languages with automata. A φ1 that does not parse is
+//! [`Verdict::NonCompliant`], with the parser's reason.
+
+pub mod prover;
+pub mod sem;
+pub mod structure;
+pub mod truth_table;
+
+use autoeval_automata::Dfa;
+use autoeval_syntax::{
+    parse_formula, parse_formula_exact, parse_regex, parse_regex_exact, print, Formula, Mode,
+};
+pub use prover::ProverLimits;
+use sem::Signature;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Which language a pair is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// k-SAT formulas.
+    Ksat,
+    /// Propositional logic.
+    Plogic,
+    /// First-order logic (synthetic or English vocabulary).
+    Fol,
+    /// Regular expressions.
+    Regex,
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Kind, String> {
+        match s {
+            "ksat" => Ok(Kind::Ksat),
+            "plogic" => Ok(Kind::Plogic),
+            "fol" | "fol-english" | "fol_human" => Ok(Kind::Fol),
+            "regex" => Ok(Kind::Regex),
+            other => Err(format!(
+                "unknown kind {other:?}; expected ksat, plogic, fol or regex"
+            )),
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// φ0 and φ1 mean the same.
+    Equivalent,
+    /// They differ; a counterexample shows where.
+    NotEquivalent,
+    /// The prover could not decide.
+    Unknown,
+    /// The time or resource budget ran out.
+    Timeout,
+    /// φ1 is not a well-formed formula of the allowed vocabulary.
+    NonCompliant,
+}
+
+/// How a verdict was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The parser refused φ1 (or φ0).
+    Parser,
+    /// Identical normal forms.
+    Syntactic,
+    /// Exhaustive bit-parallel truth table.
+    TruthTable,
+    /// The Z3 prover.
+    Z3,
+    /// Language comparison of automata.
+    Automata,
+}
+
+/// Evidence that two formulas differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Counterexample {
+    /// Truth values of atoms under which exactly one formula holds.
+    Assignment {
+        /// Atom (as written) to truth value.
+        assignment: BTreeMap<String, bool>,
+    },
+    /// A finite structure in which exactly one formula holds.
+    Model {
+        /// The elements, `e0`, `e1`, ….
+        domain: Vec<String>,
+        /// The element each object denotes.
+        constants: BTreeMap<String, String>,
+        /// The atoms over the domain that are true; all others are false.
+        true_atoms: Vec<String>,
+    },
+    /// The prover's own model text, when it could not be read back as a structure.
+    RawModel {
+        /// SMT-LIB model text.
+        model: String,
+    },
+    /// The shortest string in exactly one of the two languages.
+    Word {
+        /// The string (possibly empty).
+        word: String,
+        /// `phi0` or `phi1`: which expression accepts it.
+        accepted_by: String,
+    },
+}
+
+/// A verdict with its reason, counterexample and method.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, for non-compliant, unknown and timeout verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Evidence, for not-equivalent verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<Counterexample>,
+    /// How the verdict was reached.
+    pub method: Method,
+}
+
+impl Outcome {
+    /// An outcome with no reason or counterexample.
+    pub fn new(verdict: Verdict, method: Method) -> Outcome {
+        Outcome {
+            verdict,
+            reason: None,
+            counterexample: None,
+            method,
+        }
+    }
+
+    fn because(verdict: Verdict, method: Method, reason: String) -> Outcome {
+        Outcome {
+            reason: Some(reason),
+            ..Outcome::new(verdict, method)
+        }
+    }
+}
+
+/// Runs first-order checks that the fast paths cannot decide.
+pub trait Prover: Sync {
+    /// Decides `phi0 ≡ phi1` within `limits`.
+    fn prove(&self, phi0: &Formula, phi1: &Formula, limits: ProverLimits) -> Outcome;
+}
+
+/// Z3 in the calling thread. A check that ignores its limits can hang the
+/// caller, so services use an isolating prover instead; this one is for the
+/// isolated process itself and for tests.
+pub struct InProcessZ3;
+
+impl Prover for InProcessZ3 {
+    fn prove(&self, phi0: &Formula, phi1: &Formula, limits: ProverLimits) -> Outcome {
+        let mut sig = Signature::default();
+        let a = sig.resolve(phi0);
+        let b = sig.resolve(phi1);
+        prover::z3_equivalence(&a, &b, &sig, limits)
+    }
+}
+
+/// How checks are run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Which connectives φ1 may use.
+    pub mode: Mode,
+    /// Prover budgets.
+    pub limits: ProverLimits,
+    /// The regex alphabet; symbols of φ0 are added to it.
+    pub alphabet: Vec<char>,
+    /// Largest DFA built for a regular expression.
+    pub max_dfa_states: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            mode: Mode::Lenient,
+            limits: ProverLimits {
+                timeout_ms: 10_000,
+                rlimit: 50_000_000,
+            },
+            alphabet: autoeval_syntax::alphabet(10),
+            max_dfa_states: 100_000,
+        }
+    }
+}
+
+/// Checks one pair of texts: φ0 (the ground truth, parsed exactly) and φ1
+/// (a model's answer, parsed tolerantly).
+pub fn check(
+    kind: Kind,
+    phi0: &str,
+    phi1: &str,
+    settings: &Settings,
+    prover: &dyn Prover,
+) -> Outcome {
+    if kind == Kind::Regex {
+        return check_regex(phi0, phi1, settings);
+    }
+    let f0 = match parse_formula_exact(phi0, Mode::Lenient) {
+        Ok(f) => f,
+        Err(e) => {
+            return Outcome::because(
+                Verdict::Unknown,
+                Method::Parser,
+                format!("φ0 does not parse: {e}"),
+            )
+        }
+    };
+    match parse_formula(phi1, settings.mode) {
+        Ok(parsed) => check_formulas(&f0, &parsed.value, settings, prover),
+        Err(e) => Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string()),
+    }
+}
+
+/// Checks two parsed formulas: fast paths first, then the prover.
+pub fn check_formulas(
+    f0: &Formula,
+    f1: &Formula,
+    settings: &Settings,
+    prover: &dyn Prover,
+) -> Outcome {
+    let mut sig = Signature::default();
+    let a = sig.resolve(f0);
+    let b = sig.resolve(f1);
+    if a.normalized() == b.normalized() {
+        return Outcome::new(Verdict::Equivalent, Method::Syntactic);
+    }
+    if a.is_ground() && b.is_ground() {
+        let atoms = truth_table::Atoms::of(&[&a, &b]);
+        if atoms.list.len() <= truth_table::MAX_ATOMS {
+            return match truth_table::first_difference(&a, &b, &atoms) {
+                None => Outcome::new(Verdict::Equivalent, Method::TruthTable),
+                Some(row) => Outcome {
+                    counterexample: Some(assignment(row, &atoms, &sig)),
+                    ..Outcome::new(Verdict::NotEquivalent, Method::TruthTable)
+                },
+            };
+        }
+    }
+    prover.prove(f0, f1, settings.limits)
+}
+
+fn assignment(row: u64, atoms: &truth_table::Atoms, sig: &Signature) -> Counterexample {
+    let assignment = atoms
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, (p, args))| {
+            let (name, _) = &sig.predicates[*p as usize];
+            let text = if args.is_empty() {
+                name.clone()
+            } else {
+                let args: Vec<&str> = args
+                    .iter()
+                    .map(|t| match t {
+                        sem::Term::Const(c) => sig.constants[*c as usize].as_str(),
+                        sem::Term::Var(_) => "?",
+                    })
+                    .collect();
+                format!("{name}({})", args.join(", "))
+            };
+            (text, row >> i & 1 == 1)
+        })
+        .collect();
+    Counterexample::Assignment { assignment }
+}
+
+/// Checks two regular expressions for equality of their languages.
+pub fn check_regex(phi0: &str, phi1: &str, settings: &Settings) -> Outcome {
+    let any_symbol: Vec<char> = ('0'..='9').chain('a'..='z').chain('A'..='Z').collect();
+    let r0 = match parse_regex_exact(phi0, Mode::Lenient, &any_symbol) {
+        Ok(r) => r,
+        Err(e) => {
+            return Outcome::because(
+                Verdict::Unknown,
+                Method::Parser,
+                format!("φ0 does not parse: {e}"),
+            )
+        }
+    };
+    let mut alphabet = settings.alphabet.clone();
+    alphabet.extend(r0.symbols());
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let r1 = match parse_regex(phi1, settings.mode, &alphabet) {
+        Ok(p) => p.value,
+        Err(e) => return Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string()),
+    };
+    if print::regex(&r0) == print::regex(&r1) {
+        return Outcome::new(Verdict::Equivalent, Method::Syntactic);
+    }
+    let build = |r| Dfa::from_regex(r, &alphabet, settings.max_dfa_states);
+    let (d0, d1) = match (build(&r0), build(&r1)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            return Outcome::because(Verdict::Unknown, Method::Automata, e.to_string())
+        }
+    };
+    match d0.distinguish(&d1) {
+        None => Outcome::new(Verdict::Equivalent, Method::Automata),
+        Some(d) => Outcome {
+            counterexample: Some(Counterexample::Word {
+                word: d.word,
+                accepted_by: if d.in_first { "phi0" } else { "phi1" }.into(),
+            }),
+            ..Outcome::new(Verdict::NotEquivalent, Method::Automata)
+        },
+    }
+}
