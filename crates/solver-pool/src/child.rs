@@ -1,0 +1,28 @@
+//! The prover process: reads requests on stdin, answers on stdout, under an
+//! address-space limit so a runaway check dies alone.
+
+use crate::protocol::{read_frame, write_frame, Request, Response};
+use autoeval_verify::{InProcessZ3, Prover, ProverLimits};
+use std::io;
+
+/// Serves checks until stdin closes. `memory_limit_mb` caps the process's
+/// address space (0 leaves it unlimited).
+pub fn serve_stdio(memory_limit_mb: u64) -> io::Result<()> {
+    if memory_limit_mb > 0 {
+        let bytes = memory_limit_mb << 20;
+        rlimit::setrlimit(rlimit::Resource::AS, bytes, bytes)?;
+    }
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut input = stdin.lock();
+    let mut output = stdout.lock();
+    while let Some(req) = read_frame::<Request>(&mut input)? {
+        let limits = ProverLimits {
+            timeout_ms: req.timeout_ms,
+            rlimit: req.rlimit,
+        };
+        let outcome = InProcessZ3.prove(&req.phi0, &req.phi1, limits);
+        write_frame(&mut output, &Response::new(&outcome))?;
+    }
+    Ok(())
+}

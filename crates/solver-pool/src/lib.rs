@@ -1,0 +1,216 @@
+//! Prover checks in separate processes.
+//!
+//! Z3 is known to overrun its own timeout on some inputs, and a check can
+//! exhaust memory. The pool keeps up to `size` prover processes, sends each
+//! check to an idle one, and arms a watchdog with the check's deadline (its
+//! timeout plus a grace period). A process that overruns is killed: the check
+//! is a `timeout`, the caller goes on, and a fresh process takes its place.
+//! Each process runs under an address-space limit, so memory exhaustion also
+//! ends only that process (an `unknown` verdict with the reason).
+
+mod child;
+mod protocol;
+mod watchdog;
+
+use autoeval_syntax::Formula;
+use autoeval_verify::{Method, Outcome, Prover, ProverLimits, Verdict};
+pub use child::serve_stdio;
+use protocol::{read_frame, write_frame, Request, Response};
+use std::io::BufReader;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+use watchdog::Watchdog;
+
+/// Address-space limit of a prover process unless configured otherwise.
+pub const DEFAULT_MEMORY_LIMIT_MB: u64 = 4096;
+
+/// How prover processes are started and supervised.
+#[derive(Clone, Debug)]
+pub struct PoolConfig {
+    /// The executable that serves checks on stdin/stdout (see [`serve_stdio`]).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Most processes at once; checks beyond that wait for one.
+    pub size: usize,
+    /// Time a process gets past a check's timeout before it is killed.
+    pub grace: Duration,
+}
+
+struct Worker {
+    id: u64,
+    child: Arc<Mutex<Child>>,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+struct Slots {
+    idle: Vec<Worker>,
+    live: usize,
+}
+
+/// A pool of prover processes; implements [`Prover`].
+pub struct SolverPool {
+    config: PoolConfig,
+    slots: Mutex<Slots>,
+    freed: Condvar,
+    watchdog: Watchdog,
+    next_id: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere must not disable the pool; the data stays consistent.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl SolverPool {
+    /// A pool that starts processes lazily, as checks arrive.
+    pub fn new(config: PoolConfig) -> SolverPool {
+        SolverPool {
+            config,
+            slots: Mutex::new(Slots {
+                idle: Vec::new(),
+                live: 0,
+            }),
+            freed: Condvar::new(),
+            watchdog: Watchdog::start(),
+            next_id: AtomicU64::new(0),
+        }
+    }
+
+    fn spawn(&self) -> std::io::Result<Worker> {
+        let mut child = Command::new(&self.config.program)
+            .args(&self.config.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let missing = || std::io::Error::other("prover process has no pipes");
+        let stdin = child.stdin.take().ok_or_else(missing)?;
+        let stdout = BufReader::new(child.stdout.take().ok_or_else(missing)?);
+        Ok(Worker {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            child: Arc::new(Mutex::new(child)),
+            stdin,
+            stdout,
+        })
+    }
+
+    fn acquire(&self) -> std::io::Result<Worker> {
+        let mut slots = lock(&self.slots);
+        loop {
+            if let Some(w) = slots.idle.pop() {
+                return Ok(w);
+            }
+            if slots.live < self.config.size.max(1) {
+                slots.live += 1;
+                drop(slots);
+                return self.spawn().inspect_err(|_| self.retire_slot());
+            }
+            slots = self.freed.wait(slots).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn release(&self, w: Worker) {
+        lock(&self.slots).idle.push(w);
+        self.freed.notify_one();
+    }
+
+    fn retire_slot(&self) {
+        lock(&self.slots).live -= 1;
+        self.freed.notify_one();
+    }
+
+    /// Kills and reaps a process that can no longer be trusted; says how it ended.
+    fn discard(&self, w: Worker) -> String {
+        let mut child = lock(&w.child);
+        let _ = child.kill();
+        let status = child
+            .wait()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|e| e.to_string());
+        drop(child);
+        self.retire_slot();
+        status
+    }
+
+    /// Number of prover processes running now.
+    pub fn live(&self) -> usize {
+        lock(&self.slots).live
+    }
+}
+
+impl Prover for SolverPool {
+    fn prove(&self, phi0: &Formula, phi1: &Formula, limits: ProverLimits) -> Outcome {
+        let gave_up = |verdict, reason: String| Outcome {
+            reason: Some(reason),
+            ..Outcome::new(verdict, Method::Z3)
+        };
+        let mut w = match self.acquire() {
+            Ok(w) => w,
+            Err(e) => {
+                return gave_up(
+                    Verdict::Unknown,
+                    format!(
+                        "cannot start the prover {}: {e}",
+                        self.config.program.display()
+                    ),
+                )
+            }
+        };
+        let allowed = Duration::from_millis(limits.timeout_ms as u64) + self.config.grace;
+        let started = Instant::now();
+        self.watchdog.arm(w.id, started + allowed, w.child.clone());
+        let request = Request {
+            phi0: phi0.clone(),
+            phi1: phi1.clone(),
+            timeout_ms: limits.timeout_ms,
+            rlimit: limits.rlimit,
+        };
+        let answer = write_frame(&mut w.stdin, &request)
+            .and_then(|()| read_frame::<Response>(&mut w.stdout))
+            .and_then(|r| r.map(|r| r.outcome()).transpose());
+        let killed = self.watchdog.disarm(w.id);
+        match answer {
+            Ok(Some(outcome)) if !killed => {
+                self.release(w);
+                outcome
+            }
+            _ if killed => {
+                self.discard(w);
+                gave_up(
+                    Verdict::Timeout,
+                    format!(
+                        "the prover overran its {} ms limit and was stopped after {} ms",
+                        limits.timeout_ms,
+                        started.elapsed().as_millis()
+                    ),
+                )
+            }
+            other => {
+                let detail = match other {
+                    Err(e) => format!(": {e}"),
+                    _ => String::new(),
+                };
+                let status = self.discard(w);
+                gave_up(
+                    Verdict::Unknown,
+                    format!("the prover process ended unexpectedly ({status}){detail}; the check was abandoned"),
+                )
+            }
+        }
+    }
+}
+
+impl Drop for SolverPool {
+    fn drop(&mut self) {
+        for w in lock(&self.slots).idle.drain(..) {
+            let mut child = lock(&w.child);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
