@@ -1,8 +1,13 @@
 //! `autoeval`: generate benchmark datasets and check formula equivalence.
 
+mod bench;
+mod check;
 mod generate;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// AutoEval Fleet: the ∀uto∃val benchmark for LLMs.
 #[derive(Parser)]
@@ -16,6 +21,17 @@ struct Cli {
 enum Command {
     /// Generate a dataset of formulas balanced over complexity (paper Algorithm 1).
     Generate(generate::Args),
+    /// Check pairs of formulas or regular expressions for equivalence.
+    Check(check::Args),
+    /// Measure generation time and checks per second (use a release build).
+    Bench(bench::Args),
+    /// Serve prover checks on stdin/stdout (started by the solver pool).
+    #[command(hide = true)]
+    ProverChild {
+        /// Address-space limit of this process in MiB (0: none).
+        #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
+        memory_limit_mb: u64,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,5 +44,10 @@ fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Generate(args) => generate::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::ProverChild { memory_limit_mb } => {
+            Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
+        }
     }
 }

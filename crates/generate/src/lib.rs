@@ -11,6 +11,7 @@ pub mod expand;
 pub mod grammar;
 mod instantiate;
 pub mod metrics;
+pub mod perturb;
 pub mod reference;
 pub mod rng;
 pub mod vocab;

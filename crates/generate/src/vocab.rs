@@ -16,7 +16,7 @@ pub struct Predicate {
 /// True when the formula parser reads `word` as one plain name (not an
 /// operator keyword such as `v`, `and` or `all`).
 pub fn is_plain_name(word: &str) -> bool {
-    matches!(tokenize(word).as_deref(), Ok([t]) if t.tok == Tok::Name(word.to_string()))
+    matches!(tokenize(word).as_deref(), Ok([t]) if t.tok == Tok::Name(word.into()))
 }
 
 /// Verbs with their arity, from the bundled list.

@@ -24,10 +24,10 @@ pub enum Source {
 /// How many lines, blocks or spans are tried at most; keeps the work linear.
 const MAX_CANDIDATES: usize = 48;
 
-/// Candidate texts, most specific first, each with where it came from.
+/// Candidate texts inside the answer (the whole answer is tried before
+/// these), most specific first, each with where it came from.
 pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
     let mut out = Vec::new();
-    out.push((Source::Whole, text.trim()));
     for block in fenced_blocks(text).into_iter().rev().take(MAX_CANDIDATES) {
         out.push((Source::CodeBlock, block));
     }

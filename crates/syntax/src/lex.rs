@@ -2,12 +2,13 @@
 //! English operator spellings.
 
 use crate::error::{ParseError, Reason};
+use std::borrow::Cow;
 
 /// One lexical unit of a formula.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Tok {
+pub enum Tok<'a> {
     /// A name: proposition, predicate, object or variable.
-    Name(String),
+    Name(Cow<'a, str>),
     /// `(`.
     LParen,
     /// `)`.
@@ -36,16 +37,16 @@ pub enum Tok {
 
 /// A token and the byte offset where it starts.
 #[derive(Clone, Debug)]
-pub struct Spanned {
+pub struct Spanned<'a> {
     /// The token.
-    pub tok: Tok,
+    pub tok: Tok<'a>,
     /// Byte offset of its first character.
     pub at: usize,
     /// Whether whitespace comes right before it.
     pub space_before: bool,
 }
 
-fn keyword(word: &str) -> Option<Tok> {
+fn keyword(word: &str) -> Option<Tok<'static>> {
     Some(match word {
         "v" => Tok::Or,
         "and" | "AND" | "And" => Tok::And,
@@ -60,7 +61,7 @@ fn keyword(word: &str) -> Option<Tok> {
     })
 }
 
-fn latex(word: &str) -> Option<Tok> {
+fn latex(word: &str) -> Option<Tok<'static>> {
     Some(match word {
         "land" | "wedge" => Tok::And,
         "lor" | "vee" => Tok::Or,
@@ -80,15 +81,42 @@ fn subscript_digit(c: char) -> Option<char> {
 }
 
 fn is_name_start(c: char) -> bool {
-    c.is_alphabetic() || c == '_'
+    // ASCII first: the Unicode tables are slow and formulas are mostly ASCII.
+    c.is_ascii_alphabetic() || c == '_' || (!c.is_ascii() && !is_operator(c) && c.is_alphabetic())
 }
 
 fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || subscript_digit(c).is_some()
+    c.is_ascii_alphanumeric()
+        || c == '_'
+        || (!c.is_ascii()
+            && !is_operator(c)
+            && (c.is_alphanumeric() || subscript_digit(c).is_some()))
+}
+
+/// The non-ASCII operator symbols, which are never part of a name.
+fn is_operator(c: char) -> bool {
+    matches!(
+        c,
+        '¬' | '∧'
+            | '∨'
+            | '∀'
+            | '∃'
+            | '→'
+            | '↔'
+            | '⊕'
+            | '⇒'
+            | '⇔'
+            | '≡'
+            | '⊃'
+            | '⊻'
+            | '⋀'
+            | '⋁'
+            | '≠'
+    )
 }
 
 /// Splits `text` into tokens, or says which character could not be read.
-pub fn tokenize(text: &str) -> Result<Vec<Spanned>, ParseError> {
+pub fn tokenize(text: &str) -> Result<Vec<Spanned<'_>>, ParseError> {
     match tokenize_prefix(text) {
         (toks, None) => Ok(toks),
         (_, Some(err)) => Err(err),
@@ -96,48 +124,42 @@ pub fn tokenize(text: &str) -> Result<Vec<Spanned>, ParseError> {
 }
 
 /// Tokens up to the first character that cannot be read, and the error there if any.
-pub fn tokenize_prefix(text: &str) -> (Vec<Spanned>, Option<ParseError>) {
-    let mut out: Vec<Spanned> = Vec::new();
-    let mut chars = text.char_indices().peekable();
+pub fn tokenize_prefix(text: &str) -> (Vec<Spanned<'_>>, Option<ParseError>) {
+    let mut out: Vec<Spanned> = Vec::with_capacity(text.len() / 3 + 1);
+    let mut at = 0;
     let mut space_before = false;
-    while let Some(&(at, c)) = chars.peek() {
+    while let Some(c) = text[at..].chars().next() {
         if c.is_whitespace() {
-            chars.next();
+            at += c.len_utf8();
             space_before = true;
             continue;
         }
-        let mut take = |n: usize| {
-            for _ in 0..n {
-                chars.next();
-            }
-        };
         let rest = &text[at..];
-        let tok = if is_name_start(c) {
-            let mut name = String::new();
-            let mut end = at;
-            for (i, ch) in text[at..].char_indices() {
-                if !is_name_char(ch) {
-                    break;
-                }
-                name.push(subscript_digit(ch).unwrap_or(ch));
-                end = at + i + ch.len_utf8();
-            }
-            let len = text[at..end].chars().count();
-            take(len);
-            keyword(&name).unwrap_or(Tok::Name(name))
+        let (tok, len) = if is_name_start(c) {
+            let end = rest
+                .char_indices()
+                .find(|&(_, ch)| !is_name_char(ch))
+                .map_or(rest.len(), |(i, _)| i);
+            let word = &rest[..end];
+            let name: Cow<str> = if word.is_ascii() {
+                Cow::Borrowed(word)
+            } else {
+                Cow::Owned(
+                    word.chars()
+                        .map(|ch| subscript_digit(ch).unwrap_or(ch))
+                        .collect(),
+                )
+            };
+            (keyword(&name).unwrap_or(Tok::Name(name)), end)
         } else if rest.starts_with("\\/") {
-            take(2);
-            Tok::Or
+            (Tok::Or, 2)
         } else if c == '\\' {
-            let word: String = rest[1..]
-                .chars()
-                .take_while(|c| c.is_alphabetic())
-                .collect();
-            match latex(&word) {
-                Some(tok) => {
-                    take(1 + word.chars().count());
-                    tok
-                }
+            let word_len = rest[1..]
+                .char_indices()
+                .find(|&(_, ch)| !ch.is_alphabetic())
+                .map_or(rest.len() - 1, |(i, _)| i);
+            match latex(&rest[1..1 + word_len]) {
+                Some(tok) => (tok, 1 + word_len),
                 None => {
                     return (
                         out,
@@ -146,19 +168,20 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned>, Option<ParseError>) {
                 }
             }
         } else {
-            let (tok, len) = match c {
-                '(' => (Tok::LParen, 1),
-                ')' => (Tok::RParen, 1),
-                ',' => (Tok::Comma, 1),
-                '.' | ':' => (Tok::Dot, 1),
-                '¬' | '~' | '!' => (Tok::Not, 1),
-                '∧' | '⋀' => (Tok::And, 1),
-                '∨' | '⋁' => (Tok::Or, 1),
-                '∀' => (Tok::Forall, 1),
-                '∃' => (Tok::Exists, 1),
-                '→' | '⇒' | '⊃' => (Tok::Implies("→"), 1),
-                '↔' | '⇔' | '≡' => (Tok::Iff("↔"), 1),
-                '⊕' | '⊻' => (Tok::Xor("⊕"), 1),
+            let one = c.len_utf8();
+            match c {
+                '(' => (Tok::LParen, one),
+                ')' => (Tok::RParen, one),
+                ',' => (Tok::Comma, one),
+                '.' | ':' => (Tok::Dot, one),
+                '¬' | '~' | '!' => (Tok::Not, one),
+                '∧' | '⋀' => (Tok::And, one),
+                '∨' | '⋁' => (Tok::Or, one),
+                '∀' => (Tok::Forall, one),
+                '∃' => (Tok::Exists, one),
+                '→' | '⇒' | '⊃' => (Tok::Implies("→"), one),
+                '↔' | '⇔' | '≡' => (Tok::Iff("↔"), one),
+                '⊕' | '⊻' => (Tok::Xor("⊕"), one),
                 '&' if rest.starts_with("&&") => (Tok::And, 2),
                 '&' => (Tok::And, 1),
                 '|' if rest.starts_with("||") => (Tok::Or, 2),
@@ -171,15 +194,14 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned>, Option<ParseError>) {
                 '<' if rest.starts_with("<=>") => (Tok::Iff("<=>"), 3),
                 '=' | '≠' => return (out, Some(ParseError::new(at, Reason::Equality(c)))),
                 _ => return (out, Some(ParseError::new(at, Reason::UnknownCharacter(c)))),
-            };
-            take(len);
-            tok
+            }
         };
         out.push(Spanned {
             tok,
             at,
             space_before,
         });
+        at += len;
         space_before = false;
     }
     (out, None)

@@ -66,43 +66,68 @@ fn check_length(text: &str) -> Result<(), ParseError> {
 /// Parses `text` as exactly one formula, with nothing around it.
 pub fn parse_formula_exact(text: &str, mode: Mode) -> Result<Formula, ParseError> {
     check_length(text)?;
-    let toks = lex::tokenize(text)?;
+    attempt(text, mode).map_err(|(e, _)| e)
+}
+
+/// One parse of a whole text; on failure also how many tokens were read,
+/// which tells how close the text came to being a formula.
+fn attempt(text: &str, mode: Mode) -> Result<Formula, (ParseError, usize)> {
+    let toks = lex::tokenize(text).map_err(|e| (e, 0))?;
     if toks.is_empty() {
-        return Err(ParseError::new(0, Reason::Empty));
+        return Err((ParseError::new(0, Reason::Empty), 0));
     }
     let mut p = parse_logic::Parser::new(&toks, mode, text.len());
-    let f = p.formula()?;
-    p.finish()?;
+    let f = p.formula().map_err(|e| (e, p.position()))?;
+    p.finish().map_err(|e| (e, p.position()))?;
     Ok(f)
 }
 
 /// Finds and parses the formula in an LLM's answer.
 ///
-/// On failure the error is the one for the whole answer (or for its code
-/// block, when it has one), which is what a person reading it would fix.
+/// On failure the error is that of the candidate text (the whole answer, a
+/// code block, a line, or a stretch of a line) that came closest to being a
+/// formula, which is what a person reading it would fix.
 pub fn parse_formula(text: &str, mode: Mode) -> Result<Parsed<Formula>, ParseError> {
     check_length(text)?;
-    let mut first_error = None;
+    // Most answers are just the formula; try that before looking for one.
+    let whole = match attempt(text.trim(), mode) {
+        Ok(value) => {
+            return Ok(Parsed {
+                value,
+                source: Source::Whole,
+            })
+        }
+        Err((e, _)) if matches!(e.reason, Reason::OutsideVocabulary(_) | Reason::TooDeep(_)) => {
+            return Err(e)
+        }
+        Err(failure) => failure,
+    };
+    let mut closest: Option<(ParseError, usize)> = Some(whole);
+    let mut note = |e: ParseError, progress: usize| {
+        if closest.as_ref().is_none_or(|(_, best)| progress > *best) {
+            closest = Some((e, progress));
+        }
+    };
     for (source, candidate) in extract::candidates(text) {
-        match parse_formula_exact(candidate, mode) {
+        match attempt(candidate, mode) {
             Ok(value) => return Ok(Parsed { value, source }),
             // A forbidden connective or runaway nesting is the answer's
             // problem, not something to look past.
-            Err(e) if matches!(e.reason, Reason::OutsideVocabulary(_) | Reason::TooDeep(_)) => {
+            Err((e, _))
+                if matches!(e.reason, Reason::OutsideVocabulary(_) | Reason::TooDeep(_)) =>
+            {
                 return Err(e)
             }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
+            Err((e, progress)) => note(e, progress),
         }
     }
-    if let Some(value) = longest_span(text, mode) {
-        return Ok(Parsed {
+    match longest_span(text, mode, &mut note) {
+        Some(value) => Ok(Parsed {
             value,
             source: Source::Span,
-        });
+        }),
+        None => Err(closest.map_or_else(|| ParseError::new(0, Reason::Empty), |(e, _)| e)),
     }
-    Err(first_error.unwrap_or_else(|| ParseError::new(0, Reason::Empty)))
 }
 
 /// Where a formula may start inside a line of prose.
@@ -118,7 +143,11 @@ fn is_prose(toks: &[lex::Spanned]) -> bool {
 
 /// The longest stretch of some line that parses as a formula, trying a
 /// bounded number of start positions per line.
-fn longest_span(text: &str, mode: Mode) -> Option<Formula> {
+fn longest_span(
+    text: &str,
+    mode: Mode,
+    note: &mut impl FnMut(ParseError, usize),
+) -> Option<Formula> {
     const MAX_STARTS_PER_LINE: usize = 8;
     let mut best: Option<(usize, Formula)> = None;
     for line in text.lines().rev().take(48) {
@@ -135,7 +164,11 @@ fn longest_span(text: &str, mode: Mode) -> Option<Formula> {
             }
             let (toks, _) = lex::tokenize_prefix(&line[start..]);
             let mut p = parse_logic::Parser::new(&toks, mode, line.len() - start);
-            if let Ok(f) = p.formula() {
+            let parsed = p.formula();
+            if let Err(e) = &parsed {
+                note(e.clone(), p.position());
+            }
+            if let Ok(f) = parsed {
                 let used = p.position();
                 // A lone word of prose parses as a proposition; demand more, and
                 // refuse to cut a malformed formula short.
@@ -169,7 +202,8 @@ pub fn parse_regex_exact(text: &str, mode: Mode, alphabet: &[char]) -> Result<Re
 pub fn parse_regex(text: &str, mode: Mode, alphabet: &[char]) -> Result<Parsed<Regex>, ParseError> {
     check_length(text)?;
     let mut first_error = None;
-    for (source, candidate) in extract::candidates(text) {
+    let whole = std::iter::once((Source::Whole, text.trim()));
+    for (source, candidate) in whole.chain(extract::candidates(text)) {
         let candidate = candidate.trim_end_matches('.');
         match parse_regex::parse_exact(candidate, mode, alphabet) {
             Ok(value) => return Ok(Parsed { value, source }),

@@ -13,7 +13,7 @@ use crate::Mode;
 pub const MAX_DEPTH: usize = 256;
 
 pub(crate) struct Parser<'a> {
-    toks: &'a [Spanned],
+    toks: &'a [Spanned<'a>],
     pos: usize,
     depth: usize,
     mode: Mode,
@@ -37,7 +37,7 @@ fn describe(tok: &Tok) -> String {
 }
 
 impl<'a> Parser<'a> {
-    pub(crate) fn new(toks: &'a [Spanned], mode: Mode, text_len: usize) -> Parser<'a> {
+    pub(crate) fn new(toks: &'a [Spanned<'a>], mode: Mode, text_len: usize) -> Parser<'a> {
         Parser {
             toks,
             pos: 0,
@@ -52,11 +52,11 @@ impl<'a> Parser<'a> {
         self.pos
     }
 
-    fn peek(&self) -> Option<&'a Tok> {
+    fn peek(&self) -> Option<&'a Tok<'a>> {
         self.toks.get(self.pos).map(|s| &s.tok)
     }
 
-    fn peek_at(&self, offset: usize) -> Option<&'a Spanned> {
+    fn peek_at(&self, offset: usize) -> Option<&'a Spanned<'a>> {
         self.toks.get(self.pos + offset)
     }
 
@@ -124,30 +124,28 @@ impl<'a> Parser<'a> {
 
     fn disjunction(&mut self) -> Result<Formula, ParseError> {
         let first = self.conjunction()?;
+        if self.peek() != Some(&Tok::Or) {
+            return Ok(first);
+        }
         let mut parts = vec![first];
         while self.peek() == Some(&Tok::Or) {
             self.pos += 1;
             parts.push(self.conjunction()?);
         }
-        Ok(if parts.len() == 1 {
-            parts.pop().unwrap_or_else(|| unreachable!())
-        } else {
-            Formula::Or(parts)
-        })
+        Ok(Formula::Or(parts))
     }
 
     fn conjunction(&mut self) -> Result<Formula, ParseError> {
         let first = self.unary()?;
+        if self.peek() != Some(&Tok::And) {
+            return Ok(first);
+        }
         let mut parts = vec![first];
         while self.peek() == Some(&Tok::And) {
             self.pos += 1;
             parts.push(self.unary()?);
         }
-        Ok(if parts.len() == 1 {
-            parts.pop().unwrap_or_else(|| unreachable!())
-        } else {
-            Formula::And(parts)
-        })
+        Ok(Formula::And(parts))
     }
 
     fn unary(&mut self) -> Result<Formula, ParseError> {
@@ -179,7 +177,7 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
-            vars.push(name.clone());
+            vars.push(name.to_string());
             self.pos += 1;
             match self.peek() {
                 Some(Tok::Comma) => self.pos += 1,
@@ -243,11 +241,11 @@ impl<'a> Parser<'a> {
                 if self.peek() == Some(&Tok::LParen) {
                     let args = self.arguments(name)?;
                     Ok(Formula::Atom {
-                        name: name.clone(),
+                        name: name.to_string(),
                         args,
                     })
                 } else {
-                    Ok(Formula::prop(name.clone()))
+                    Ok(Formula::prop(name.as_ref()))
                 }
             }
             Some(Tok::RParen) => Err(self.error(Reason::UnmatchedClose)),
@@ -265,7 +263,7 @@ impl<'a> Parser<'a> {
         loop {
             match self.peek() {
                 Some(Tok::Name(arg)) => {
-                    args.push(arg.clone());
+                    args.push(arg.to_string());
                     self.pos += 1;
                 }
                 Some(Tok::RParen) if args.is_empty() => {

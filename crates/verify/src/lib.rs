@@ -1,9 +1,9 @@
 //! Deciding whether a model's formula φ1 means the same as the ground truth φ0.
 //!
-//! Logic goes through exact fast paths first: identical normal forms
-//! ([`sem::Sem::normalized`]), then bit-parallel truth tables when no
-//! quantifier is left and there are at most [`truth_table::MAX_ATOMS`]
-//! atoms. Everything else goes to a [`Prover`]: Z3 on ¬(φ0 ↔ φ1), which
+//! Logic goes through exact fast paths first: bit-parallel truth tables
+//! when no quantifier is left (vacuous ones are dropped) and there are at
+//! most [`truth_table::MAX_ATOMS`] atoms, then identical normal forms
+//! ([`sem::Sem::normalized`]). Everything else goes to a [`Prover`]: Z3 on ¬(φ0 ↔ φ1), which
 //! callers run in a separate, killable process. Regular expressions are
 //! compared as languages with automata. A φ1 that does not parse is
 //! [`Verdict::NonCompliant`], with the parser's reason.
@@ -52,7 +52,7 @@ impl std::str::FromStr for Kind {
 }
 
 /// The outcome of one check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// φ0 and φ1 mean the same.
@@ -68,7 +68,7 @@ pub enum Verdict {
 }
 
 /// How a verdict was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// The parser refused φ1 (or φ0).
@@ -234,9 +234,7 @@ pub fn check_formulas(
     let mut sig = Signature::default();
     let a = sig.resolve(f0);
     let b = sig.resolve(f1);
-    if a.normalized() == b.normalized() {
-        return Outcome::new(Verdict::Equivalent, Method::Syntactic);
-    }
+    // Without quantifiers a truth table is exact and cheaper than normalising.
     if a.is_ground() && b.is_ground() {
         let atoms = truth_table::Atoms::of(&[&a, &b]);
         if atoms.list.len() <= truth_table::MAX_ATOMS {
@@ -248,6 +246,9 @@ pub fn check_formulas(
                 },
             };
         }
+    }
+    if a.normalized() == b.normalized() {
+        return Outcome::new(Verdict::Equivalent, Method::Syntactic);
     }
     prover.prove(f0, f1, settings.limits)
 }

@@ -8,7 +8,7 @@
 //! its scope is dropped: over a nonempty domain it changes nothing.
 
 use autoeval_syntax::{Formula, Quantifier};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// An argument of an atom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,7 +47,7 @@ pub struct Signature {
     pub predicates: Vec<(String, usize)>,
     /// Constant (object) names.
     pub constants: Vec<String>,
-    pred_ids: HashMap<(String, usize), u32>,
+    pred_ids: HashMap<String, Vec<(usize, u32)>>,
     const_ids: HashMap<String, u32>,
     /// Number of variable ids handed out.
     pub variables: u32,
@@ -55,13 +55,19 @@ pub struct Signature {
 
 impl Signature {
     fn predicate(&mut self, name: &str, arity: usize) -> u32 {
-        let key = (name.to_string(), arity);
-        if let Some(&id) = self.pred_ids.get(&key) {
+        if let Some(&(_, id)) = self
+            .pred_ids
+            .get(name)
+            .and_then(|v| v.iter().find(|(a, _)| *a == arity))
+        {
             return id;
         }
         let id = self.predicates.len() as u32;
-        self.predicates.push(key.clone());
-        self.pred_ids.insert(key, id);
+        self.predicates.push((name.to_string(), arity));
+        self.pred_ids
+            .entry(name.to_string())
+            .or_default()
+            .push((arity, id));
         id
     }
 
@@ -173,7 +179,7 @@ impl Sem {
     /// order, double negations removed, ∧/∨ chains flattened, sorted and
     /// without repeats. Equal normal forms mean equivalent formulas.
     pub fn normalized(&self) -> Sem {
-        let mut renames = HashMap::new();
+        let mut renames = HashMap::default();
         self.renamed(&mut renames).sorted()
     }
 

@@ -6,7 +6,7 @@
 //! realises every row, so the table decides equivalence exactly.
 
 use crate::sem::{Sem, Term};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Most distinct atoms a truth table is built for (2^20 rows).
 pub const MAX_ATOMS: usize = 20;
@@ -22,7 +22,7 @@ impl<'a> Atoms<'a> {
     /// Collects the distinct atoms of `formulas`.
     pub fn of(formulas: &[&'a Sem]) -> Atoms<'a> {
         let mut atoms = Atoms {
-            index: HashMap::new(),
+            index: HashMap::default(),
             list: Vec::new(),
         };
         for f in formulas {
@@ -43,11 +43,17 @@ impl<'a> Atoms<'a> {
 pub fn first_difference(a: &Sem, b: &Sem, atoms: &Atoms) -> Option<u64> {
     let k = atoms.list.len();
     let words = if k <= 6 { 1 } else { 1usize << (k - 6) };
-    let rows_in_word = if k < 6 { 1u64 << (1 << k) } else { 0 };
-    let mask = if k < 6 { rows_in_word - 1 } else { u64::MAX };
-    let ta = table(a, atoms, words);
-    let tb = table(b, atoms, words);
-    for (w, (x, y)) in ta.iter().zip(&tb).enumerate() {
+    let mask = if k < 6 {
+        (1u64 << (1 << k)) - 1
+    } else {
+        u64::MAX
+    };
+    // Both tables are evaluated on one stack of words: no allocation per node.
+    let mut stack = Vec::with_capacity(words * 8);
+    push_table(a, atoms, words, &mut stack);
+    push_table(b, atoms, words, &mut stack);
+    let (ta, tb) = stack.split_at(words);
+    for (w, (x, y)) in ta.iter().zip(tb).enumerate() {
         let diff = (x ^ y) & mask;
         if diff != 0 {
             return Some((w as u64) << 6 | diff.trailing_zeros() as u64);
@@ -56,8 +62,8 @@ pub fn first_difference(a: &Sem, b: &Sem, atoms: &Atoms) -> Option<u64> {
     None
 }
 
-/// The column of atom `i`: row r is true when bit i of r is set.
-fn column(i: usize, words: usize) -> Vec<u64> {
+/// Word `w` of the column of atom `i`: row r is true when bit i of r is set.
+fn column_word(i: usize, w: usize) -> u64 {
     const PATTERNS: [u64; 6] = [
         0xAAAA_AAAA_AAAA_AAAA,
         0xCCCC_CCCC_CCCC_CCCC,
@@ -66,44 +72,63 @@ fn column(i: usize, words: usize) -> Vec<u64> {
         0xFFFF_0000_FFFF_0000,
         0xFFFF_FFFF_0000_0000,
     ];
-    (0..words)
-        .map(|w| {
-            if i < 6 {
-                PATTERNS[i]
-            } else if w >> (i - 6) & 1 == 1 {
-                u64::MAX
-            } else {
-                0
-            }
-        })
-        .collect()
+    if i < 6 {
+        PATTERNS[i]
+    } else if w >> (i - 6) & 1 == 1 {
+        u64::MAX
+    } else {
+        0
+    }
 }
 
-fn table(f: &Sem, atoms: &Atoms, words: usize) -> Vec<u64> {
-    let combine = |xs: &[Sem], init: u64, op: fn(u64, u64) -> u64| {
-        let mut acc = vec![init; words];
-        for x in xs {
-            for (a, b) in acc.iter_mut().zip(table(x, atoms, words)) {
-                *a = op(*a, b);
+/// Combines the two tables on top of the stack into one.
+fn fold_top(stack: &mut Vec<u64>, words: usize, op: fn(u64, u64) -> u64) {
+    let n = stack.len();
+    let (lower, upper) = stack.split_at_mut(n - words);
+    for (x, y) in lower[n - 2 * words..].iter_mut().zip(upper.iter()) {
+        *x = op(*x, *y);
+    }
+    stack.truncate(n - words);
+}
+
+/// Pushes the truth table of `f` (`words` words) onto `stack`.
+fn push_table(f: &Sem, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
+    match f {
+        Sem::Atom(p, args) => {
+            let i = atoms.index[&(*p, args.as_slice())];
+            stack.extend((0..words).map(|w| column_word(i, w)));
+        }
+        Sem::Not(x) => {
+            push_table(x, atoms, words, stack);
+            let n = stack.len();
+            stack[n - words..].iter_mut().for_each(|w| *w = !*w);
+        }
+        Sem::And(xs) | Sem::Or(xs) => {
+            let is_and = matches!(f, Sem::And(_));
+            let Some((first, rest)) = xs.split_first() else {
+                stack.extend((0..words).map(|_| if is_and { u64::MAX } else { 0 }));
+                return;
+            };
+            push_table(first, atoms, words, stack);
+            for x in rest {
+                push_table(x, atoms, words, stack);
+                fold_top(
+                    stack,
+                    words,
+                    if is_and { |a, b| a & b } else { |a, b| a | b },
+                );
             }
         }
-        acc
-    };
-    let pair = |a: &Sem, b: &Sem, op: fn(u64, u64) -> u64| {
-        let mut ta = table(a, atoms, words);
-        for (x, y) in ta.iter_mut().zip(table(b, atoms, words)) {
-            *x = op(*x, y);
+        Sem::Implies(a, b) | Sem::Iff(a, b) | Sem::Xor(a, b) => {
+            push_table(a, atoms, words, stack);
+            push_table(b, atoms, words, stack);
+            let op: fn(u64, u64) -> u64 = match f {
+                Sem::Implies(..) => |x, y| !x | y,
+                Sem::Iff(..) => |x, y| !(x ^ y),
+                _ => |x, y| x ^ y,
+            };
+            fold_top(stack, words, op);
         }
-        ta
-    };
-    match f {
-        Sem::Atom(p, args) => column(atoms.index[&(*p, args.as_slice())], words),
-        Sem::Not(x) => table(x, atoms, words).into_iter().map(|w| !w).collect(),
-        Sem::And(xs) => combine(xs, u64::MAX, |a, b| a & b),
-        Sem::Or(xs) => combine(xs, 0, |a, b| a | b),
-        Sem::Implies(a, b) => pair(a, b, |x, y| !x | y),
-        Sem::Iff(a, b) => pair(a, b, |x, y| !(x ^ y)),
-        Sem::Xor(a, b) => pair(a, b, |x, y| x ^ y),
-        Sem::Quant(_, _, body) => table(body, atoms, words),
+        Sem::Quant(_, _, body) => push_table(body, atoms, words, stack),
     }
 }
