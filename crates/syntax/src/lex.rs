@@ -128,7 +128,13 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned<'_>>, Option<ParseError>) {
     let mut out: Vec<Spanned> = Vec::with_capacity(text.len() / 3 + 1);
     let mut at = 0;
     let mut space_before = false;
-    while let Some(c) = text[at..].chars().next() {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        // ASCII is decoded byte by byte; other characters through `chars`.
+        let c = match bytes[at] {
+            b if b.is_ascii() => b as char,
+            _ => text[at..].chars().next().unwrap_or(' '),
+        };
         if c.is_whitespace() {
             at += c.len_utf8();
             space_before = true;
@@ -136,10 +142,21 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned<'_>>, Option<ParseError>) {
         }
         let rest = &text[at..];
         let (tok, len) = if is_name_start(c) {
-            let end = rest
-                .char_indices()
-                .find(|&(_, ch)| !is_name_char(ch))
-                .map_or(rest.len(), |(i, _)| i);
+            let ascii_end = rest
+                .bytes()
+                .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                .unwrap_or(rest.len());
+            let end = if rest
+                .as_bytes()
+                .get(ascii_end)
+                .is_some_and(|b| !b.is_ascii())
+            {
+                rest.char_indices()
+                    .find(|&(_, ch)| !is_name_char(ch))
+                    .map_or(rest.len(), |(i, _)| i)
+            } else {
+                ascii_end
+            };
             let word = &rest[..end];
             let name: Cow<str> = if word.is_ascii() {
                 Cow::Borrowed(word)
@@ -150,7 +167,10 @@ pub fn tokenize_prefix(text: &str) -> (Vec<Spanned<'_>>, Option<ParseError>) {
                         .collect(),
                 )
             };
-            (keyword(&name).unwrap_or(Tok::Name(name)), end)
+            // No keyword is longer than seven letters or has a digit.
+            let may_be_keyword = name.len() <= 7 && !name.bytes().any(|b| b.is_ascii_digit());
+            let keyword = if may_be_keyword { keyword(&name) } else { None };
+            (keyword.unwrap_or(Tok::Name(name)), end)
         } else if rest.starts_with("\\/") {
             (Tok::Or, 2)
         } else if c == '\\' {

@@ -235,7 +235,7 @@ pub fn check_formulas(
     let a = sig.resolve(f0);
     let b = sig.resolve(f1);
     // Without quantifiers a truth table is exact and cheaper than normalising.
-    if a.is_ground() && b.is_ground() {
+    if sig.quantifiers == 0 {
         let atoms = truth_table::Atoms::of(&[&a, &b]);
         if atoms.list.len() <= truth_table::MAX_ATOMS {
             return match truth_table::first_difference(&a, &b, &atoms) {

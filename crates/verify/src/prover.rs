@@ -124,7 +124,7 @@ pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -
     match solver.check() {
         SatResult::Unsat => Outcome::new(Verdict::Equivalent, Method::Z3),
         SatResult::Sat => {
-            let counterexample = solver.get_model().map(|m| counterexample(&m, a, b, sig));
+            let counterexample = counterexample(&solver, &enc, a, b, sig);
             Outcome {
                 counterexample,
                 ..Outcome::new(Verdict::NotEquivalent, Method::Z3)
@@ -149,150 +149,90 @@ pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -
     }
 }
 
+/// Largest domain tried when looking for a small counterexample.
+const MAX_DOMAIN: usize = 4;
 /// Largest number of predicate tuples read back from a model.
 const MAX_TUPLES: usize = 4096;
 
-/// One declaration of a model as Z3 prints it: a value, or a table of
-/// argument tuples with a default.
-#[derive(Default)]
-struct Interpretation {
-    value: Option<String>,
-    entries: Vec<(Vec<String>, String)>,
-    default: Option<String>,
-}
-
-/// Reads Z3's model text: `name -> value` lines and `name -> { args -> value … else -> value }` tables.
-fn read_model(text: &str) -> Option<HashMap<String, Interpretation>> {
-    let mut out: HashMap<String, Interpretation> = HashMap::new();
-    let mut open: Option<String> = None;
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if line == "}" {
-            open = None;
-            continue;
+/// A counterexample with every element named: the smallest domain (up to
+/// [`MAX_DOMAIN`]) on which `goal` holds, read back as a [`Structure`] and
+/// checked to tell `a` from `b`; Z3's own model text when none is found.
+fn counterexample<'ctx>(
+    solver: &Solver<'ctx>,
+    enc: &Encoder<'ctx>,
+    a: &Sem,
+    b: &Sem,
+    sig: &Signature,
+) -> Option<Counterexample> {
+    let raw = solver.get_model().map(|m| Counterexample::RawModel {
+        model: m.to_string(),
+    });
+    for size in 1..=MAX_DOMAIN {
+        solver.push();
+        let elements: Vec<Dynamic> = (0..size)
+            .map(|i| constant(enc.ctx, &format!("e:{i}"), &enc.sort))
+            .collect();
+        if size > 1 {
+            let refs: Vec<&Dynamic> = elements.iter().collect();
+            solver.assert(&Dynamic::distinct(enc.ctx, &refs));
         }
-        let (lhs, rhs) = line.split_once(" -> ")?;
-        let (lhs, rhs) = (lhs.replace('|', ""), rhs.trim().to_string());
-        match &open {
-            Some(decl) => {
-                let interp = out.get_mut(decl)?;
-                if lhs == "else" {
-                    interp.default = Some(rhs);
-                } else {
-                    interp
-                        .entries
-                        .push((lhs.split_whitespace().map(String::from).collect(), rhs));
-                }
-            }
-            None if rhs == "{" => {
-                out.insert(lhs.clone(), Interpretation::default());
-                open = Some(lhs);
-            }
-            None => {
-                out.insert(
-                    lhs,
-                    Interpretation {
-                        value: Some(rhs),
-                        ..Interpretation::default()
-                    },
-                );
-            }
+        // Every element is one of the named ones.
+        let x = constant(enc.ctx, "e:any", &enc.sort);
+        let choices: Vec<Bool> = elements.iter().map(|e| x._eq(e)).collect();
+        let covered = Bool::or(enc.ctx, &choices.iter().collect::<Vec<_>>());
+        solver.assert(&z3::ast::forall_const(enc.ctx, &[&x], &[], &covered));
+        let found = match solver.check() {
+            SatResult::Sat => solver
+                .get_model()
+                .and_then(|m| read_structure(&m, enc, &elements, sig)),
+            _ => None,
+        };
+        solver.pop(1);
+        if let Some(s) = found.filter(|s| s.eval(a) != s.eval(b)) {
+            return Some(describe(&s, sig));
         }
     }
-    Some(out)
+    raw
 }
 
-/// The model as a finite structure that is checked to tell `a` from `b`;
-/// Z3's own text when that cannot be done.
-fn counterexample(m: &Model, a: &Sem, b: &Sem, sig: &Signature) -> Counterexample {
-    let text = m.to_string();
-    structure_from_model(&text, a, b, sig)
-        .map(|s| describe(&s, sig))
-        .unwrap_or(Counterexample::RawModel { model: text })
-}
-
-fn structure_from_model(text: &str, a: &Sem, b: &Sem, sig: &Signature) -> Option<Structure> {
-    let model = read_model(text)?;
-    let is_element = |v: &str| v.contains("!val!");
-    let mut elements: Vec<&str> = Vec::new();
-    for interp in model.values() {
-        let tuples = interp
-            .entries
+/// The interpretation of the signature in `m`, over the named `elements`.
+fn read_structure<'ctx>(
+    m: &Model<'ctx>,
+    enc: &Encoder<'ctx>,
+    elements: &[Dynamic<'ctx>],
+    sig: &Signature,
+) -> Option<Structure> {
+    let size = elements.len();
+    let element_of = |v: &Dynamic<'ctx>| -> Option<usize> {
+        elements
             .iter()
-            .flat_map(|(args, v)| args.iter().map(String::as_str).chain([v.as_str()]));
-        for v in interp.value.iter().map(String::as_str).chain(tuples) {
-            if is_element(v) && !elements.contains(&v) {
-                elements.push(v);
-            }
-        }
-    }
-    elements.sort_unstable();
-    let named = elements.len();
-    let truth = |v: &str| match v {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
+            .position(|e| m.eval(&e._eq(v), true).and_then(|b| b.as_bool()) == Some(true))
     };
-    let constants: Vec<usize> = sig
+    let constants = enc
         .constants
         .iter()
-        .map(|c| {
-            let v = model
-                .get(&format!("c:{c}"))
-                .and_then(|i| i.value.as_deref());
-            v.and_then(|v| elements.iter().position(|e| *e == v))
-                .unwrap_or(0)
-        })
-        .collect();
-    // Elements the model leaves unnamed all behave alike, so at most one
-    // more element is needed; try without and with it.
-    for with_other in [false, true] {
-        let size = named + with_other as usize;
-        if size == 0 {
-            continue;
+        .map(|c| element_of(&m.eval(c, true)?))
+        .collect::<Option<Vec<usize>>>()?;
+    let mut tables = Vec::with_capacity(sig.predicates.len());
+    for (decl, (_, arity)) in enc.predicates.iter().zip(&sig.predicates) {
+        let count = size
+            .checked_pow(*arity as u32)
+            .filter(|&c| c <= MAX_TUPLES)?;
+        let mut table = Vec::with_capacity(count);
+        for idx in 0..count {
+            let args: Vec<&dyn Ast> = (0..*arity)
+                .rev()
+                .map(|i| &elements[idx / size.pow(i as u32) % size] as &dyn Ast)
+                .collect();
+            table.push(m.eval(&decl.apply(&args), true)?.as_bool()?.as_bool()?);
         }
-        let mut tables = Vec::with_capacity(sig.predicates.len());
-        for (name, arity) in &sig.predicates {
-            let count = size
-                .checked_pow(*arity as u32)
-                .filter(|&c| c <= MAX_TUPLES)?;
-            let interp = model.get(&format!("p:{name}/{arity}"));
-            let mut table = Vec::with_capacity(count);
-            for idx in 0..count {
-                let tuple: Vec<usize> = (0..*arity)
-                    .rev()
-                    .map(|i| idx / size.pow(i as u32) % size)
-                    .collect();
-                let value = match interp {
-                    None => false,
-                    Some(i) if *arity == 0 => truth(i.value.as_deref()?)?,
-                    Some(i) => {
-                        let hit = i.entries.iter().find(|(args, _)| {
-                            args.len() == tuple.len()
-                                && args
-                                    .iter()
-                                    .zip(&tuple)
-                                    .all(|(arg, &e)| e < named && elements[e] == arg)
-                        });
-                        match hit {
-                            Some((_, v)) => truth(v)?,
-                            None => truth(i.default.as_deref()?)?,
-                        }
-                    }
-                };
-                table.push(value);
-            }
-            tables.push(table);
-        }
-        let s = Structure {
-            size,
-            constants: constants.clone(),
-            tables,
-        };
-        if s.eval(a) != s.eval(b) {
-            return Some(s);
-        }
+        tables.push(table);
     }
-    None
+    Some(Structure {
+        size,
+        constants,
+        tables,
+    })
 }
 
 /// A structure in words: its domain, what each constant denotes, and the true atoms.

@@ -51,6 +51,8 @@ pub struct Signature {
     const_ids: HashMap<String, u32>,
     /// Number of variable ids handed out.
     pub variables: u32,
+    /// Quantifiers kept (not vacuous) in the formulas resolved so far.
+    pub quantifiers: u32,
 }
 
 impl Signature {
@@ -141,6 +143,7 @@ impl Signature {
                 for &id in ids.iter().rev() {
                     scope.pop();
                     if used[id as usize] {
+                        self.quantifiers += 1;
                         sem = Sem::Quant(*q, id, Box::new(sem));
                     }
                 }
@@ -151,17 +154,6 @@ impl Signature {
 }
 
 impl Sem {
-    /// True when no quantifier is left.
-    pub fn is_ground(&self) -> bool {
-        match self {
-            Sem::Atom(..) => true,
-            Sem::Not(x) => x.is_ground(),
-            Sem::And(xs) | Sem::Or(xs) => xs.iter().all(Sem::is_ground),
-            Sem::Implies(a, b) | Sem::Iff(a, b) | Sem::Xor(a, b) => a.is_ground() && b.is_ground(),
-            Sem::Quant(..) => false,
-        }
-    }
-
     /// Calls `f` on every atom.
     pub fn atoms<'a>(&'a self, f: &mut impl FnMut(u32, &'a [Term])) {
         match self {
