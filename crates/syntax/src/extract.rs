@@ -26,7 +26,8 @@ const MAX_CANDIDATES: usize = 48;
 
 /// Candidate texts inside the answer (the whole answer is tried before
 /// these), most specific first, each with where it came from.
-pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
+/// `markdown_stars` strips `*` around a line (bold), which regexes must keep.
+pub(crate) fn candidates(text: &str, markdown_stars: bool) -> Vec<(Source, &str)> {
     let mut out = Vec::new();
     for block in fenced_blocks(text).into_iter().rev().take(MAX_CANDIDATES) {
         out.push((Source::CodeBlock, block));
@@ -40,8 +41,9 @@ pub(crate) fn candidates(text: &str) -> Vec<(Source, &str)> {
         .filter(|l| !l.is_empty())
         .collect();
     for line in lines.iter().rev().take(MAX_CANDIDATES) {
-        let line =
-            line.trim_matches(|c: char| c == '*' || c == '$' || c == '`' || c.is_whitespace());
+        let line = line.trim_matches(|c: char| {
+            (markdown_stars && c == '*') || c == '$' || c == '`' || c.is_whitespace()
+        });
         out.push((Source::Line, line));
         if let Some(idx) = line.find(": ") {
             out.push((Source::Line, line[idx + 2..].trim()));

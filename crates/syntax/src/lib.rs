@@ -108,7 +108,7 @@ pub fn parse_formula(text: &str, mode: Mode) -> Result<Parsed<Formula>, ParseErr
             closest = Some((e, progress));
         }
     };
-    for (source, candidate) in extract::candidates(text) {
+    for (source, candidate) in extract::candidates(text, true) {
         match attempt(candidate, mode) {
             Ok(value) => return Ok(Parsed { value, source }),
             // A forbidden connective or runaway nesting is the answer's
@@ -203,27 +203,40 @@ pub fn parse_regex(text: &str, mode: Mode, alphabet: &[char]) -> Result<Parsed<R
     check_length(text)?;
     let mut first_error = None;
     let whole = std::iter::once((Source::Whole, text.trim()));
-    for (source, candidate) in whole.chain(extract::candidates(text)) {
+    for (source, candidate) in whole.chain(extract::candidates(text, false)) {
         let candidate = candidate.trim_end_matches('.');
         match parse_regex::parse_exact(candidate, mode, alphabet) {
             Ok(value) => return Ok(Parsed { value, source }),
+            Err(e) if matches!(e.reason, Reason::OutsideVocabulary(_) | Reason::TooDeep(_)) => {
+                return Err(e)
+            }
             Err(e) => {
                 first_error.get_or_insert(e);
             }
         }
     }
-    // A run of regex characters inside prose, longest first.
-    let mut runs: Vec<&str> = text
-        .lines()
-        .rev()
-        .take(48)
-        .flat_map(|line| line.split(|c: char| !parse_regex::is_regex_text(c, alphabet)))
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-        .collect();
+    // Consecutive words made only of regex characters, inside prose; a word
+    // with any other letter or digit is prose, so `0*2` is not cut to `0*`.
+    let mut runs: Vec<String> = Vec::new();
+    for line in text.lines().rev().take(48) {
+        let mut run: Vec<&str> = Vec::new();
+        for word in line.split_whitespace().chain(std::iter::once("\u{0}")) {
+            let word = word.trim_end_matches(['.', ',', ';', ':']);
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| parse_regex::is_regex_text(c, alphabet))
+            {
+                run.push(word);
+            } else if !run.is_empty() {
+                runs.push(run.concat());
+                run.clear();
+            }
+        }
+    }
     runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
     for run in runs.into_iter().take(48) {
-        if let Ok(value) = parse_regex::parse_exact(run, mode, alphabet) {
+        if let Ok(value) = parse_regex::parse_exact(&run, mode, alphabet) {
             return Ok(Parsed {
                 value,
                 source: Source::Span,
