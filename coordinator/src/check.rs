@@ -3,14 +3,10 @@
 use anyhow::{Context, Result};
 use autoeval_solver_pool::SolverPool;
 use autoeval_syntax::Mode;
-use autoeval_verify::{check, Kind, Outcome, Prover, ProverLimits, Settings};
+use autoeval_verify::{ProverLimits, Settings};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
-use serde_json::{Map, Value};
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// Settings of `autoeval check`.
 #[derive(clap::Args, Debug)]
@@ -60,72 +56,11 @@ impl From<ParseMode> for Mode {
 pub fn prover_pool(size: usize) -> Result<SolverPool> {
     let program =
         std::env::current_exe().context("cannot find this executable to start provers")?;
-    Ok(SolverPool::new(autoeval_solver_pool::PoolConfig {
+    Ok(autoeval_verifier_worker::prover_pool(
         program,
-        args: vec!["prover-child".into()],
+        vec!["prover-child".into()],
         size,
-        grace: std::time::Duration::from_millis(500),
-    }))
-}
-
-/// Checks one input line; a bad line becomes an `unknown` result saying what is wrong.
-pub fn check_line(line: &str, settings: &Settings, prover: &dyn Prover) -> Map<String, Value> {
-    let started = Instant::now();
-    let mut obj = match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(obj)) => obj,
-        Ok(_) => return bad_line(Map::new(), "the line is not a JSON object"),
-        Err(e) => {
-            let mut m = Map::new();
-            m.insert("input".into(), Value::String(line.to_string()));
-            return bad_line(m, &format!("the line is not JSON: {e}"));
-        }
-    };
-    let field = |name: &str| obj.get(name).and_then(Value::as_str).map(str::to_string);
-    let (Some(kind), Some(phi0), Some(phi1)) = (field("kind"), field("phi0"), field("phi1")) else {
-        return bad_line(
-            obj,
-            "the line needs string fields \"kind\", \"phi0\" and \"phi1\"",
-        );
-    };
-    let kind: Kind = match kind.parse() {
-        Ok(k) => k,
-        Err(e) => return bad_line(obj, &e),
-    };
-    let mut local;
-    let settings = match obj.get("alphabet").and_then(Value::as_str) {
-        Some(alphabet) => {
-            local = settings.clone();
-            local.alphabet = alphabet
-                .chars()
-                .filter(|c| !c.is_whitespace() && *c != ',')
-                .collect();
-            &local
-        }
-        None => settings,
-    };
-    let outcome = check(kind, &phi0, &phi1, settings, prover);
-    write_outcome(&mut obj, &outcome);
-    obj.insert(
-        "ms".into(),
-        Value::from(started.elapsed().as_secs_f64() * 1e3),
-    );
-    obj
-}
-
-fn bad_line(mut obj: Map<String, Value>, reason: &str) -> Map<String, Value> {
-    obj.insert("verdict".into(), Value::String("unknown".into()));
-    obj.insert(
-        "reason".into(),
-        Value::String(format!("bad input line: {reason}")),
-    );
-    obj
-}
-
-/// Adds `verdict`, `reason`, `counterexample` and `method` to `obj`.
-pub fn write_outcome(obj: &mut Map<String, Value>, outcome: &Outcome) {
-    if let Ok(Value::Object(fields)) = serde_json::to_value(outcome) {
-        obj.extend(fields);
-    }
+    ))
 }
 
 /// Runs `autoeval check`.
@@ -164,38 +99,15 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         )
     };
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut lines = BufReader::new(input).lines();
-    // Chunks keep results streaming in input order while all cores work.
-    const CHUNK: usize = 512;
-    loop {
-        let chunk: Vec<String> = lines
-            .by_ref()
-            .take(CHUNK)
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("cannot read {}", args.pairs.display()))?;
-        if chunk.is_empty() {
-            break;
-        }
-        let results: Vec<Map<String, Value>> = threads.install(|| {
-            chunk
-                .par_iter()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| check_line(l, &settings, &pool))
-                .collect()
-        });
-        for r in results {
-            let verdict = r
-                .get("verdict")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown");
-            *counts.entry(verdict.to_string()).or_default() += 1;
-            serde_json::to_writer(&mut out, &r)?;
-            out.write_all(b"\n")?;
-            progress.inc(1);
-        }
-        out.flush()?;
-    }
+    let counts = autoeval_verifier_worker::run_checks(
+        BufReader::new(input),
+        &mut out,
+        &settings,
+        &pool,
+        &threads,
+        |_| progress.inc(1),
+    )
+    .with_context(|| format!("while checking {}", args.pairs.display()))?;
     progress.finish_and_clear();
     if !args.quiet {
         let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();

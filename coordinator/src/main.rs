@@ -3,6 +3,7 @@
 mod bench;
 mod check;
 mod generate;
+mod import;
 
 use clap::{Parser, Subcommand};
 
@@ -23,6 +24,8 @@ enum Command {
     Generate(generate::Args),
     /// Check pairs of formulas or regular expressions for equivalence.
     Check(check::Args),
+    /// Convert a dataset file of the public reference implementation to JSONL items.
+    Import(import::Args),
     /// Measure generation time and checks per second (use a release build).
     Bench(bench::Args),
     /// Serve prover checks on stdin/stdout (started by the solver pool).
@@ -45,6 +48,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Generate(args) => generate::run(args),
         Command::Check(args) => check::run(args),
+        Command::Import(args) => import::run(args),
         Command::Bench(args) => bench::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
