@@ -19,7 +19,7 @@ pub enum Format {
 /// Settings of `autoeval generate`; defaults are the paper's Table 1.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Dataset type.
+    /// Dataset type: ksat, plogic, fol, fol-english or regex.
     #[arg(long, value_parser = parse_kind)]
     dataset: DatasetKind,
     /// Seed; the same seed gives the same bytes on every machine.

@@ -11,8 +11,16 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// AutoEval Fleet: the ∀uto∃val benchmark for LLMs.
+///
+/// Generates formulas from the benchmark's grammars (3-SAT, propositional
+/// logic, first-order logic, regular expressions) and proves whether two
+/// formulas mean the same.
 #[derive(Parser)]
-#[command(name = "autoeval", version, about, long_about = None)]
+#[command(
+    name = "autoeval",
+    version,
+    after_help = "Examples:\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

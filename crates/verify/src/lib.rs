@@ -231,45 +231,36 @@ pub fn check_formulas(
     settings: &Settings,
     prover: &dyn Prover,
 ) -> Outcome {
-    let mut sig = Signature::default();
-    let a = sig.resolve(f0);
-    let b = sig.resolve(f1);
-    // Without quantifiers a truth table is exact and cheaper than normalising.
-    if sig.quantifiers == 0 {
-        let atoms = truth_table::Atoms::of(&[&a, &b]);
+    // Without (non-vacuous) quantifiers a truth table is exact and cheapest.
+    if let Some(atoms) = truth_table::Atoms::of(&[f0, f1]) {
         if atoms.list.len() <= truth_table::MAX_ATOMS {
-            return match truth_table::first_difference(&a, &b, &atoms) {
+            return match truth_table::first_difference(f0, f1, &atoms) {
                 None => Outcome::new(Verdict::Equivalent, Method::TruthTable),
                 Some(row) => Outcome {
-                    counterexample: Some(assignment(row, &atoms, &sig)),
+                    counterexample: Some(assignment(row, &atoms)),
                     ..Outcome::new(Verdict::NotEquivalent, Method::TruthTable)
                 },
             };
         }
     }
+    let mut sig = Signature::default();
+    let a = sig.resolve(f0);
+    let b = sig.resolve(f1);
     if a.normalized() == b.normalized() {
         return Outcome::new(Verdict::Equivalent, Method::Syntactic);
     }
     prover.prove(f0, f1, settings.limits)
 }
 
-fn assignment(row: u64, atoms: &truth_table::Atoms, sig: &Signature) -> Counterexample {
+fn assignment(row: u64, atoms: &truth_table::Atoms) -> Counterexample {
     let assignment = atoms
         .list
         .iter()
         .enumerate()
-        .map(|(i, (p, args))| {
-            let (name, _) = &sig.predicates[*p as usize];
+        .map(|(i, (name, args))| {
             let text = if args.is_empty() {
-                name.clone()
+                name.to_string()
             } else {
-                let args: Vec<&str> = args
-                    .iter()
-                    .map(|t| match t {
-                        sem::Term::Const(c) => sig.constants[*c as usize].as_str(),
-                        sem::Term::Var(_) => "?",
-                    })
-                    .collect();
                 format!("{name}({})", args.join(", "))
             };
             (text, row >> i & 1 == 1)

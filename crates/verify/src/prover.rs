@@ -134,9 +134,11 @@ pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -
             let why = solver
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into());
-            let verdict = if why.contains("timeout") || why.contains("canceled") {
-                Verdict::Timeout
-            } else if why.contains("resource") {
+            // The time and the resource budget are both budgets running out.
+            let out_of_budget = ["timeout", "canceled", "resource"]
+                .iter()
+                .any(|w| why.contains(w));
+            let verdict = if out_of_budget {
                 Verdict::Timeout
             } else {
                 Verdict::Unknown

@@ -51,8 +51,6 @@ pub struct Signature {
     const_ids: HashMap<String, u32>,
     /// Number of variable ids handed out.
     pub variables: u32,
-    /// Quantifiers kept (not vacuous) in the formulas resolved so far.
-    pub quantifiers: u32,
 }
 
 impl Signature {
@@ -143,7 +141,6 @@ impl Signature {
                 for &id in ids.iter().rev() {
                     scope.pop();
                     if used[id as usize] {
-                        self.quantifiers += 1;
                         sem = Sem::Quant(*q, id, Box::new(sem));
                     }
                 }
@@ -154,19 +151,6 @@ impl Signature {
 }
 
 impl Sem {
-    /// Calls `f` on every atom.
-    pub fn atoms<'a>(&'a self, f: &mut impl FnMut(u32, &'a [Term])) {
-        match self {
-            Sem::Atom(p, args) => f(*p, args),
-            Sem::Not(x) | Sem::Quant(_, _, x) => x.atoms(f),
-            Sem::And(xs) | Sem::Or(xs) => xs.iter().for_each(|x| x.atoms(f)),
-            Sem::Implies(a, b) | Sem::Iff(a, b) | Sem::Xor(a, b) => {
-                a.atoms(f);
-                b.atoms(f);
-            }
-        }
-    }
-
     /// A normal form for syntactic comparison: variables renumbered in binding
     /// order, double negations removed, ∧/∨ chains flattened, sorted and
     /// without repeats. Equal normal forms mean equivalent formulas.

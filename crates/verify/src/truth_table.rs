@@ -1,46 +1,80 @@
-//! Bit-parallel truth tables for quantifier-free formulas: each atom is a
-//! column of 2^k bits and every connective is a word-wise operation.
+//! Bit-parallel truth tables for formulas whose quantifiers are all vacuous:
+//! each atom is a column of 2^k bits and every connective is a word-wise
+//! operation on a stack of words, with no allocation per node.
 //!
 //! Ground first-order atoms are independent here even when they share
 //! constants: an interpretation that maps every constant to its own element
 //! realises every row, so the table decides equivalence exactly.
 
-use crate::sem::{Sem, Term};
-use rustc_hash::FxHashMap as HashMap;
+use autoeval_syntax::Formula;
+use rustc_hash::FxHashMap;
 
 /// Most distinct atoms a truth table is built for (2^20 rows).
 pub const MAX_ATOMS: usize = 20;
 
-/// The ground atoms of the formulas, numbered in order of appearance.
+/// An atom as written: predicate (or proposition) name and argument names.
+pub type AtomKey<'a> = (&'a str, &'a [String]);
+
+/// The atoms of the formulas, numbered in order of appearance.
 pub struct Atoms<'a> {
-    index: HashMap<(u32, &'a [Term]), usize>,
-    /// (predicate, arguments) of each column.
-    pub list: Vec<(u32, &'a [Term])>,
+    index: FxHashMap<AtomKey<'a>, usize>,
+    /// The atom of each column.
+    pub list: Vec<AtomKey<'a>>,
 }
 
 impl<'a> Atoms<'a> {
-    /// Collects the distinct atoms of `formulas`.
-    pub fn of(formulas: &[&'a Sem]) -> Atoms<'a> {
+    /// The distinct atoms of `formulas`, or `None` when a quantifier binds a
+    /// variable that some atom uses (the formulas are then not ground).
+    pub fn of(formulas: &[&'a Formula]) -> Option<Atoms<'a>> {
         let mut atoms = Atoms {
-            index: HashMap::default(),
+            index: FxHashMap::default(),
             list: Vec::new(),
         };
+        let mut scope: Vec<&'a str> = Vec::new();
         for f in formulas {
-            f.atoms(&mut |p, args| {
-                let next = atoms.list.len();
-                atoms.index.entry((p, args)).or_insert_with(|| {
-                    atoms.list.push((p, args));
+            atoms.collect(f, &mut scope)?;
+        }
+        Some(atoms)
+    }
+
+    fn collect(&mut self, f: &'a Formula, scope: &mut Vec<&'a str>) -> Option<()> {
+        match f {
+            Formula::Atom { name, args } => {
+                if args.iter().any(|a| scope.contains(&a.as_str())) {
+                    return None;
+                }
+                let next = self.list.len();
+                let key = (name.as_str(), args.as_slice());
+                self.index.entry(key).or_insert_with(|| {
+                    self.list.push(key);
                     next
                 });
-            });
+            }
+            Formula::Not(x) | Formula::Group(x) => self.collect(x, scope)?,
+            Formula::And(xs) | Formula::Or(xs) => {
+                for x in xs {
+                    self.collect(x, scope)?;
+                }
+            }
+            Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
+                self.collect(a, scope)?;
+                self.collect(b, scope)?;
+            }
+            Formula::Quant { vars, body, .. } => {
+                let n = scope.len();
+                scope.extend(vars.iter().map(String::as_str));
+                let r = self.collect(body, scope);
+                scope.truncate(n);
+                r?;
+            }
         }
-        atoms
+        Some(())
     }
 }
 
 /// The row (an assignment, bit i for column i) where `a` and `b` differ, or
-/// `None` when they agree everywhere. Both must be ground.
-pub fn first_difference(a: &Sem, b: &Sem, atoms: &Atoms) -> Option<u64> {
+/// `None` when they agree everywhere. Both must be ground over `atoms`.
+pub fn first_difference(a: &Formula, b: &Formula, atoms: &Atoms) -> Option<u64> {
     let k = atoms.list.len();
     let words = if k <= 6 { 1 } else { 1usize << (k - 6) };
     let mask = if k < 6 {
@@ -48,7 +82,6 @@ pub fn first_difference(a: &Sem, b: &Sem, atoms: &Atoms) -> Option<u64> {
     } else {
         u64::MAX
     };
-    // Both tables are evaluated on one stack of words: no allocation per node.
     let mut stack = Vec::with_capacity(words * 8);
     push_table(a, atoms, words, &mut stack);
     push_table(b, atoms, words, &mut stack);
@@ -92,19 +125,19 @@ fn fold_top(stack: &mut Vec<u64>, words: usize, op: fn(u64, u64) -> u64) {
 }
 
 /// Pushes the truth table of `f` (`words` words) onto `stack`.
-fn push_table(f: &Sem, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
+fn push_table(f: &Formula, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
     match f {
-        Sem::Atom(p, args) => {
-            let i = atoms.index[&(*p, args.as_slice())];
+        Formula::Atom { name, args } => {
+            let i = atoms.index[&(name.as_str(), args.as_slice())];
             stack.extend((0..words).map(|w| column_word(i, w)));
         }
-        Sem::Not(x) => {
+        Formula::Not(x) => {
             push_table(x, atoms, words, stack);
             let n = stack.len();
             stack[n - words..].iter_mut().for_each(|w| *w = !*w);
         }
-        Sem::And(xs) | Sem::Or(xs) => {
-            let is_and = matches!(f, Sem::And(_));
+        Formula::And(xs) | Formula::Or(xs) => {
+            let is_and = matches!(f, Formula::And(_));
             let Some((first, rest)) = xs.split_first() else {
                 stack.extend((0..words).map(|_| if is_and { u64::MAX } else { 0 }));
                 return;
@@ -119,16 +152,17 @@ fn push_table(f: &Sem, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
                 );
             }
         }
-        Sem::Implies(a, b) | Sem::Iff(a, b) | Sem::Xor(a, b) => {
+        Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
             push_table(a, atoms, words, stack);
             push_table(b, atoms, words, stack);
             let op: fn(u64, u64) -> u64 = match f {
-                Sem::Implies(..) => |x, y| !x | y,
-                Sem::Iff(..) => |x, y| !(x ^ y),
+                Formula::Implies(..) => |x, y| !x | y,
+                Formula::Iff(..) => |x, y| !(x ^ y),
                 _ => |x, y| x ^ y,
             };
             fold_top(stack, words, op);
         }
-        Sem::Quant(_, _, body) => push_table(body, atoms, words, stack),
+        // Every quantifier is vacuous here (checked by `Atoms::of`).
+        Formula::Group(x) | Formula::Quant { body: x, .. } => push_table(x, atoms, words, stack),
     }
 }

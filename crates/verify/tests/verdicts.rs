@@ -150,3 +150,64 @@ fn unparseable_answers_are_non_compliant_with_a_reason() {
     );
     assert_eq!(o.verdict, Verdict::NonCompliant);
 }
+
+/// The pigeonhole principle for `n + 1` pigeons and `n` holes: unsatisfiable
+/// and hard for resolution, with more atoms than a truth table takes.
+fn pigeonhole(n: usize) -> String {
+    let p = |i: usize, j: usize| format!("p{i}_{j}");
+    let mut clauses = Vec::new();
+    for i in 0..=n {
+        clauses.push(format!(
+            "({})",
+            (0..n).map(|j| p(i, j)).collect::<Vec<_>>().join(" ∨ ")
+        ));
+    }
+    for j in 0..n {
+        for a in 0..=n {
+            for b in a + 1..=n {
+                clauses.push(format!("(¬{} ∨ ¬{})", p(a, j), p(b, j)));
+            }
+        }
+    }
+    clauses.join(" ∧ ")
+}
+
+#[test]
+fn a_hard_check_ends_as_timeout_within_its_budgets() {
+    use autoeval_verify::ProverLimits;
+    let hard = pigeonhole(10);
+    let contradiction = "(q ∧ ¬q)";
+    let tight_time = Settings {
+        limits: ProverLimits {
+            timeout_ms: 200,
+            rlimit: 0,
+        },
+        ..Settings::default()
+    };
+    let started = std::time::Instant::now();
+    let o = check(
+        Kind::Plogic,
+        &hard,
+        contradiction,
+        &tight_time,
+        &InProcessZ3,
+    );
+    assert_eq!(o.verdict, Verdict::Timeout, "{o:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let tight_resources = Settings {
+        limits: ProverLimits {
+            timeout_ms: 60_000,
+            rlimit: 20_000,
+        },
+        ..Settings::default()
+    };
+    let o = check(
+        Kind::Plogic,
+        &hard,
+        contradiction,
+        &tight_resources,
+        &InProcessZ3,
+    );
+    assert_eq!(o.verdict, Verdict::Timeout, "{o:?}");
+    assert!(o.reason.is_some());
+}
