@@ -15,22 +15,30 @@ pub enum Built {
     Regex(Regex),
 }
 
+/// A closed regex leaf as an expression, with `symbol` choosing each alphabet symbol.
+pub fn regex_from_leaf(
+    template: &[u8],
+    alphabet: &[char],
+    mut symbol: impl FnMut() -> char,
+) -> Regex {
+    let text: String = template
+        .iter()
+        .map(|&s| match s {
+            t::LP => '(',
+            t::RP => ')',
+            t::STAR => '*',
+            _ => symbol(),
+        })
+        .collect();
+    parse_regex_exact(&text, Mode::Strict, alphabet)
+        .unwrap_or_else(|e| unreachable!("generated regex {text:?} does not parse: {e}"))
+}
+
 /// Builds one formula from a closed leaf.
 pub fn build(template: &[u8], cfg: &DatasetConfig, alphabet: &[char], rng: &mut Rng) -> Built {
     match cfg.kind {
         DatasetKind::Regex => {
-            let text: String = template
-                .iter()
-                .map(|&s| match s {
-                    t::LP => '(',
-                    t::RP => ')',
-                    t::STAR => '*',
-                    _ => *rng.pick(alphabet),
-                })
-                .collect();
-            let r = parse_regex_exact(&text, Mode::Strict, alphabet)
-                .unwrap_or_else(|e| unreachable!("generated regex {text:?} does not parse: {e}"));
-            Built::Regex(r)
+            Built::Regex(regex_from_leaf(template, alphabet, || *rng.pick(alphabet)))
         }
         _ => {
             let text = logic_text(template, cfg, rng);

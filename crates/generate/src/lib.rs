@@ -258,18 +258,9 @@ fn leaf_complexity(template: &[u8], kind: DatasetKind, alphabet: &[char]) -> u32
     use grammar::t;
     match kind {
         DatasetKind::Regex => {
-            let text: String = template
-                .iter()
-                .map(|&s| match s {
-                    t::LP => '(',
-                    t::RP => ')',
-                    t::STAR => '*',
-                    _ => alphabet[0],
-                })
-                .collect();
-            autoeval_syntax::parse_regex_exact(&text, autoeval_syntax::Mode::Strict, alphabet)
-                .map(|r| metrics::regex_depth(&r))
-                .unwrap_or(0)
+            metrics::regex_depth(&instantiate::regex_from_leaf(template, alphabet, || {
+                alphabet[0]
+            }))
         }
         _ => {
             let mut n = 0;
