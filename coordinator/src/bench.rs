@@ -140,18 +140,24 @@ pub fn run(args: Args) -> Result<()> {
     ] {
         let pairs = pairs_from(&data[&kind], args.pairs, args.seed);
         let mut times = Vec::with_capacity(pairs.len());
+        let mut prover_times = Vec::new();
         let mut verdicts: BTreeMap<Verdict, usize> = BTreeMap::new();
         let mut methods: BTreeMap<Method, usize> = BTreeMap::new();
         let t = Instant::now();
         for p in &pairs {
             let s = Instant::now();
             let o = check(p.kind, &p.phi0, &p.phi1, &settings, &pool);
-            times.push(s.elapsed().as_secs_f64());
+            let took = s.elapsed().as_secs_f64();
+            times.push(took);
+            if o.method == Method::Z3 {
+                prover_times.push(took);
+            }
             *verdicts.entry(o.verdict).or_default() += 1;
             *methods.entry(o.method).or_default() += 1;
         }
         let total = t.elapsed().as_secs_f64();
         times.sort_by(f64::total_cmp);
+        prover_times.sort_by(f64::total_cmp);
         let fmt = |s: f64| {
             if s < 1e-3 {
                 format!("{:.1} µs", s * 1e6)
@@ -169,6 +175,17 @@ pub fn run(args: Args) -> Result<()> {
             verdicts,
             methods
         );
+        if !prover_times.is_empty() {
+            println!(
+                "{:<8} {:>9} {:>10} {:>10} {:>10}  ({} checks that reached Z3)",
+                "  z3 only",
+                "",
+                fmt(percentile(&prover_times, 0.5)),
+                fmt(percentile(&prover_times, 0.95)),
+                fmt(percentile(&prover_times, 1.0)),
+                prover_times.len()
+            );
+        }
     }
     Ok(())
 }

@@ -112,8 +112,9 @@ pub fn run(args: Args) -> Result<()> {
     if !args.quiet {
         let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!(
-            "checked {} pairs: {}",
+            "checked {} pairs ({:?} parsing): {}",
             counts.values().sum::<usize>(),
+            settings.mode,
             summary.join(", ")
         );
     }

@@ -8,6 +8,9 @@
 /// First byte value used for nonterminals.
 pub const NT_BASE: u8 = 64;
 
+/// The start symbol of every grammar here.
+pub const START: u8 = NT_BASE;
+
 /// Terminal symbols shared by all grammars.
 pub mod t {
     /// `(`

@@ -280,11 +280,11 @@ fn leaf_complexity(template: &[u8], kind: DatasetKind, alphabet: &[char]) -> u32
 pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigError> {
     cfg.validate()?;
     let mut rng = rng::Rng::new(cfg.seed, cfg.kind.name(), batch);
-    let (g, start) = match cfg.kind {
-        DatasetKind::Ksat => (grammar::ksat(cfg.clause_width), grammar::NT_BASE),
-        DatasetKind::Plogic => (grammar::propositional(), grammar::NT_BASE),
-        DatasetKind::Fol | DatasetKind::FolEnglish => (grammar::first_order(), grammar::NT_BASE),
-        DatasetKind::Regex => (grammar::regex(), grammar::NT_BASE),
+    let g = match cfg.kind {
+        DatasetKind::Ksat => grammar::ksat(cfg.clause_width),
+        DatasetKind::Plogic => grammar::propositional(),
+        DatasetKind::Fol | DatasetKind::FolEnglish => grammar::first_order(),
+        DatasetKind::Regex => grammar::regex(),
     };
     let expansion = expand::Expansion {
         depth: cfg.depth,
@@ -293,7 +293,7 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
         max_quantifiers: cfg.max_free_variables.unwrap_or(usize::MAX),
     };
     let alphabet = cfg.alphabet();
-    let leaves = expand::leaves(&g, start, expansion, &mut rng);
+    let leaves = expand::leaves(&g, grammar::START, expansion, &mut rng);
     let mut buckets: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, leaf) in leaves.iter().enumerate() {
         buckets

@@ -131,7 +131,6 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
     }
     let mut n = rng.below(places);
     let mut out = f.clone();
-    let pick = rng.below(1 << 16);
     let mut action = |node: &mut Formula| {
         let old = std::mem::replace(node, Formula::prop("_"));
         *node = match (r, old) {
@@ -178,15 +177,14 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
             },
             (Rewrite::FlipNegation, atom) => atom.negate(),
             (Rewrite::RenameSymbol, Formula::Atom { name, mut args }) => {
-                let mut local = Rng::new(pick as u64, "rename", 0);
-                if args.is_empty() || local.below(2) == 0 {
+                if args.is_empty() || rng.below(2) == 0 {
                     Formula::Atom {
-                        name: other_name(&name, &mut local),
+                        name: other_name(&name, rng),
                         args,
                     }
                 } else {
-                    let i = local.below(args.len());
-                    args[i] = other_name(&args[i], &mut local);
+                    let i = rng.below(args.len());
+                    args[i] = other_name(&args[i], rng);
                     Formula::Atom { name, args }
                 }
             }
