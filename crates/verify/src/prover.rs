@@ -105,31 +105,73 @@ impl<'ctx> Encoder<'ctx> {
     }
 }
 
+/// Checks between solver resets, which bound the memory a session keeps.
+const CHECKS_PER_SESSION: usize = 1000;
+
+/// One Z3 context and solver per thread, reused with push/pop: setting up a
+/// solver costs milliseconds, a check on a warm one tens of microseconds.
+struct Session {
+    ctx: &'static Context,
+    solver: Solver<'static>,
+    checks: usize,
+}
+
+impl Session {
+    fn new() -> Session {
+        let mut cfg = Config::new();
+        cfg.set_model_generation(true);
+        // One context per thread for the life of the thread, so it is leaked
+        // on purpose: the solver borrows it.
+        let ctx: &'static Context = Box::leak(Box::new(Context::new(&cfg)));
+        Session {
+            ctx,
+            solver: Solver::new(ctx),
+            checks: 0,
+        }
+    }
+}
+
+thread_local! {
+    static SESSION: std::cell::RefCell<Option<Session>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Decides `a ≡ b` with Z3 within `limits`.
 pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -> Outcome {
-    let mut cfg = Config::new();
-    cfg.set_model_generation(true);
-    cfg.set_timeout_msec(limits.timeout_ms as u64);
-    let ctx = Context::new(&cfg);
-    let mut enc = Encoder::new(&ctx, sig);
-    let goal = enc.encode(a).iff(&enc.encode(b)).not();
-    let solver = Solver::new(&ctx);
-    let mut params = Params::new(&ctx);
-    params.set_u32("timeout", limits.timeout_ms);
-    if limits.rlimit > 0 {
+    SESSION.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let session = slot.get_or_insert_with(Session::new);
+        session.checks += 1;
+        if session.checks % CHECKS_PER_SESSION == 0 {
+            session.solver.reset();
+        }
+        let solver = &session.solver;
+        let mut params = Params::new(session.ctx);
+        params.set_u32("timeout", limits.timeout_ms);
         params.set_u32("rlimit", limits.rlimit);
-    }
-    solver.set_params(&params);
+        solver.set_params(&params);
+        solver.push();
+        let outcome = decide(solver, session.ctx, a, b, sig);
+        solver.pop(1);
+        outcome
+    })
+}
+
+fn decide<'ctx>(
+    solver: &Solver<'ctx>,
+    ctx: &'ctx Context,
+    a: &Sem,
+    b: &Sem,
+    sig: &Signature,
+) -> Outcome {
+    let mut enc = Encoder::new(ctx, sig);
+    let goal = enc.encode(a).iff(&enc.encode(b)).not();
     solver.assert(&goal);
     match solver.check() {
         SatResult::Unsat => Outcome::new(Verdict::Equivalent, Method::Z3),
-        SatResult::Sat => {
-            let counterexample = counterexample(&solver, &enc, a, b, sig);
-            Outcome {
-                counterexample,
-                ..Outcome::new(Verdict::NotEquivalent, Method::Z3)
-            }
-        }
+        SatResult::Sat => Outcome {
+            counterexample: counterexample(solver, &enc, a, b, sig),
+            ..Outcome::new(Verdict::NotEquivalent, Method::Z3)
+        },
         SatResult::Unknown => {
             let why = solver
                 .get_reason_unknown()
