@@ -159,7 +159,9 @@ fn first_order_verdicts_match_a_second_encoding() {
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .fold((0, 0), |(n, m), (a, b)| (n + a, m + b))
     });
-    eprintln!("first-order: {seen} pairs agree with the SMT-LIB encoding; {models} finite models checked");
+    eprintln!(
+        "first-order: {seen} pairs agree with the SMT-LIB encoding; {models} finite models checked"
+    );
     assert!(seen >= 2000, "only {seen} pairs");
     assert!(models >= 100, "only {models} checked finite models");
 }

@@ -1,0 +1,290 @@
+//! The benchmark's prompts (paper App. F): informalization I (formula →
+//! English), autoformalization A (English → formula, in a fresh context),
+//! and the LLM-as-verifier question of metric A4, zero-shot or few-shot.
+//!
+//! Templates are data files (`templates/`) that users can replace; each
+//! prompt carries its template's version. The vocabulary block is built
+//! from the ground-truth formula.
+
+mod copy_check;
+mod judge;
+mod template;
+pub mod vocabulary;
+
+pub use copy_check::{copy_check, CopyCheck};
+pub use judge::{parse_judgement, Judgement};
+pub use template::{Template, TemplateError};
+
+use autoeval_syntax::{parse_formula_exact, parse_regex_exact, Mode, ParseError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Names of the templates, which are also their file names without `.txt`.
+pub const TEMPLATE_NAMES: [&str; 8] = [
+    "informalize-logic",
+    "autoformalize-logic",
+    "informalize-regex",
+    "autoformalize-regex",
+    "judge-cot",
+    "judge-yesno",
+    "examples-logic",
+    "examples-regex",
+];
+
+/// Which prompt family a dataset uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// ksat and plogic.
+    Propositional,
+    /// fol.
+    FirstOrder,
+    /// fol-english: predicates are English verbs and their meanings are given.
+    FirstOrderEnglish,
+    /// regex.
+    Regex,
+}
+
+impl Family {
+    /// The family of a dataset name.
+    pub fn of_dataset(name: &str) -> Option<Family> {
+        Some(match name {
+            "ksat" | "plogic" => Family::Propositional,
+            "fol" => Family::FirstOrder,
+            "fol-english" => Family::FirstOrderEnglish,
+            "regex" => Family::Regex,
+            _ => return None,
+        })
+    }
+
+    /// True for the two first-order families.
+    pub fn is_first_order(self) -> bool {
+        matches!(self, Family::FirstOrder | Family::FirstOrderEnglish)
+    }
+
+    fn logic_name(self) -> &'static str {
+        match self {
+            Family::Propositional => "propositional logic",
+            Family::FirstOrder | Family::FirstOrderEnglish => "first-order logic",
+            Family::Regex => "regular expression",
+        }
+    }
+}
+
+/// Zero-shot or few-shot (two examples).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shots {
+    /// No examples.
+    ZeroShot,
+    /// The two examples of App. F.
+    FewShot,
+}
+
+/// The A4 question with an explanation first (chain of thought) or a bare yes/no.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgeStyle {
+    /// Explanation, then `[Answer] yes|no`.
+    Cot,
+    /// Only `[Answer] yes|no`.
+    Yesno,
+}
+
+/// A rendered prompt and the version of the template that produced it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// The text sent to the model as one user message.
+    pub text: String,
+    /// `name@hash` of the template.
+    pub template: String,
+}
+
+/// Why a prompt could not be built.
+#[derive(Debug, Clone, Error)]
+pub enum PromptError {
+    /// The ground truth does not parse.
+    #[error("the ground-truth formula does not parse: {0}")]
+    Formula(#[from] ParseError),
+}
+
+/// A set of templates: the built-in ones, possibly with some replaced.
+#[derive(Clone, Debug)]
+pub struct Templates {
+    by_name: BTreeMap<String, Template>,
+}
+
+const BUILTIN: [(&str, &str); 8] = [
+    (
+        "informalize-logic",
+        include_str!("../templates/informalize-logic.txt"),
+    ),
+    (
+        "autoformalize-logic",
+        include_str!("../templates/autoformalize-logic.txt"),
+    ),
+    (
+        "informalize-regex",
+        include_str!("../templates/informalize-regex.txt"),
+    ),
+    (
+        "autoformalize-regex",
+        include_str!("../templates/autoformalize-regex.txt"),
+    ),
+    ("judge-cot", include_str!("../templates/judge-cot.txt")),
+    ("judge-yesno", include_str!("../templates/judge-yesno.txt")),
+    (
+        "examples-logic",
+        include_str!("../templates/examples-logic.txt"),
+    ),
+    (
+        "examples-regex",
+        include_str!("../templates/examples-regex.txt"),
+    ),
+];
+
+impl Templates {
+    /// The templates shipped with the project.
+    pub fn builtin() -> Templates {
+        let by_name = BUILTIN
+            .iter()
+            .map(|(name, text)| {
+                let t = Template {
+                    name: name.to_string(),
+                    text: text.to_string(),
+                };
+                (name.to_string(), t)
+            })
+            .collect();
+        Templates { by_name }
+    }
+
+    /// These templates with some replaced by `(name, text)` pairs, e.g. read
+    /// from a directory of `NAME.txt` files.
+    pub fn with_overrides(
+        mut self,
+        overrides: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Templates, TemplateError> {
+        for (name, text) in overrides {
+            let t = Template {
+                name: name.clone(),
+                text,
+            };
+            template::validate(&t)?;
+            self.by_name.insert(name, t);
+        }
+        Ok(self)
+    }
+
+    fn get(&self, name: &str) -> &Template {
+        &self.by_name[name]
+    }
+
+    /// The version of every template, for run records.
+    pub fn versions(&self) -> Vec<String> {
+        self.by_name.values().map(Template::version).collect()
+    }
+
+    /// Few-shot examples as the prompts show them; `formula_first` for informalization.
+    fn examples(&self, family: Family, shots: Shots, formula_first: bool) -> String {
+        if shots == Shots::ZeroShot {
+            return String::new();
+        }
+        let name = if family == Family::Regex {
+            "examples-regex"
+        } else {
+            "examples-logic"
+        };
+        let lines: Vec<&str> = self
+            .get(name)
+            .text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let mut out = String::new();
+        for (i, pair) in lines.chunks(2).enumerate() {
+            let (formula, description) = (pair[0], pair.get(1).copied().unwrap_or(""));
+            let (first, second) = if formula_first {
+                (formula, description)
+            } else {
+                (description, formula)
+            };
+            out.push_str(&format!("[EXAMPLE {}]\n{first}\n{second}\n\n", i + 1));
+        }
+        out
+    }
+
+    /// The informalization prompt for ground truth `phi0`.
+    pub fn informalize(
+        &self,
+        family: Family,
+        phi0: &str,
+        shots: Shots,
+        alphabet: &[char],
+    ) -> Result<Prompt, PromptError> {
+        let mut values: BTreeMap<&str, String> = BTreeMap::new();
+        values.insert("formula", phi0.to_string());
+        values.insert("examples", self.examples(family, shots, true));
+        let name = if family == Family::Regex {
+            let r = parse_regex_exact(phi0, Mode::Lenient, &autoeval_syntax::alphabet(36))?;
+            values.insert("vocabulary", vocabulary::informalize_regex(&r, alphabet));
+            "informalize-regex"
+        } else {
+            let f = parse_formula_exact(phi0, Mode::Lenient)?;
+            values.insert("vocabulary", vocabulary::informalize_logic(&f, family));
+            values.insert("logic", family.logic_name().into());
+            "informalize-logic"
+        };
+        let t = self.get(name);
+        Ok(Prompt {
+            text: t.render(&values),
+            template: t.version(),
+        })
+    }
+
+    /// The autoformalization prompt: the vocabulary comes from `phi0`, the
+    /// description is the model's informalization.
+    pub fn autoformalize(
+        &self,
+        family: Family,
+        phi0: &str,
+        description: &str,
+        shots: Shots,
+        alphabet: &[char],
+    ) -> Result<Prompt, PromptError> {
+        let mut values: BTreeMap<&str, String> = BTreeMap::new();
+        values.insert("description", description.to_string());
+        values.insert("examples", self.examples(family, shots, false));
+        let name = if family == Family::Regex {
+            values.insert("vocabulary", vocabulary::autoformalize_regex(alphabet));
+            "autoformalize-regex"
+        } else {
+            let f = parse_formula_exact(phi0, Mode::Lenient)?;
+            values.insert("vocabulary", vocabulary::autoformalize_logic(&f, family));
+            values.insert("logic", family.logic_name().into());
+            "autoformalize-logic"
+        };
+        let t = self.get(name);
+        Ok(Prompt {
+            text: t.render(&values),
+            template: t.version(),
+        })
+    }
+
+    /// The A4 question: are `phi0` and `phi1` equivalent?
+    pub fn judge(&self, family: Family, phi0: &str, phi1: &str, style: JudgeStyle) -> Prompt {
+        let mut values: BTreeMap<&str, String> = BTreeMap::new();
+        values.insert("logic", family.logic_name().into());
+        values.insert("formula1", phi0.to_string());
+        values.insert("formula2", phi1.to_string());
+        let t = self.get(match style {
+            JudgeStyle::Cot => "judge-cot",
+            JudgeStyle::Yesno => "judge-yesno",
+        });
+        Prompt {
+            text: t.render(&values),
+            template: t.version(),
+        }
+    }
+}

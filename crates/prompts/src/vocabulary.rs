@@ -1,0 +1,190 @@
+//! The [VOCABULARY] block, built from the ground-truth formula (paper App. F).
+
+use crate::Family;
+use autoeval_syntax::{Formula, Regex};
+
+/// Names a formula uses, in order of first appearance.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub struct Names {
+    /// Propositions (atoms without arguments).
+    pub propositions: Vec<String>,
+    /// Objects: arguments that no quantifier binds.
+    pub objects: Vec<String>,
+    /// Predicates with their arity.
+    pub predicates: Vec<(String, usize)>,
+    /// Quantified variables.
+    pub variables: Vec<String>,
+}
+
+fn push_new<T: PartialEq>(v: &mut Vec<T>, x: T) {
+    if !v.contains(&x) {
+        v.push(x);
+    }
+}
+
+/// The names `f` uses.
+pub fn names(f: &Formula) -> Names {
+    let mut out = Names::default();
+    collect(f, &mut Vec::new(), &mut out);
+    out
+}
+
+fn collect(f: &Formula, scope: &mut Vec<String>, out: &mut Names) {
+    match f {
+        Formula::Atom { name, args } if args.is_empty() => {
+            push_new(&mut out.propositions, name.clone())
+        }
+        Formula::Atom { name, args } => {
+            push_new(&mut out.predicates, (name.clone(), args.len()));
+            for a in args.iter().filter(|a| !scope.contains(a)) {
+                push_new(&mut out.objects, a.clone());
+            }
+        }
+        Formula::Quant { vars, body, .. } => {
+            let n = scope.len();
+            for v in vars {
+                push_new(&mut out.variables, v.clone());
+                scope.push(v.clone());
+            }
+            collect(body, scope, out);
+            scope.truncate(n);
+        }
+        Formula::Not(x) | Formula::Group(x) => collect(x, scope, out),
+        Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| collect(x, scope, out)),
+        Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
+            collect(a, scope, out);
+            collect(b, scope, out);
+        }
+    }
+}
+
+/// `pred3(?p0, ?p1)`.
+fn parameterized(name: &str, arity: usize) -> String {
+    let params: Vec<String> = (0..arity).map(|i| format!("?p{i}")).collect();
+    format!("{name}({})", params.join(", "))
+}
+
+/// Third person singular of an English verb: `admire` → `admires`.
+fn third_person(verb: &str) -> String {
+    let consonant_y = verb.ends_with('y')
+        && !verb.ends_with("ay")
+        && !verb.ends_with("ey")
+        && !verb.ends_with("oy");
+    if consonant_y {
+        format!("{}ies", &verb[..verb.len() - 1])
+    } else if ["s", "sh", "ch", "x", "z", "o"]
+        .iter()
+        .any(|e| verb.ends_with(e))
+    {
+        format!("{verb}es")
+    } else {
+        format!("{verb}s")
+    }
+}
+
+/// What an English-verb predicate means: `?p0 admires ?p1`.
+fn meaning(verb: &str, arity: usize) -> String {
+    match arity {
+        1 => format!("?p0 {}", third_person(verb)),
+        2 => format!("?p0 {} ?p1", third_person(verb)),
+        _ => {
+            let rest: Vec<String> = (2..arity).map(|i| format!("?p{i}")).collect();
+            format!("?p0 {} ?p1 to {}", third_person(verb), rest.join(" and "))
+        }
+    }
+}
+
+fn list(label: &str, items: &[String]) -> Option<String> {
+    (!items.is_empty()).then(|| format!("The {label} are: {}", items.join(", ")))
+}
+
+/// The vocabulary block for informalization of a logic formula.
+pub fn informalize_logic(f: &Formula, family: Family) -> String {
+    let n = names(f);
+    let mut lines: Vec<String> = [
+        "∨ represents disjunction",
+        "∧ represents conjunction",
+        "¬ represents negation",
+        "( and ) represent parentheses",
+        "propositions can be used verbatim",
+    ]
+    .map(String::from)
+    .to_vec();
+    if family.is_first_order() {
+        lines.push("predicates can be used verbatim".into());
+        lines.push("∀ x1 <x2> ... <xn>. represents universal quantification with x1... representing free variables".into());
+        lines.push("∃ x1 <x2> ... <xn>. represents existential quantification with x1... representing free variables".into());
+    }
+    lines.extend(common_names(&n, family));
+    if !n.variables.is_empty() {
+        lines.extend(list("free variables", &n.variables));
+    }
+    lines.join("\n")
+}
+
+fn common_names(n: &Names, family: Family) -> Vec<String> {
+    let mut lines = Vec::new();
+    if family.is_first_order() {
+        lines.extend(list("objects", &n.objects));
+        lines.extend(list("propositions", &n.propositions));
+        let preds: Vec<String> = n
+            .predicates
+            .iter()
+            .map(|(p, k)| parameterized(p, *k))
+            .collect();
+        lines.extend(list("parameterized predicates", &preds));
+        if family == Family::FirstOrderEnglish {
+            let meanings: Vec<String> = n
+                .predicates
+                .iter()
+                .map(|(p, k)| format!("{} means {}", parameterized(p, *k), meaning(p, *k)))
+                .collect();
+            lines.extend(list("predicate meanings", &meanings));
+        }
+    } else {
+        lines.extend(list("propositions", &n.propositions));
+    }
+    lines
+}
+
+/// The vocabulary block for autoformalization into a logic formula.
+pub fn autoformalize_logic(f: &Formula, family: Family) -> String {
+    let n = names(f);
+    let mut lines: Vec<String> = [
+        "Use ∨ to represent disjunction",
+        "Use ∧ to represent conjunction",
+        "Use ¬ to represent negation",
+        "Use ( and ) to represent parentheses",
+    ]
+    .map(String::from)
+    .to_vec();
+    if family.is_first_order() {
+        lines.push("Use ∀ <free_variable_list> to represent universal quantification".into());
+        lines.push("Use ∃ <free_variable_list> to represent existential quantification".into());
+        lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
+        lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
+    }
+    lines.extend(common_names(&n, family));
+    lines.join("\n")
+}
+
+/// The vocabulary block for informalization of a regular expression.
+pub fn informalize_regex(r: &Regex, alphabet: &[char]) -> String {
+    let mut symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
+    for c in r.symbols() {
+        push_new(&mut symbols, c.to_string());
+    }
+    format!(
+        "you may use symbols from the vocabulary\nyou can use *\nThe symbols are: {}",
+        symbols.join(", ")
+    )
+}
+
+/// The vocabulary block for autoformalization into a regular expression.
+pub fn autoformalize_regex(alphabet: &[char]) -> String {
+    let symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
+    format!(
+        "Use * to represent zero or more duplications of the same expression\nUse ( and ) to represent parentheses\nThe symbols are: {}",
+        symbols.join(", ")
+    )
+}
