@@ -1,0 +1,60 @@
+//! The built-in `reference` model: a deterministic translator from formulas
+//! into a controlled English that names every symbol ([`english`]), and a
+//! reader of that English back into formulas ([`read`]). Its round trip is
+//! exact for every dataset type, so with no API key the whole harness can be
+//! run and must score 100%.
+
+pub mod english;
+pub mod read;
+
+use autoeval_syntax::{
+    alphabet, canonical, parse_formula_exact, parse_regex_exact, print, Mode, ParseError, Style,
+};
+pub use read::ReadError;
+
+/// Informalization: the formula (or regex, when `regex`) in controlled English.
+pub fn informalize(text: &str, regex: bool) -> Result<String, ParseError> {
+    if regex {
+        let r = parse_regex_exact(text, Mode::Lenient, &alphabet(36))?;
+        Ok(english::describe_regex(&r))
+    } else {
+        let f = parse_formula_exact(text, Mode::Lenient)?;
+        Ok(english::describe_formula(&f))
+    }
+}
+
+/// Autoformalization: the formula (or regex) that controlled English describes.
+pub fn autoformalize(description: &str, regex: bool) -> Result<String, ReadError> {
+    if regex {
+        Ok(print::regex(&read::read_regex(description)?))
+    } else {
+        Ok(print::formula(
+            &canonical(&read::read_formula(description)?),
+            Style::Unicode,
+        ))
+    }
+}
+
+/// The text after `marker` in a prompt, up to the next blank line or the end.
+fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
+    let start = prompt.rfind(marker)? + marker.len();
+    let rest = prompt[start..].trim_start_matches(['\n', '\r']);
+    let end = rest.find("\n\n").unwrap_or(rest.len());
+    Some(rest[..end].trim())
+}
+
+/// The model's reply to one of the benchmark's prompts: it finds the
+/// formula after `[FORMULA]` (informalization) or the description after
+/// `[NL DESCRIPTION]` (autoformalization) and translates it. A prompt it
+/// cannot read gets an answer that says so, as a model's would.
+pub fn answer(prompt: &str) -> String {
+    let regex = prompt.contains("regular expression");
+    let reply = if let Some(description) = section(prompt, "[NL DESCRIPTION]") {
+        autoformalize(description, regex).map_err(|e| e.to_string())
+    } else if let Some(formula) = section(prompt, "[FORMULA]") {
+        informalize(formula, regex).map_err(|e| e.to_string())
+    } else {
+        Err("the prompt has neither [FORMULA] nor [NL DESCRIPTION]".to_string())
+    };
+    reply.unwrap_or_else(|e| format!("I cannot answer this: {e}"))
+}

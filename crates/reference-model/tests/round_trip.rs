@@ -1,0 +1,89 @@
+//! The reference model's round trip is exact on every dataset type, through
+//! the benchmark's own prompts, and its English copies no formula syntax.
+
+use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
+use autoeval_prompts::{copy_check, Family, Shots, Templates};
+use autoeval_reference_model::{answer, autoformalize, informalize, read};
+use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
+
+fn items(kind: DatasetKind, n: usize) -> Vec<String> {
+    let cfg = DatasetConfig {
+        seed: 11,
+        ..DatasetConfig::table1(kind)
+    };
+    (0..3)
+        .flat_map(|b| generate_batch(&cfg, b).unwrap().items)
+        .map(|i| i.fs)
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn two_thousand_items_of_each_dataset_round_trip_exactly() {
+    let templates = Templates::builtin();
+    let sigma = ['0', '1'];
+    for kind in DatasetKind::ALL {
+        let family = Family::of_dataset(kind.name()).unwrap();
+        let check_kind: Kind = kind.check_kind().parse().unwrap();
+        let items = items(kind, 2000);
+        assert_eq!(items.len(), 2000, "{kind:?}");
+        let mut equivalent = 0;
+        for phi0 in &items {
+            let shots = if equivalent % 2 == 0 {
+                Shots::ZeroShot
+            } else {
+                Shots::FewShot
+            };
+            let i = templates.informalize(family, phi0, shots, &sigma).unwrap();
+            let english = answer(&i.text);
+            let copy = copy_check(phi0, &english);
+            assert!(!copy.copied, "{phi0}: {english} copies {copy:?}");
+            let a = templates
+                .autoformalize(family, phi0, &english, shots, &sigma)
+                .unwrap();
+            let phi1 = answer(&a.text);
+            let o = check(check_kind, phi0, &phi1, &Settings::default(), &InProcessZ3);
+            assert_eq!(
+                o.verdict,
+                Verdict::Equivalent,
+                "{phi0} -> {english} -> {phi1}: {o:?}"
+            );
+            equivalent += 1;
+        }
+        eprintln!(
+            "{}: {equivalent}/2000 compliant and equivalent",
+            kind.name()
+        );
+    }
+}
+
+#[test]
+fn non_logic_quantifier_lists_and_lenient_connectives_round_trip() {
+    for text in [
+        "∀ x1 x2.(pred1(x1) → ∃ x3.pred2(x2, x3))",
+        "(p1 ↔ p2) ⊕ ¬p3",
+    ] {
+        let english = informalize(text, false).unwrap();
+        let back = autoformalize(&english, false).unwrap();
+        let o = check(Kind::Fol, text, &back, &Settings::default(), &InProcessZ3);
+        assert_eq!(
+            o.verdict,
+            Verdict::Equivalent,
+            "{text} -> {english} -> {back}"
+        );
+    }
+    let english = informalize("(0|1)+0?", true).unwrap();
+    assert_eq!(autoformalize(&english, true).unwrap(), "(0|1)+0?");
+}
+
+#[test]
+fn english_that_is_not_controlled_is_refused_with_the_place() {
+    let err =
+        read::read_formula("all of the following 2 statements hold: proposition p1").unwrap_err();
+    assert_eq!(err.found, "");
+    let err = read::read_formula("Both p1 and p2 hold.").unwrap_err();
+    assert_eq!(err.at, 0);
+    let deep = "it is not the case that ".repeat(10_000) + "proposition p1";
+    assert!(read::read_formula(&deep).is_err());
+    assert!(answer("Tell me a joke").starts_with("I cannot answer this"));
+}
