@@ -29,6 +29,12 @@ pub enum Rewrite {
     RenameSymbol,
     /// Turn one ∀ into ∃ or the other way round.
     FlipQuantifier,
+    /// Move a parenthesis: `a ∧ (b ∨ c)` becomes `(a ∧ b) ∨ c`.
+    Rescope,
+    /// Put a variable where an object was, or an object where a variable was.
+    ConstantVariable,
+    /// Drop a predicate's last argument, or give a one-place predicate a second.
+    WrongArity,
 }
 
 impl Rewrite {
@@ -40,12 +46,15 @@ impl Rewrite {
         Rewrite::RenameBound,
         Rewrite::Parenthesize,
     ];
-    /// Near misses.
-    pub const NEAR_MISS: [Rewrite; 4] = [
+    /// Near misses: the error kinds LLMs make (paper App. G).
+    pub const NEAR_MISS: [Rewrite; 7] = [
         Rewrite::FlipNegation,
         Rewrite::SwapAndOr,
         Rewrite::RenameSymbol,
         Rewrite::FlipQuantifier,
+        Rewrite::Rescope,
+        Rewrite::ConstantVariable,
+        Rewrite::WrongArity,
     ];
 
     fn applies_to(self, f: &Formula) -> bool {
@@ -56,6 +65,18 @@ impl Rewrite {
             Rewrite::DoubleNegation | Rewrite::Parenthesize => true,
             Rewrite::RenameBound | Rewrite::FlipQuantifier => matches!(f, Formula::Quant { .. }),
             Rewrite::FlipNegation | Rewrite::RenameSymbol => matches!(f, Formula::Atom { .. }),
+            Rewrite::ConstantVariable | Rewrite::WrongArity => {
+                matches!(f, Formula::Atom { args, .. } if !args.is_empty())
+            }
+            Rewrite::Rescope => match f {
+                Formula::And(xs) => {
+                    matches!(xs.last().map(Formula::ungrouped), Some(Formula::Or(_)))
+                }
+                Formula::Or(xs) => {
+                    matches!(xs.last().map(Formula::ungrouped), Some(Formula::And(_)))
+                }
+                _ => false,
+            },
         }
     }
 }
@@ -176,6 +197,26 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
                 body,
             },
             (Rewrite::FlipNegation, atom) => atom.negate(),
+            (Rewrite::Rescope, outer @ (Formula::And(_) | Formula::Or(_))) => rescope(outer),
+            (Rewrite::ConstantVariable, Formula::Atom { name, mut args }) => {
+                let i = rng.below(args.len());
+                let is_variable =
+                    args[i].starts_with('x') && args[i][1..].chars().all(|c| c.is_ascii_digit());
+                args[i] = if is_variable {
+                    "p1".to_string()
+                } else {
+                    "x1".to_string()
+                };
+                Formula::Atom { name, args }
+            }
+            (Rewrite::WrongArity, Formula::Atom { name, mut args }) => {
+                if args.len() >= 2 {
+                    args.pop();
+                } else {
+                    args.push(args[0].clone());
+                }
+                Formula::Atom { name, args }
+            }
             (Rewrite::RenameSymbol, Formula::Atom { name, mut args }) => {
                 if args.is_empty() || rng.below(2) == 0 {
                     Formula::Atom {
@@ -194,6 +235,35 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
     at_nth(&mut out, r, &mut n, &mut action);
     // Flipping a negation on an atom under ¬ removes that ¬ instead.
     Some(remove_double_flip(out))
+}
+
+/// `X(a…, (Y(b, c…)))` becomes `Y((X(a…, b)), c…)`: the parenthesis moves left.
+fn rescope(outer: Formula) -> Formula {
+    let (is_and, mut xs) = match outer {
+        Formula::And(xs) => (true, xs),
+        Formula::Or(xs) => (false, xs),
+        other => return other,
+    };
+    let inner = match xs.pop().map(|x| x.ungrouped().clone()) {
+        Some(Formula::And(ys)) | Some(Formula::Or(ys)) => ys,
+        _ => return Formula::prop("_"),
+    };
+    let mut inner = inner.into_iter();
+    let first = inner.next().unwrap_or_else(|| Formula::prop("_"));
+    xs.push(first);
+    let regrouped = if is_and {
+        Formula::And(xs)
+    } else {
+        Formula::Or(xs)
+    }
+    .group();
+    let mut outer_parts = vec![regrouped];
+    outer_parts.extend(inner);
+    if is_and {
+        Formula::Or(outer_parts)
+    } else {
+        Formula::And(outer_parts)
+    }
 }
 
 fn remove_double_flip(f: Formula) -> Formula {

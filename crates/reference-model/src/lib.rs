@@ -5,6 +5,7 @@
 //! run and must score 100%.
 
 pub mod english;
+pub mod noise;
 pub mod read;
 
 use autoeval_syntax::{
@@ -48,11 +49,21 @@ fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
 /// `[NL DESCRIPTION]` (autoformalization) and translates it. A prompt it
 /// cannot read gets an answer that says so, as a model's would.
 pub fn answer(prompt: &str) -> String {
+    answer_noisy(prompt, 0.0)
+}
+
+/// [`answer`] as `reference-noisy:RATE`: informalizations of the chosen
+/// items describe a formula with one injected error ([`noise::injection`]).
+pub fn answer_noisy(prompt: &str, rate: f64) -> String {
     let regex = prompt.contains("regular expression");
     let reply = if let Some(description) = section(prompt, "[NL DESCRIPTION]") {
         autoformalize(description, regex).map_err(|e| e.to_string())
     } else if let Some(formula) = section(prompt, "[FORMULA]") {
-        informalize(formula, regex).map_err(|e| e.to_string())
+        match noise::injection(formula, regex, rate) {
+            Some(injected) => informalize(&injected.formula, regex),
+            None => informalize(formula, regex),
+        }
+        .map_err(|e| e.to_string())
     } else {
         Err("the prompt has neither [FORMULA] nor [NL DESCRIPTION]".to_string())
     };

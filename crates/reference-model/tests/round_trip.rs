@@ -87,3 +87,52 @@ fn english_that_is_not_controlled_is_refused_with_the_place() {
     assert!(read::read_formula(&deep).is_err());
     assert!(answer("Tell me a joke").starts_with("I cannot answer this"));
 }
+
+#[test]
+fn noisy_accuracy_matches_the_injected_rate() {
+    use autoeval_reference_model::{answer_noisy, noise};
+    let templates = Templates::builtin();
+    let sigma = ['0', '1'];
+    let rate = 0.2;
+    for kind in DatasetKind::ALL {
+        let family = Family::of_dataset(kind.name()).unwrap();
+        let check_kind: Kind = kind.check_kind().parse().unwrap();
+        let items = items(kind, 2000);
+        let (mut equivalent, mut preserving, mut injected) = (0usize, 0usize, 0usize);
+        for phi0 in &items {
+            let regex = kind == DatasetKind::Regex;
+            if let Some(inj) = noise::injection(phi0, regex, rate) {
+                injected += 1;
+                if noise::preserves_meaning(phi0, &inj, check_kind) == Some(true) {
+                    preserving += 1;
+                }
+            }
+            let i = templates
+                .informalize(family, phi0, Shots::ZeroShot, &sigma)
+                .unwrap();
+            let english = answer_noisy(&i.text, rate);
+            let a = templates
+                .autoformalize(family, phi0, &english, Shots::ZeroShot, &sigma)
+                .unwrap();
+            let phi1 = answer_noisy(&a.text, rate);
+            if check(check_kind, phi0, &phi1, &Settings::default(), &InProcessZ3).verdict
+                == Verdict::Equivalent
+            {
+                equivalent += 1;
+            }
+        }
+        let n = items.len() as f64;
+        let measured = equivalent as f64 / n;
+        let expected = 1.0 - rate + preserving as f64 / n;
+        eprintln!(
+            "{}: measured {:.3}, expected {:.3} ({injected} injected, {preserving} kept the meaning)",
+            kind.name(),
+            measured,
+            expected
+        );
+        assert!(
+            (measured - expected).abs() <= 0.03,
+            "{kind:?}: {measured} vs {expected}"
+        );
+    }
+}
