@@ -1,0 +1,145 @@
+//! Model specs as users write them on the command line.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Which model answers, and through which backend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "backend", rename_all = "kebab-case")]
+pub enum ModelSpec {
+    /// The built-in deterministic model: its round trip is exact.
+    Reference,
+    /// The reference model with App. G errors injected into `rate` of the items.
+    ReferenceNoisy {
+        /// Fraction of items, 0 to 1.
+        rate: f64,
+    },
+    /// OpenAI's chat completions.
+    Openai {
+        /// Model name, e.g. `gpt-4o`.
+        model: String,
+    },
+    /// Anthropic's messages API.
+    Anthropic {
+        /// Model name.
+        model: String,
+    },
+    /// Any OpenAI-compatible server (vLLM, Ollama, llama.cpp, TGI, the mock server).
+    OpenaiCompatible {
+        /// Model name the server expects.
+        model: String,
+        /// Base URL, e.g. `http://127.0.0.1:8000/v1`.
+        base_url: String,
+    },
+}
+
+/// Why a model spec was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
+pub struct SpecError {
+    /// The spec as given.
+    pub spec: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl std::str::FromStr for ModelSpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<ModelSpec, SpecError> {
+        let bad = |why: &str| SpecError {
+            spec: s.to_string(),
+            why: why.to_string(),
+        };
+        let (kind, rest) = match s.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (s, None),
+        };
+        let named = |rest: Option<&str>| match rest {
+            Some(m) if !m.trim().is_empty() => Ok(m.to_string()),
+            _ => Err(bad("the model name is missing")),
+        };
+        match kind {
+            "reference" if rest.is_none() => Ok(ModelSpec::Reference),
+            "reference-noisy" => {
+                let rate: f64 = rest
+                    .ok_or_else(|| bad("the rate is missing"))?
+                    .parse()
+                    .map_err(|_| bad("the rate is not a number"))?;
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err(bad("the rate must be between 0 and 1"));
+                }
+                Ok(ModelSpec::ReferenceNoisy { rate })
+            }
+            "openai" => Ok(ModelSpec::Openai {
+                model: named(rest)?,
+            }),
+            "anthropic" => Ok(ModelSpec::Anthropic {
+                model: named(rest)?,
+            }),
+            "openai-compatible" => {
+                let (model, url) = rest
+                    .and_then(|r| r.split_once('@'))
+                    .ok_or_else(|| bad("write it as openai-compatible:MODEL@URL"))?;
+                if model.is_empty() {
+                    return Err(bad("the model name is missing"));
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(bad("the URL must start with http:// or https://"));
+                }
+                Ok(ModelSpec::OpenaiCompatible {
+                    model: model.to_string(),
+                    base_url: url.trim_end_matches('/').to_string(),
+                })
+            }
+            _ => Err(bad("unknown backend")),
+        }
+    }
+}
+
+impl std::fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelSpec::Reference => write!(f, "reference"),
+            ModelSpec::ReferenceNoisy { rate } => write!(f, "reference-noisy:{rate}"),
+            ModelSpec::Openai { model } => write!(f, "openai:{model}"),
+            ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
+            ModelSpec::OpenaiCompatible { model, base_url } => {
+                write!(f, "openai-compatible:{model}@{base_url}")
+            }
+        }
+    }
+}
+
+impl ModelSpec {
+    /// The backend's name, part of cache keys and price lookups.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            ModelSpec::Reference => "reference",
+            ModelSpec::ReferenceNoisy { .. } => "reference-noisy",
+            ModelSpec::Openai { .. } => "openai",
+            ModelSpec::Anthropic { .. } => "anthropic",
+            ModelSpec::OpenaiCompatible { .. } => "openai-compatible",
+        }
+    }
+
+    /// The model's name as the backend knows it.
+    pub fn model(&self) -> String {
+        match self {
+            ModelSpec::Reference => "reference".into(),
+            ModelSpec::ReferenceNoisy { rate } => format!("reference-noisy:{rate}"),
+            ModelSpec::Openai { model }
+            | ModelSpec::Anthropic { model }
+            | ModelSpec::OpenaiCompatible { model, .. } => model.clone(),
+        }
+    }
+
+    /// The environment variable holding the API key, for backends that need one.
+    pub fn key_variable(&self) -> Option<&'static str> {
+        match self {
+            ModelSpec::Openai { .. } => Some("OPENAI_API_KEY"),
+            ModelSpec::Anthropic { .. } => Some("ANTHROPIC_API_KEY"),
+            ModelSpec::OpenaiCompatible { .. } => Some("OPENAI_COMPATIBLE_API_KEY"),
+            _ => None,
+        }
+    }
+}

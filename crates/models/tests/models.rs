@@ -1,0 +1,130 @@
+//! Specs, cache keys, prices and the retry policy.
+
+use autoeval_models::*;
+use std::time::{Duration, SystemTime};
+
+#[test]
+fn specs_parse_print_and_explain_mistakes() {
+    for text in [
+        "reference",
+        "reference-noisy:0.2",
+        "openai:gpt-4o",
+        "anthropic:claude-3-5-haiku-latest",
+        "openai-compatible:llama3@http://127.0.0.1:8000/v1",
+    ] {
+        let spec: ModelSpec = text.parse().unwrap();
+        assert_eq!(spec.to_string(), text);
+    }
+    let s: ModelSpec = "openai-compatible:m@http://h:1/v1/".parse().unwrap();
+    assert_eq!(
+        s,
+        ModelSpec::OpenaiCompatible {
+            model: "m".into(),
+            base_url: "http://h:1/v1".into()
+        }
+    );
+    for (bad, why) in [
+        ("gpt-4o", "unknown backend"),
+        ("openai:", "model name is missing"),
+        ("reference-noisy:2", "between 0 and 1"),
+        ("reference-noisy:x", "not a number"),
+        ("openai-compatible:llama3", "MODEL@URL"),
+        ("openai-compatible:m@localhost:8000", "http://"),
+    ] {
+        let err = bad.parse::<ModelSpec>().unwrap_err().to_string();
+        assert!(
+            err.contains(why) && err.contains("expected reference"),
+            "{bad}: {err}"
+        );
+    }
+    assert_eq!(
+        "openai:gpt-4o".parse::<ModelSpec>().unwrap().key_variable(),
+        Some("OPENAI_API_KEY")
+    );
+    assert_eq!(ModelSpec::Reference.key_variable(), None);
+}
+
+#[test]
+fn cache_keys_change_with_everything_that_changes_the_reply() {
+    let spec: ModelSpec = "openai:gpt-4o".parse().unwrap();
+    let p = GenerationParams::default();
+    let base = cache_key(&spec, "prompt", &p, 0);
+    assert_eq!(base, cache_key(&spec, "prompt", &p, 0));
+    assert_eq!(base.len(), 64);
+    let other: ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
+    assert_ne!(base, cache_key(&other, "prompt", &p, 0));
+    assert_ne!(base, cache_key(&spec, "prompt ", &p, 0));
+    assert_ne!(base, cache_key(&spec, "prompt", &p, 1));
+    assert_ne!(
+        base,
+        cache_key(
+            &spec,
+            "prompt",
+            &GenerationParams {
+                temperature: 1.0,
+                ..p.clone()
+            },
+            0
+        )
+    );
+    assert_ne!(
+        base,
+        cache_key(&spec, "prompt", &GenerationParams { seed: Some(1), ..p }, 0)
+    );
+}
+
+#[test]
+fn prices_are_extensible() {
+    let usage = Usage {
+        prompt_tokens: 1_000_000,
+        completion_tokens: 500_000,
+    };
+    let table = PriceTable::builtin();
+    assert_eq!(table.cost("gpt-4o", usage), Some(2.5 + 5.0));
+    assert_eq!(table.cost("my-model", usage), None);
+    let table = table
+        .extended_with(r#"{"my-model": {"input": 1.0, "output": 2.0}}"#)
+        .unwrap();
+    assert_eq!(table.cost("my-model", usage), Some(2.0));
+    assert!(PriceTable::builtin().extended_with("{").is_err());
+}
+
+#[test]
+fn backoff_grows_is_jittered_capped_and_yields_to_retry_after() {
+    let p = RetryPolicy {
+        max_attempts: 5,
+        base_delay: Duration::from_millis(100),
+        max_delay: Duration::from_secs(1),
+    };
+    assert_eq!(
+        p.delay(1, None, 0.999),
+        Duration::from_millis(100).mul_f64(0.999)
+    );
+    assert_eq!(p.delay(3, None, 0.5), Duration::from_millis(200));
+    assert_eq!(p.delay(10, None, 1.0), Duration::from_secs(1));
+    assert_eq!(p.delay(2, None, 0.0), Duration::ZERO);
+    assert_eq!(
+        p.delay(1, Some(Duration::from_millis(750)), 0.1),
+        Duration::from_millis(750)
+    );
+    assert_eq!(
+        p.delay(1, Some(Duration::from_secs(30)), 0.1),
+        Duration::from_secs(1)
+    );
+    assert!(retryable_status(429) && retryable_status(503) && retryable_status(408));
+    assert!(!retryable_status(400) && !retryable_status(401) && !retryable_status(200));
+}
+
+#[test]
+fn retry_after_in_seconds_or_as_a_date() {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
+    assert_eq!(
+        parse_retry_after(" 0.5 ", now),
+        Some(Duration::from_millis(500))
+    );
+    let later = httpdate::fmt_http_date(now + Duration::from_secs(7));
+    assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(7)));
+    assert_eq!(parse_retry_after("soon", now), None);
+    assert_eq!(parse_retry_after("-1", now), None);
+}
