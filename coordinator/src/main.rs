@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod generate;
 mod import;
+mod mock_llm;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,8 @@ enum Command {
     Check(check::Args),
     /// Convert a dataset file of the public reference implementation to JSONL items.
     Import(import::Args),
+    /// Serve an OpenAI-compatible chat API that answers with the reference model.
+    MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
     Bench(bench::Args),
     /// Serve prover checks on stdin/stdout (started by the solver pool).
@@ -58,6 +61,7 @@ fn main() -> anyhow::Result<()> {
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::MockLlm(args) => mock_llm::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
         }

@@ -1,0 +1,58 @@
+//! `autoeval mock-llm`: a local OpenAI-compatible server answering with the reference model.
+
+use anyhow::{bail, Context, Result};
+use autoeval_mock_llm::{router, MockConfig};
+use autoeval_models::ModelSpec;
+use std::time::Duration;
+
+/// Settings of `autoeval mock-llm`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Port on 127.0.0.1 (0 picks a free one and prints it).
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// `reference` or `reference-noisy:RATE`.
+    #[arg(long, default_value = "reference")]
+    model: String,
+    /// Delay before every answer, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Fraction of requests that fail (half 500, half dropped connections).
+    #[arg(long, default_value_t = 0.0)]
+    error_rate: f64,
+    /// Requests per minute before 429 with Retry-After (enforced per second).
+    #[arg(long)]
+    rate_limit: Option<u32>,
+}
+
+/// Runs `autoeval mock-llm` until interrupted.
+pub fn run(args: Args) -> Result<()> {
+    let noise = match args.model.parse::<ModelSpec>()? {
+        ModelSpec::Reference => None,
+        ModelSpec::ReferenceNoisy { rate } => Some(rate),
+        other => bail!("the mock server plays reference or reference-noisy:RATE, not {other}"),
+    };
+    if !(0.0..=1.0).contains(&args.error_rate) {
+        bail!("--error-rate must be between 0 and 1");
+    }
+    let config = MockConfig {
+        noise,
+        latency: Duration::from_millis(args.latency_ms),
+        error_rate: args.error_rate,
+        rate_limit_rpm: args.rate_limit,
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+            .await
+            .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
+        let addr = listener.local_addr()?;
+        eprintln!(
+            "mock LLM ({}) at http://{addr}/v1; request counts at http://{addr}/stats",
+            args.model
+        );
+        axum::serve(listener, router(config))
+            .await
+            .context("the server stopped")
+    })
+}

@@ -1,0 +1,66 @@
+//! The response cache: on disk for one machine, behind a trait the fleet
+//! implements with Redis.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A stored reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedReply {
+    /// The reply's text.
+    pub text: String,
+    /// Prompt tokens it cost.
+    pub prompt_tokens: u64,
+    /// Completion tokens it cost.
+    pub completion_tokens: u64,
+}
+
+/// Where replies are kept between runs, keyed by [`autoeval_models::cache_key`].
+pub trait ResponseCache: Send + Sync {
+    /// The stored reply for `key`.
+    fn get(&self, key: &str) -> Option<CachedReply>;
+    /// Stores a reply; a failure to store is logged, not fatal.
+    fn put(&self, key: &str, reply: &CachedReply);
+}
+
+/// One JSON file per key under a directory (`ab/abcdef….json`), written to a
+/// temporary file and renamed, so a crash never leaves half a reply.
+pub struct DiskCache {
+    dir: PathBuf,
+}
+
+impl DiskCache {
+    /// A cache in `dir`, created when missing.
+    pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<DiskCache> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(DiskCache { dir })
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        let shard = key.get(..2).unwrap_or("00");
+        self.dir.join(shard).join(format!("{key}.json"))
+    }
+}
+
+impl ResponseCache for DiskCache {
+    fn get(&self, key: &str) -> Option<CachedReply> {
+        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn put(&self, key: &str, reply: &CachedReply) {
+        let path = self.path(key);
+        let write = || -> std::io::Result<()> {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, serde_json::to_vec(reply)?)?;
+            std::fs::rename(&tmp, &path)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(error = %e, path = %path.display(), "cannot store a reply in the cache");
+        }
+    }
+}

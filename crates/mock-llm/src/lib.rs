@@ -1,0 +1,197 @@
+//! A local OpenAI-compatible chat-completions server that answers with the
+//! reference model. Tests and benchmarks use it to drive the real HTTP path:
+//! it can add latency, answer 429 with Retry-After past a request rate,
+//! answer 500, and drop connections, and it counts what it served
+//! (`GET /stats`).
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How the server behaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MockConfig {
+    /// `None` for the exact reference model, `Some(rate)` for reference-noisy.
+    pub noise: Option<f64>,
+    /// Delay before every answer.
+    pub latency: Duration,
+    /// Fraction of requests that fail: half with 500, half by dropping the connection.
+    pub error_rate: f64,
+    /// Requests per minute before answering 429 with Retry-After, enforced
+    /// per second (`rpm / 60` a second, at least one); `None` for no limit.
+    pub rate_limit_rpm: Option<u32>,
+}
+
+impl Default for MockConfig {
+    fn default() -> MockConfig {
+        MockConfig {
+            noise: None,
+            latency: Duration::ZERO,
+            error_rate: 0.0,
+            rate_limit_rpm: None,
+        }
+    }
+}
+
+/// What the server has served so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Every chat request received.
+    pub requests: u64,
+    /// Requests answered with a completion.
+    pub completions: u64,
+    /// Requests answered 429.
+    pub rate_limited: u64,
+    /// Requests answered 500.
+    pub server_errors: u64,
+    /// Requests whose connection was dropped.
+    pub dropped: u64,
+}
+
+struct Shared {
+    config: MockConfig,
+    requests: AtomicU64,
+    completions: AtomicU64,
+    rate_limited: AtomicU64,
+    server_errors: AtomicU64,
+    dropped: AtomicU64,
+    /// Start of the current one-second window and requests in it.
+    window: Mutex<(Instant, u32)>,
+}
+
+#[derive(Deserialize)]
+struct ChatRequest {
+    model: String,
+    messages: Vec<Message>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    role: String,
+    content: String,
+}
+
+/// A pseudo-random draw in [0, 1) for request number `n`: the same run of
+/// requests meets the same failures.
+fn draw(n: u64) -> f64 {
+    let mut x = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+async fn chat(
+    State(s): State<Arc<Shared>>,
+    body: Result<Json<ChatRequest>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let n = s.requests.fetch_add(1, Ordering::Relaxed);
+    let Json(req) = match body {
+        Ok(b) => b,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"message": e.body_text()}})),
+            )
+                .into_response()
+        }
+    };
+    if let Some(rpm) = s.config.rate_limit_rpm {
+        let per_second = (rpm / 60).max(1);
+        let mut w = s.window.lock().unwrap_or_else(|e| e.into_inner());
+        if w.0.elapsed() >= Duration::from_secs(1) {
+            *w = (Instant::now(), 0);
+        }
+        if w.1 >= per_second {
+            let wait = 1;
+            s.rate_limited.fetch_add(1, Ordering::Relaxed);
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, format!("{wait}"))],
+                Json(json!({"error": {"message": "rate limit reached"}})),
+            )
+                .into_response();
+        }
+        w.1 += 1;
+    }
+    tokio::time::sleep(s.config.latency).await;
+    let u = draw(n);
+    if u < s.config.error_rate / 2.0 {
+        s.server_errors.fetch_add(1, Ordering::Relaxed);
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"error": {"message": "injected failure"}})),
+        )
+            .into_response();
+    }
+    if u < s.config.error_rate {
+        s.dropped.fetch_add(1, Ordering::Relaxed);
+        // A body that fails mid-stream makes the server close the connection.
+        return Response::builder()
+            .status(StatusCode::OK)
+            .body(failing_body())
+            .unwrap_or_default();
+    }
+    let prompt = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map_or("", |m| m.content.as_str());
+    let text = autoeval_reference_model::answer_noisy(prompt, s.config.noise.unwrap_or(0.0));
+    s.completions.fetch_add(1, Ordering::Relaxed);
+    let prompt_tokens = prompt.split_whitespace().count();
+    let completion_tokens = text.split_whitespace().count();
+    Json(json!({
+        "id": format!("mock-{n}"),
+        "object": "chat.completion",
+        "model": req.model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }))
+    .into_response()
+}
+
+/// A body that fails before its first byte, so the server closes the connection mid-response.
+fn failing_body() -> axum::body::Body {
+    let broken = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, std::io::Error>(std::io::Error::other(
+            "injected dropped connection",
+        ))
+    });
+    axum::body::Body::from_stream(broken)
+}
+
+async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
+    Json(Stats {
+        requests: s.requests.load(Ordering::Relaxed),
+        completions: s.completions.load(Ordering::Relaxed),
+        rate_limited: s.rate_limited.load(Ordering::Relaxed),
+        server_errors: s.server_errors.load(Ordering::Relaxed),
+        dropped: s.dropped.load(Ordering::Relaxed),
+    })
+}
+
+/// The server's routes: `POST /v1/chat/completions` and `GET /stats`.
+pub fn router(config: MockConfig) -> Router {
+    let shared = Arc::new(Shared {
+        config,
+        requests: AtomicU64::new(0),
+        completions: AtomicU64::new(0),
+        rate_limited: AtomicU64::new(0),
+        server_errors: AtomicU64::new(0),
+        dropped: AtomicU64::new(0),
+        window: Mutex::new((Instant::now(), 0)),
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/stats", get(stats))
+        .with_state(shared)
+}
