@@ -1,6 +1,7 @@
 //! `autoeval`: generate benchmark datasets and check formula equivalence.
 
 mod bench;
+mod bench_llm;
 mod check;
 mod generate;
 mod import;
@@ -35,6 +36,8 @@ enum Command {
     Check(check::Args),
     /// Convert a dataset file of the public reference implementation to JSONL items.
     Import(import::Args),
+    /// Measure round trips per second through HTTP against the mock server (use a release build).
+    BenchLlm(bench_llm::Args),
     /// Serve an OpenAI-compatible chat API that answers with the reference model.
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
@@ -62,6 +65,7 @@ fn main() -> anyhow::Result<()> {
         Command::Import(args) => import::run(args),
         Command::Bench(args) => bench::run(args),
         Command::MockLlm(args) => mock_llm::run(args),
+        Command::BenchLlm(args) => bench_llm::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
         }

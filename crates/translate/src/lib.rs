@@ -1,0 +1,123 @@
+//! One round trip (A∘I)(φ0) as a library call: the model informalizes φ0
+//! (I), then autoformalizes its own English in a fresh context (A); the
+//! answer is parsed tolerantly. Everything a result line needs is recorded:
+//! the English, the raw answer, φ1 or why it does not parse, the copy check,
+//! tokens, cost, latency, attempts, and an API failure if there was one.
+
+use autoeval_llm_client::{Backend, CallError, Reply};
+use autoeval_models::Usage;
+use autoeval_prompts::{copy_check, CopyCheck, Family, Shots, Templates};
+use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
+use serde::{Deserialize, Serialize};
+
+/// Everything one round trip produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrip {
+    /// Versions of the informalization and autoformalization templates.
+    pub templates: Vec<String>,
+    /// The model's English (ψ0).
+    pub english: Option<String>,
+    /// Whether ψ0 copies the formula.
+    pub copy_check: Option<CopyCheck>,
+    /// The model's raw autoformalization answer.
+    pub raw_answer: Option<String>,
+    /// φ1 in canonical form, when the answer parses.
+    pub phi1: Option<String>,
+    /// Why the answer does not parse (syntactic non-compliance).
+    pub non_compliance: Option<String>,
+    /// Why a call failed for good; such an item is an API failure, not non-compliant.
+    pub api_failure: Option<String>,
+    /// Tokens of both calls.
+    pub usage: Usage,
+    /// Cost of both calls in USD, when known.
+    pub cost: Option<f64>,
+    /// Wall-clock time of both calls.
+    pub latency_ms: f64,
+    /// Attempts of both calls (0 for cached replies).
+    pub attempts: u32,
+    /// True when both replies came from the cache.
+    pub cached: bool,
+}
+
+/// How a round trip is asked.
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
+    /// Prompt family of the item's dataset.
+    pub family: Family,
+    /// The ground truth.
+    pub phi0: &'a str,
+    /// Zero- or few-shot.
+    pub shots: Shots,
+    /// Regex alphabet.
+    pub alphabet: &'a [char],
+    /// Sample index (repeats of one item are cached apart).
+    pub sample: u32,
+    /// Which connectives φ1 may use.
+    pub mode: Mode,
+}
+
+impl RoundTrip {
+    /// Adds a reply's accounting; `first` for the informalization call.
+    fn add(&mut self, reply: &Reply, first: bool) {
+        self.usage.prompt_tokens += reply.usage.prompt_tokens;
+        self.usage.completion_tokens += reply.usage.completion_tokens;
+        // The cost is known only when every call's cost is.
+        self.cost = if first {
+            reply.cost
+        } else {
+            self.cost.zip(reply.cost).map(|(a, b)| a + b)
+        };
+        self.latency_ms += reply.latency_ms;
+        self.attempts += reply.attempts;
+    }
+
+    fn failed(mut self, e: CallError) -> RoundTrip {
+        self.api_failure = Some(e.to_string());
+        self
+    }
+}
+
+/// Runs I then A for one item.
+pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<'_>) -> RoundTrip {
+    let mut out = RoundTrip::default();
+    let i = match templates.informalize(req.family, req.phi0, req.shots, req.alphabet) {
+        Ok(p) => p,
+        Err(e) => return out.failed(CallError::Setup(e.to_string())),
+    };
+    out.templates.push(i.template.clone());
+    let english = match backend.chat(&i.text, req.sample).await {
+        Ok(r) => {
+            out.cached = r.cached;
+            out.add(&r, true);
+            r.text
+        }
+        Err(e) => return out.failed(e),
+    };
+    out.copy_check = Some(copy_check(req.phi0, &english));
+    let a = match templates.autoformalize(req.family, req.phi0, &english, req.shots, req.alphabet) {
+        Ok(p) => p,
+        Err(e) => return out.failed(CallError::Setup(e.to_string())),
+    };
+    out.templates.push(a.template.clone());
+    out.english = Some(english);
+    let answer = match backend.chat(&a.text, req.sample).await {
+        Ok(r) => {
+            out.cached &= r.cached;
+            out.add(&r, false);
+            r.text
+        }
+        Err(e) => return out.failed(e),
+    };
+    let parsed = if req.family == Family::Regex {
+        parse_regex(&answer, req.mode, req.alphabet).map(|p| print::regex(&p.value))
+    } else {
+        parse_formula(&answer, req.mode)
+            .map(|p| print::formula(&canonical(&p.value), Style::Unicode))
+    };
+    match parsed {
+        Ok(phi1) => out.phi1 = Some(phi1),
+        Err(e) => out.non_compliance = Some(e.to_string()),
+    }
+    out.raw_answer = Some(answer);
+    out
+}

@@ -1,0 +1,116 @@
+//! Round trips through the real HTTP path against the mock server.
+
+use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
+use autoeval_llm_client::{Backend, BackendOptions};
+use autoeval_mock_llm::{router, MockConfig};
+use autoeval_models::{ModelSpec, RetryPolicy};
+use autoeval_prompts::{Family, Shots, Templates};
+use autoeval_syntax::Mode;
+use autoeval_translate::{round_trip, Request};
+use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
+use std::time::Duration;
+
+async fn serve(config: MockConfig) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router(config)).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dataset_round_trips_through_http_with_flaky_service() {
+    let base = serve(MockConfig {
+        error_rate: 0.3,
+        ..MockConfig::default()
+    })
+    .await;
+    let spec: ModelSpec = format!("openai-compatible:reference@{base}")
+        .parse()
+        .unwrap();
+    let retry = RetryPolicy {
+        max_attempts: 20,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(200),
+    };
+    let backend = Backend::new(
+        spec,
+        BackendOptions {
+            retry,
+            ..BackendOptions::default()
+        },
+    )
+    .unwrap();
+    let templates = Templates::builtin();
+    let sigma = ['0', '1'];
+    for kind in DatasetKind::ALL {
+        let cfg = DatasetConfig {
+            per_bucket: 2,
+            ..DatasetConfig::table1(kind)
+        };
+        let items = generate_batch(&cfg, 0).unwrap().items;
+        let family = Family::of_dataset(kind.name()).unwrap();
+        let check_kind: Kind = kind.check_kind().parse().unwrap();
+        for (n, item) in items.iter().enumerate() {
+            let shots = if n % 2 == 0 {
+                Shots::ZeroShot
+            } else {
+                Shots::FewShot
+            };
+            let req = Request {
+                family,
+                phi0: &item.fs,
+                shots,
+                alphabet: &sigma,
+                sample: 0,
+                mode: Mode::Strict,
+            };
+            let rt = round_trip(&backend, &templates, &req).await;
+            assert_eq!(rt.api_failure, None);
+            assert_eq!(rt.non_compliance, None, "{rt:?}");
+            assert!(!rt.copy_check.as_ref().unwrap().copied);
+            assert_eq!(rt.templates.len(), 2);
+            assert!(rt.attempts >= 2 && rt.usage.prompt_tokens > 0);
+            let phi1 = rt.phi1.unwrap();
+            let o = check(
+                check_kind,
+                &item.fs,
+                &phi1,
+                &Settings::default(),
+                &InProcessZ3,
+            );
+            assert_eq!(o.verdict, Verdict::Equivalent, "{} -> {phi1}", item.fs);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
+    let spec: ModelSpec = "openai-compatible:reference@http://127.0.0.1:9/v1"
+        .parse()
+        .unwrap();
+    let retry = RetryPolicy {
+        max_attempts: 2,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    let backend = Backend::new(
+        spec,
+        BackendOptions {
+            retry,
+            ..BackendOptions::default()
+        },
+    )
+    .unwrap();
+    let req = Request {
+        family: Family::Propositional,
+        phi0: "(p1 ∧ p2)",
+        shots: Shots::ZeroShot,
+        alphabet: &[],
+        sample: 0,
+        mode: Mode::Strict,
+    };
+    let rt = round_trip(&backend, &Templates::builtin(), &req).await;
+    assert!(rt.api_failure.unwrap().contains("2 attempt"));
+    assert_eq!(rt.non_compliance, None);
+    assert_eq!(rt.phi1, None);
+}
