@@ -36,6 +36,28 @@ pub fn autoformalize(description: &str, regex: bool) -> Result<String, ReadError
     }
 }
 
+/// The A4 question, answered by the verifier: an explanation, then `[Answer] yes|no`.
+fn judge(prompt: &str, a: &str, b: &str) -> String {
+    use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
+    let kind = if prompt.contains("regular expression") {
+        Kind::Regex
+    } else if prompt.contains("first-order") {
+        Kind::Fol
+    } else {
+        Kind::Plogic
+    };
+    let o = check(kind, a, b, &Settings::default(), &InProcessZ3);
+    match o.verdict {
+        Verdict::Equivalent => {
+            "A formal check shows the two formulas are equivalent.\n[Answer] yes".into()
+        }
+        Verdict::NotEquivalent => {
+            "A formal check finds a case where they differ.\n[Answer] no".into()
+        }
+        other => format!("I could not decide ({other:?})."),
+    }
+}
+
 /// The text after `marker` in a prompt, up to the next blank line or the end.
 fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
     let start = prompt.rfind(marker)? + marker.len();
@@ -56,6 +78,12 @@ pub fn answer(prompt: &str) -> String {
 /// items describe a formula with one injected error ([`noise::injection`]).
 pub fn answer_noisy(prompt: &str, rate: f64) -> String {
     let regex = prompt.contains("regular expression");
+    if let (Some(a), Some(b)) = (
+        section(prompt, "[FORMULA 1]"),
+        section(prompt, "[FORMULA 2]"),
+    ) {
+        return judge(prompt, a, b);
+    }
     let reply = if let Some(description) = section(prompt, "[NL DESCRIPTION]") {
         autoformalize(description, regex).map_err(|e| e.to_string())
     } else if let Some(formula) = section(prompt, "[FORMULA]") {

@@ -136,3 +136,18 @@ fn noisy_accuracy_matches_the_injected_rate() {
         );
     }
 }
+
+#[test]
+fn the_reference_judge_answers_the_a4_question() {
+    use autoeval_prompts::{parse_judgement, JudgeStyle, Judgement};
+    let t = Templates::builtin();
+    let yes = t.judge(
+        Family::FirstOrder,
+        "∀ x1.pred1(x1)",
+        "∀ x2.pred1(x2)",
+        JudgeStyle::Cot,
+    );
+    assert_eq!(parse_judgement(&answer(&yes.text)), Judgement::Yes);
+    let no = t.judge(Family::Regex, "(00)*", "0(00)*", JudgeStyle::Yesno);
+    assert_eq!(parse_judgement(&answer(&no.text)), Judgement::No);
+}
