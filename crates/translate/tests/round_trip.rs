@@ -114,3 +114,93 @@ async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
     assert_eq!(rt.non_compliance, None);
     assert_eq!(rt.phi1, None);
 }
+
+/// A log sink the test can read back.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn keys_reach_neither_results_nor_logs() {
+    use axum::http::HeaderMap;
+    let logs = Captured::default();
+    let sink = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // A failing server that echoes the credentials it received.
+    let echo = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(|h: HeaderMap| async move {
+            let auth = h
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            (
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                format!("overloaded, caller {auth}"),
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, echo).await.unwrap() });
+    let secret = "sk-live-NEVER-SHOW-789";
+    let file =
+        std::env::temp_dir().join(format!("autoeval-secrets-rt-{}.json", std::process::id()));
+    std::fs::write(
+        &file,
+        format!(r#"{{"OPENAI_COMPATIBLE_API_KEY": "{secret}"}}"#),
+    )
+    .unwrap();
+    let spec: ModelSpec = format!("openai-compatible:m@http://{addr}/v1")
+        .parse()
+        .unwrap();
+    let retry = RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    let options = BackendOptions {
+        retry,
+        secrets_file: Some(file.clone()),
+        ..BackendOptions::default()
+    };
+    let backend = Backend::new(spec, options).unwrap();
+    let req = Request {
+        family: Family::Propositional,
+        phi0: "(p1 ∧ p2)",
+        shots: Shots::ZeroShot,
+        alphabet: &[],
+        sample: 0,
+        mode: Mode::Strict,
+    };
+    let rt = round_trip(&backend, &Templates::builtin(), &req).await;
+    std::fs::remove_file(&file).unwrap();
+    let result = serde_json::to_string(&rt).unwrap();
+    assert!(rt.api_failure.is_some(), "{result}");
+    assert!(
+        result.contains("***"),
+        "the echoed key should show as redacted: {result}"
+    );
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logged.contains("retrying"),
+        "no log lines were captured: {logged}"
+    );
+    for text in [&result, &logged] {
+        assert!(!text.contains(secret), "the key leaked: {text}");
+    }
+}
