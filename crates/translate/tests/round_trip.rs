@@ -10,6 +10,25 @@ use autoeval_translate::{round_trip, Request};
 use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
 use std::time::Duration;
 
+/// A backend for `spec` that retries quickly, up to `attempts` attempts in all.
+fn backend(spec: &str, attempts: u32, secrets_file: Option<std::path::PathBuf>) -> Backend {
+    let spec: ModelSpec = spec.parse().unwrap();
+    let retry = RetryPolicy {
+        max_attempts: attempts,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(200),
+    };
+    Backend::new(
+        spec,
+        BackendOptions {
+            retry,
+            secrets_file,
+            ..BackendOptions::default()
+        },
+    )
+    .unwrap()
+}
+
 async fn serve(config: MockConfig) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -24,22 +43,7 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
         ..MockConfig::default()
     })
     .await;
-    let spec: ModelSpec = format!("openai-compatible:reference@{base}")
-        .parse()
-        .unwrap();
-    let retry = RetryPolicy {
-        max_attempts: 20,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(200),
-    };
-    let backend = Backend::new(
-        spec,
-        BackendOptions {
-            retry,
-            ..BackendOptions::default()
-        },
-    )
-    .unwrap();
+    let backend = backend(&format!("openai-compatible:reference@{base}"), 20, None);
     let templates = Templates::builtin();
     let sigma = ['0', '1'];
     for kind in DatasetKind::ALL {
@@ -85,22 +89,7 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
 
 #[tokio::test]
 async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
-    let spec: ModelSpec = "openai-compatible:reference@http://127.0.0.1:9/v1"
-        .parse()
-        .unwrap();
-    let retry = RetryPolicy {
-        max_attempts: 2,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    };
-    let backend = Backend::new(
-        spec,
-        BackendOptions {
-            retry,
-            ..BackendOptions::default()
-        },
-    )
-    .unwrap();
+    let backend = backend("openai-compatible:reference@http://127.0.0.1:9/v1", 2, None);
     let req = Request {
         family: Family::Propositional,
         phi0: "(p1 ∧ p2)",
@@ -165,20 +154,11 @@ async fn keys_reach_neither_results_nor_logs() {
         format!(r#"{{"OPENAI_COMPATIBLE_API_KEY": "{secret}"}}"#),
     )
     .unwrap();
-    let spec: ModelSpec = format!("openai-compatible:m@http://{addr}/v1")
-        .parse()
-        .unwrap();
-    let retry = RetryPolicy {
-        max_attempts: 3,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    };
-    let options = BackendOptions {
-        retry,
-        secrets_file: Some(file.clone()),
-        ..BackendOptions::default()
-    };
-    let backend = Backend::new(spec, options).unwrap();
+    let backend = backend(
+        &format!("openai-compatible:m@http://{addr}/v1"),
+        3,
+        Some(file.clone()),
+    );
     let req = Request {
         family: Family::Propositional,
         phi0: "(p1 ∧ p2)",
