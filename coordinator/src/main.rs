@@ -3,6 +3,7 @@
 mod bench;
 mod bench_llm;
 mod check;
+mod correlate;
 mod generate;
 mod import;
 mod mock_llm;
@@ -34,6 +35,8 @@ enum Command {
     Generate(generate::Args),
     /// Check pairs of formulas or regular expressions for equivalence.
     Check(check::Args),
+    /// Metric A1: Pearson correlation and predictive power against another benchmark's scores.
+    Correlate(correlate::Args),
     /// Convert a dataset file of the public reference implementation to JSONL items.
     Import(import::Args),
     /// Measure round trips per second through HTTP against the mock server (use a release build).
@@ -63,6 +66,7 @@ fn main() -> anyhow::Result<()> {
         Command::Generate(args) => generate::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
+        Command::Correlate(args) => correlate::run(args),
         Command::Bench(args) => bench::run(args),
         Command::MockLlm(args) => mock_llm::run(args),
         Command::BenchLlm(args) => bench_llm::run(args),

@@ -180,3 +180,24 @@ fn check_streams_verdicts_in_input_order_and_survives_bad_lines() {
         .unwrap()
         .contains("end of the answer"));
 }
+
+#[test]
+fn correlate_on_the_papers_table_8() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let out = autoeval(&[
+        "correlate",
+        "--ours",
+        fixtures.join("table8_autoeval.csv").to_str().unwrap(),
+        "--other",
+        fixtures.join("table8_folio.csv").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Independent computation: ρ = 0.80435, p = 0.000172 (t density integrated numerically).
+    assert!(text.contains("models: 16"), "{text}");
+    assert!(text.contains("pearson rho: 0.804"), "{text}");
+    assert!(text.contains("p-value: 0.000172"), "{text}");
+    assert!(
+        text.contains("P(other1 >= other2 | ours1 >= ours2): 0.892 (107 of 120"),
+        "{text}"
+    );
+}

@@ -1,0 +1,83 @@
+//! `autoeval correlate`: metric A1 between this benchmark's scores and another's.
+
+use anyhow::{bail, Context, Result};
+use autoeval_metrics::{pearson, predictive_power};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Settings of `autoeval correlate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// CSV of this benchmark's scores: model,score (a header row is allowed).
+    #[arg(long)]
+    ours: PathBuf,
+    /// CSV of the other benchmark's scores: model,score.
+    #[arg(long)]
+    other: PathBuf,
+}
+
+fn read_scores(path: &Path) -> Result<BTreeMap<String, f64>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut scores = BTreeMap::new();
+    for (i, record) in reader.records().enumerate() {
+        let record = record.with_context(|| format!("{}: line {}", path.display(), i + 1))?;
+        let (Some(model), Some(score)) = (record.get(0), record.get(1)) else {
+            bail!(
+                "{}: line {} needs two columns, model and score",
+                path.display(),
+                i + 1
+            );
+        };
+        match score.parse::<f64>() {
+            Ok(s) => {
+                scores.insert(model.to_string(), s);
+            }
+            Err(_) if i == 0 => {} // a header row
+            Err(_) => bail!(
+                "{}: line {}: {score:?} is not a number",
+                path.display(),
+                i + 1
+            ),
+        }
+    }
+    Ok(scores)
+}
+
+/// Runs `autoeval correlate`.
+pub fn run(args: Args) -> Result<()> {
+    let ours = read_scores(&args.ours)?;
+    let other = read_scores(&args.other)?;
+    let models: Vec<&String> = ours.keys().filter(|m| other.contains_key(*m)).collect();
+    let missing: Vec<&String> = ours
+        .keys()
+        .chain(other.keys())
+        .filter(|m| !models.contains(m))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "left out (scored on one side only): {}",
+            missing
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let y: Vec<f64> = models.iter().map(|m| ours[*m]).collect();
+    let x: Vec<f64> = models.iter().map(|m| other[*m]).collect();
+    let c = pearson(&y, &x)?;
+    println!("models: {}", c.n);
+    println!("pearson rho: {:.3}", c.rho);
+    println!("p-value: {:.6}", c.p_value);
+    if let Some((p, both, given)) = predictive_power(&x, &y) {
+        println!("predictive power P(other1 >= other2 | ours1 >= ours2): {p:.3} ({both} of {given} ordered pairs)");
+    }
+    if let Some((p, both, given)) = predictive_power(&y, &x) {
+        println!("predictive power P(ours1 >= ours2 | other1 >= other2): {p:.3} ({both} of {given} ordered pairs)");
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Statistics of the benchmark. Metric A1 compares scores on ∀uto∃val with
+//! scores on another benchmark across models: Pearson's ρ with its
+//! two-sided p-value, and the predictive power of Def. 5.1,
+//! P(x1 ≥ x2 | y1 ≥ y2), estimated over ordered pairs of models.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use thiserror::Error;
+
+/// Why a statistic cannot be computed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum StatsError {
+    /// Fewer than three paired scores.
+    #[error("need at least 3 models with both scores, got {0}")]
+    TooFew(usize),
+    /// One side has no spread, so ρ is undefined.
+    #[error("the {0} scores are all equal, so the correlation is undefined")]
+    NoVariance(&'static str),
+}
+
+/// Pearson's correlation and its two-sided p-value (t-test with n − 2 degrees of freedom).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Correlation {
+    /// ρ.
+    pub rho: f64,
+    /// Probability of |ρ| at least this large if there were no correlation.
+    pub p_value: f64,
+    /// Number of pairs.
+    pub n: usize,
+}
+
+/// Pearson's ρ of `xs` and `ys`, with its p-value.
+pub fn pearson(xs: &[f64], ys: &[f64]) -> Result<Correlation, StatsError> {
+    let n = xs.len().min(ys.len());
+    if n < 3 {
+        return Err(StatsError::TooFew(n));
+    }
+    let mean = |v: &[f64]| v[..n].iter().sum::<f64>() / n as f64;
+    let (mx, my) = (mean(xs), mean(ys));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (dx, dy) = (xs[i] - mx, ys[i] - my);
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    if sxx == 0.0 {
+        return Err(StatsError::NoVariance("first"));
+    }
+    if syy == 0.0 {
+        return Err(StatsError::NoVariance("second"));
+    }
+    let rho = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
+    let df = (n - 2) as f64;
+    let p_value = if rho.abs() >= 1.0 {
+        0.0
+    } else {
+        let t = rho * (df / (1.0 - rho * rho)).sqrt();
+        match StudentsT::new(0.0, 1.0, df) {
+            Ok(dist) => 2.0 * (1.0 - dist.cdf(t.abs())),
+            Err(_) => f64::NAN,
+        }
+    };
+    Ok(Correlation { rho, p_value, n })
+}
+
+/// Def. 5.1 estimated by maximum likelihood: among ordered pairs of distinct
+/// models with `y_i ≥ y_j`, the share that also have `x_i ≥ x_j`. Returns
+/// (probability, pairs with both, pairs with the condition).
+pub fn predictive_power(xs: &[f64], ys: &[f64]) -> Option<(f64, usize, usize)> {
+    let n = xs.len().min(ys.len());
+    let (mut both, mut given) = (0, 0);
+    for i in 0..n {
+        for j in (0..n).filter(|&j| j != i) {
+            if ys[i] >= ys[j] {
+                given += 1;
+                both += (xs[i] >= xs[j]) as usize;
+            }
+        }
+    }
+    (given > 0).then(|| (both as f64 / given as f64, both, given))
+}
