@@ -7,6 +7,7 @@ mod correlate;
 mod generate;
 mod import;
 mod mock_llm;
+mod reverify;
 
 use clap::{Parser, Subcommand};
 
@@ -35,6 +36,8 @@ enum Command {
     Generate(generate::Args),
     /// Check pairs of formulas or regular expressions for equivalence.
     Check(check::Args),
+    /// Re-check the reference implementation's published verdicts and report disagreements.
+    Reverify(reverify::Args),
     /// Metric A1: Pearson correlation and predictive power against another benchmark's scores.
     Correlate(correlate::Args),
     /// Convert a dataset file of the public reference implementation to JSONL items.
@@ -67,6 +70,7 @@ fn main() -> anyhow::Result<()> {
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Correlate(args) => correlate::run(args),
+        Command::Reverify(args) => reverify::run(args),
         Command::Bench(args) => bench::run(args),
         Command::MockLlm(args) => mock_llm::run(args),
         Command::BenchLlm(args) => bench_llm::run(args),

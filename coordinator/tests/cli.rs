@@ -201,3 +201,33 @@ fn correlate_on_the_papers_table_8() {
         "{text}"
     );
 }
+
+#[test]
+fn reverify_finds_where_the_published_regex_verdicts_are_wrong() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = scratch("reverify");
+    let details = dir.join("disagreements.jsonl");
+    let out = autoeval(&[
+        "reverify",
+        fixtures.join("regex_verified.json").to_str().unwrap(),
+        "--out",
+        details.to_str().unwrap(),
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    // The reference compared automaton shapes: 0* and 1*, (00)* and 0(00)* look alike.
+    assert!(table.contains("published equivalent, is not: 1"), "{table}");
+    let rows = jsonl(&std::fs::read_to_string(&details).unwrap());
+    let found: Vec<(i64, &str)> = rows
+        .iter()
+        .map(|r| (r["idx"].as_i64().unwrap(), r["finding"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (0, "published equivalent, is not"),
+            (1, "published equivalent, is not")
+        ],
+        "{rows:?}"
+    );
+    assert_eq!(rows[0]["counterexample"]["word"], "0");
+}
