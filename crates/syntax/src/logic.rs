@@ -87,22 +87,6 @@ impl Formula {
         f
     }
 
-    /// True for a proposition, a predicate, or the negation of one.
-    pub fn is_literal(&self) -> bool {
-        match self {
-            Formula::Atom { .. } => true,
-            Formula::Not(inner) => matches!(**inner, Formula::Atom { .. }),
-            _ => false,
-        }
-    }
-
-    /// True when any quantifier occurs in the formula.
-    pub fn has_quantifier(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |f| found |= matches!(f, Formula::Quant { .. }));
-        found
-    }
-
     /// Calls `f` on every node, parents before children.
     pub fn visit(&self, f: &mut impl FnMut(&Formula)) {
         f(self);
@@ -114,22 +98,6 @@ impl Formula {
             Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
                 a.visit(f);
                 b.visit(f);
-            }
-        }
-    }
-
-    /// Nesting depth of the tree, not counting `Group` nodes; an atom has depth 1.
-    pub fn depth(&self) -> usize {
-        match self {
-            Formula::Atom { .. } => 1,
-            Formula::Group(a) => a.depth(),
-            Formula::Not(a) => 1 + a.depth(),
-            Formula::Quant { body, .. } => 1 + body.depth(),
-            Formula::And(xs) | Formula::Or(xs) => {
-                1 + xs.iter().map(Formula::depth).max().unwrap_or(0)
-            }
-            Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
-                1 + a.depth().max(b.depth())
             }
         }
     }

@@ -29,6 +29,18 @@ fn backend(spec: &str, attempts: u32, secrets_file: Option<std::path::PathBuf>) 
     .unwrap()
 }
 
+/// A zero-shot round trip of `(p1 ∧ p2)`.
+fn conjunction_request() -> Request<'static> {
+    Request {
+        family: Family::Propositional,
+        phi0: "(p1 ∧ p2)",
+        shots: Shots::ZeroShot,
+        alphabet: &[],
+        sample: 0,
+        mode: Mode::Strict,
+    }
+}
+
 async fn serve(config: MockConfig) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -90,14 +102,7 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
 #[tokio::test]
 async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
     let backend = backend("openai-compatible:reference@http://127.0.0.1:9/v1", 2, None);
-    let req = Request {
-        family: Family::Propositional,
-        phi0: "(p1 ∧ p2)",
-        shots: Shots::ZeroShot,
-        alphabet: &[],
-        sample: 0,
-        mode: Mode::Strict,
-    };
+    let req = conjunction_request();
     let rt = round_trip(&backend, &Templates::builtin(), &req).await;
     assert!(rt.api_failure.unwrap().contains("2 attempt"));
     assert_eq!(rt.non_compliance, None);
@@ -159,14 +164,7 @@ async fn keys_reach_neither_results_nor_logs() {
         3,
         Some(file.clone()),
     );
-    let req = Request {
-        family: Family::Propositional,
-        phi0: "(p1 ∧ p2)",
-        shots: Shots::ZeroShot,
-        alphabet: &[],
-        sample: 0,
-        mode: Mode::Strict,
-    };
+    let req = conjunction_request();
     let rt = round_trip(&backend, &Templates::builtin(), &req).await;
     std::fs::remove_file(&file).unwrap();
     let result = serde_json::to_string(&rt).unwrap();
