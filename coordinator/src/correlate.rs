@@ -16,7 +16,7 @@ pub struct Args {
     other: PathBuf,
 }
 
-fn read_scores(path: &Path) -> Result<BTreeMap<String, f64>> {
+pub fn read_scores(path: &Path) -> Result<BTreeMap<String, f64>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)

@@ -7,7 +7,9 @@ mod correlate;
 mod generate;
 mod import;
 mod mock_llm;
+mod report;
 mod reverify;
+mod run;
 
 use clap::{Parser, Subcommand};
 
@@ -23,7 +25,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "autoeval",
     version,
-    after_help = "Examples:\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+    after_help = "Examples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,6 +34,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run an evaluation on this machine: generate, translate, verify, record, report.
+    Run(run::Args),
+    /// Write the HTML report and print the summary of a run directory.
+    Report(report::Args),
     /// Generate a dataset of formulas balanced over complexity (paper Algorithm 1).
     Generate(generate::Args),
     /// Check pairs of formulas or regular expressions for equivalence.
@@ -66,6 +72,8 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
+        Command::Run(args) => run::run(args),
+        Command::Report(args) => report::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),

@@ -6,6 +6,10 @@
 //! so callers can attach ids and metadata. The result is the same object
 //! with `verdict`, `reason`, `counterexample`, `method` and `ms` added.
 
+mod record;
+
+pub use record::{JudgeRecord, ResultRecord, Tokens, UnitKey, Verdict};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

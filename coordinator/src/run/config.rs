@@ -1,0 +1,222 @@
+//! The settings of a run: built-in defaults, then a TOML file, then flags.
+
+use anyhow::{bail, Context, Result};
+use autoeval_generate::DatasetKind;
+use autoeval_pipeline::{CopyPolicy, RunPlan};
+use autoeval_prompts::Shots;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Every setting of `autoeval run`, as the config file spells it. Missing
+/// keys take the built-in defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunConfig {
+    /// Dataset types.
+    pub datasets: Option<Vec<DatasetKind>>,
+    /// Model specs.
+    pub models: Option<Vec<String>>,
+    /// Prompt styles: zero-shot, few-shot.
+    pub prompts: Option<Vec<Shots>>,
+    /// Items per complexity value per batch.
+    pub per_bucket: Option<usize>,
+    /// Batches per dataset.
+    pub batches: Option<u64>,
+    /// n of (A∘I)^n.
+    pub rounds: Option<u32>,
+    /// Repeats of each unit.
+    pub repeats: Option<u32>,
+    /// Dataset seed.
+    pub seed: Option<u64>,
+    /// Round trips in flight.
+    pub concurrency: Option<usize>,
+    /// Verifier threads.
+    pub verifiers: Option<usize>,
+    /// Prover time limit per check, in ms.
+    pub timeout_ms: Option<u64>,
+    /// Model request time limit, in seconds.
+    pub request_timeout_s: Option<u64>,
+    /// Attempts per model call, the first included.
+    pub max_attempts: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Most tokens per reply.
+    pub max_tokens: Option<u32>,
+    /// What a copied formula counts as: flag or fail.
+    pub copy_policy: Option<CopyPolicy>,
+    /// Directory of prompt templates replacing the built-in ones.
+    pub templates: Option<PathBuf>,
+    /// JSON price table extending the built-in one.
+    pub prices: Option<PathBuf>,
+    /// JSON file of API keys, consulted after the environment.
+    pub secrets: Option<PathBuf>,
+    /// Response cache directory (default: the run directory's `cache`).
+    pub cache: Option<PathBuf>,
+}
+
+/// The settings after defaults are filled in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Resolved {
+    /// What is evaluated; a resumed run must match it.
+    pub plan: RunPlan,
+    /// Round trips in flight.
+    pub concurrency: usize,
+    /// Verifier threads.
+    pub verifiers: usize,
+    /// Prover time limit per check, in ms.
+    pub timeout_ms: u64,
+    /// Model request time limit, in seconds.
+    pub request_timeout_s: u64,
+    /// Attempts per model call.
+    pub max_attempts: u32,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Most tokens per reply.
+    pub max_tokens: u32,
+    /// Copy-check policy.
+    pub copy_policy: CopyPolicy,
+    /// Template override directory.
+    pub templates: Option<PathBuf>,
+    /// Price table file.
+    pub prices: Option<PathBuf>,
+    /// Secrets file.
+    pub secrets: Option<PathBuf>,
+    /// Response cache directory.
+    pub cache: Option<PathBuf>,
+}
+
+impl RunConfig {
+    /// Reads a TOML config file.
+    pub fn read(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        toml::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a valid run config (keys are the long flag names, e.g. per-bucket = 5)",
+                path.display()
+            )
+        })
+    }
+
+    /// `self` with every key that `over` sets replaced.
+    pub fn overridden_by(self, over: RunConfig) -> RunConfig {
+        macro_rules! pick {
+            ($($f:ident),*) => { RunConfig { $($f: over.$f.or(self.$f)),* } };
+        }
+        pick!(
+            datasets,
+            models,
+            prompts,
+            per_bucket,
+            batches,
+            rounds,
+            repeats,
+            seed,
+            concurrency,
+            verifiers,
+            timeout_ms,
+            request_timeout_s,
+            max_attempts,
+            temperature,
+            max_tokens,
+            copy_policy,
+            templates,
+            prices,
+            secrets,
+            cache
+        )
+    }
+
+    /// Fills in the built-in defaults: the `reference` model on a small set of all five datasets.
+    pub fn resolve(self) -> Result<Resolved> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let r = Resolved {
+            plan: RunPlan {
+                datasets: self.datasets.unwrap_or_else(|| DatasetKind::ALL.to_vec()),
+                models: self.models.unwrap_or_else(|| vec!["reference".into()]),
+                prompts: self
+                    .prompts
+                    .unwrap_or_else(|| vec![Shots::ZeroShot, Shots::FewShot]),
+                per_bucket: self.per_bucket.unwrap_or(4),
+                batches: self.batches.unwrap_or(3),
+                rounds: self.rounds.unwrap_or(1),
+                repeats: self.repeats.unwrap_or(1),
+                seed: self.seed.unwrap_or(0),
+            },
+            concurrency: self.concurrency.unwrap_or(32),
+            verifiers: self.verifiers.unwrap_or(cores),
+            timeout_ms: self.timeout_ms.unwrap_or(10_000),
+            request_timeout_s: self.request_timeout_s.unwrap_or(120),
+            max_attempts: self.max_attempts.unwrap_or(6),
+            temperature: self.temperature.unwrap_or(0.1),
+            max_tokens: self.max_tokens.unwrap_or(1024),
+            copy_policy: self.copy_policy.unwrap_or_default(),
+            templates: self.templates,
+            prices: self.prices,
+            secrets: self.secrets,
+            cache: self.cache,
+        };
+        r.plan.validate()?;
+        for m in &r.plan.models {
+            m.parse::<autoeval_models::ModelSpec>()?;
+        }
+        if r.concurrency == 0 || r.verifiers == 0 || r.max_attempts == 0 {
+            bail!("--concurrency, --verifiers and --max-attempts must be at least 1");
+        }
+        Ok(r)
+    }
+}
+
+impl Resolved {
+    /// The settings as a config file that reproduces them.
+    pub fn to_config(&self) -> RunConfig {
+        RunConfig {
+            datasets: Some(self.plan.datasets.clone()),
+            models: Some(self.plan.models.clone()),
+            prompts: Some(self.plan.prompts.clone()),
+            per_bucket: Some(self.plan.per_bucket),
+            batches: Some(self.plan.batches),
+            rounds: Some(self.plan.rounds),
+            repeats: Some(self.plan.repeats),
+            seed: Some(self.plan.seed),
+            concurrency: Some(self.concurrency),
+            verifiers: Some(self.verifiers),
+            timeout_ms: Some(self.timeout_ms),
+            request_timeout_s: Some(self.request_timeout_s),
+            max_attempts: Some(self.max_attempts),
+            temperature: Some(self.temperature),
+            max_tokens: Some(self.max_tokens),
+            copy_policy: Some(self.copy_policy),
+            templates: self.templates.clone(),
+            prices: self.prices.clone(),
+            secrets: self.secrets.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+
+    /// A short stable name for the run's directory when none is given:
+    /// the same plan always lands in the same place, so the same command resumes.
+    pub fn default_dir_name(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let text = serde_json::to_string(&self.plan).unwrap_or_default();
+        let digest = Sha256::digest(text.as_bytes());
+        let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        let models: Vec<String> = self
+            .plan
+            .models
+            .iter()
+            .map(|m| {
+                m.chars()
+                    .map(|c| {
+                        if c.is_alphanumeric() || c == '.' || c == '-' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        format!("{}-{hex}", models.join("+"))
+    }
+}

@@ -1,0 +1,395 @@
+//! `autoeval run`: a whole evaluation on one machine. Items are generated,
+//! translated by each model, proved, and each round is appended to
+//! `results.jsonl` as it finishes; running the same command again resumes.
+//! At the end come `summary.json`, `report.html` and a terminal summary.
+
+pub mod config;
+mod progress;
+pub mod store;
+
+use crate::check::prover_pool;
+use anyhow::{Context, Result};
+use autoeval_generate::DatasetKind;
+use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
+use autoeval_models::{GenerationParams, ModelSpec, PriceTable, RetryPolicy};
+use autoeval_pipeline::{
+    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Stages,
+};
+use autoeval_prompts::{Shots, Templates};
+use autoeval_verify::{ProverLimits, Settings};
+use config::{Resolved, RunConfig};
+use progress::{Display, Progress};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use store::JsonlStore;
+
+/// Prompt style on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum PromptArg {
+    /// No examples.
+    ZeroShot,
+    /// Two worked examples (App. F).
+    FewShot,
+}
+
+impl From<PromptArg> for Shots {
+    fn from(p: PromptArg) -> Shots {
+        match p {
+            PromptArg::ZeroShot => Shots::ZeroShot,
+            PromptArg::FewShot => Shots::FewShot,
+        }
+    }
+}
+
+/// Copy-check policy on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum CopyArg {
+    /// Flag the round; the verdict stands.
+    Flag,
+    /// Count the round as non-compliant.
+    Fail,
+}
+
+/// Settings of `autoeval run`. Flags override the config file, which overrides the defaults.
+#[derive(clap::Args, Debug, Default)]
+pub struct Args {
+    /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
+    #[arg(long = "dataset", value_parser = parse_kind)]
+    datasets: Vec<DatasetKind>,
+    /// Model (repeat for several): reference, reference-noisy:RATE, openai:MODEL,
+    /// anthropic:MODEL, openai-compatible:MODEL@URL [default: reference].
+    #[arg(long = "model")]
+    models: Vec<String>,
+    /// Prompt style (repeat for both) [default: zero-shot and few-shot].
+    #[arg(long = "prompt", value_enum)]
+    prompts: Vec<PromptArg>,
+    /// Items per complexity value in each batch [default: 4].
+    #[arg(long)]
+    per_bucket: Option<usize>,
+    /// Batches per dataset; the report's bands span them [default: 3].
+    #[arg(long)]
+    batches: Option<u64>,
+    /// Rounds n of (A∘I)^n; a round runs only if the one before kept the meaning [default: 1].
+    #[arg(long)]
+    rounds: Option<u32>,
+    /// Times each item is asked of each model in each style [default: 1].
+    #[arg(long)]
+    repeats: Option<u32>,
+    /// Seed of the generated datasets [default: 0].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Round trips in flight at once [default: 32].
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Verifier threads and prover processes [default: the number of cores].
+    #[arg(long)]
+    verifiers: Option<usize>,
+    /// Prover time limit per check in milliseconds [default: 10000].
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// Model request time limit in seconds [default: 120].
+    #[arg(long)]
+    request_timeout_s: Option<u64>,
+    /// Attempts per model call, the first included [default: 6].
+    #[arg(long)]
+    max_attempts: Option<u32>,
+    /// Sampling temperature [default: 0.1].
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// Most tokens per reply [default: 1024].
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// When the English copies the formula: flag it, or count the round as non-compliant [default: flag].
+    #[arg(long, value_enum)]
+    copy_policy: Option<CopyArg>,
+    /// Directory of NAME.txt prompt templates replacing built-in ones.
+    #[arg(long)]
+    templates: Option<PathBuf>,
+    /// JSON price table {"model": {"input": USD/Mtok, "output": USD/Mtok}} extending the built-in one.
+    #[arg(long)]
+    prices: Option<PathBuf>,
+    /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
+    #[arg(long)]
+    secrets: Option<PathBuf>,
+    /// Response cache directory, shared between runs if you like [default: DIR/cache].
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Run directory [default: runs/<models>-<hash of the plan>, so the same command resumes].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print nothing but where the report is.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Log lines instead of bars, even on a terminal.
+    #[arg(long)]
+    plain: bool,
+    /// Seconds between log lines when not drawing bars.
+    #[arg(long, default_value_t = 10)]
+    log_every: u64,
+}
+
+fn parse_kind(s: &str) -> Result<DatasetKind, String> {
+    s.parse()
+}
+
+fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
+}
+
+impl Args {
+    fn as_config(&self) -> RunConfig {
+        RunConfig {
+            datasets: some_vec(self.datasets.clone()),
+            models: some_vec(self.models.clone()),
+            prompts: some_vec(self.prompts.iter().map(|&p| p.into()).collect()),
+            per_bucket: self.per_bucket,
+            batches: self.batches,
+            rounds: self.rounds,
+            repeats: self.repeats,
+            seed: self.seed,
+            concurrency: self.concurrency,
+            verifiers: self.verifiers,
+            timeout_ms: self.timeout_ms,
+            request_timeout_s: self.request_timeout_s,
+            max_attempts: self.max_attempts,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            copy_policy: self.copy_policy.map(|c| match c {
+                CopyArg::Flag => CopyPolicy::Flag,
+                CopyArg::Fail => CopyPolicy::Fail,
+            }),
+            templates: self.templates.clone(),
+            prices: self.prices.clone(),
+            secrets: self.secrets.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+}
+
+/// The files of a run directory.
+pub struct RunDir(pub PathBuf);
+
+impl RunDir {
+    /// `config.toml`: the resolved settings.
+    pub fn config(&self) -> PathBuf {
+        self.0.join("config.toml")
+    }
+    /// `results.jsonl`: one line per recorded round.
+    pub fn results(&self) -> PathBuf {
+        self.0.join("results.jsonl")
+    }
+    /// `summary.json`.
+    pub fn summary(&self) -> PathBuf {
+        self.0.join("summary.json")
+    }
+    /// `report.html`.
+    pub fn report(&self) -> PathBuf {
+        self.0.join("report.html")
+    }
+}
+
+/// Runs `autoeval run`.
+pub fn run(args: Args) -> Result<()> {
+    let mut config = RunConfig::default();
+    if let Some(path) = &args.config {
+        config = RunConfig::read(path)?;
+    }
+    let settings = config.overridden_by(args.as_config()).resolve()?;
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => Path::new("runs").join(settings.default_dir_name()),
+    };
+    let display = Display::choose(
+        args.quiet,
+        args.plain,
+        Duration::from_secs(args.log_every.max(1)),
+    );
+    execute(&RunDir(dir), &settings, display)
+}
+
+/// Refuses to mix two different plans in one directory; records the settings otherwise.
+fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
+    std::fs::create_dir_all(&dir.0)
+        .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
+    if dir.config().exists() {
+        let before = RunConfig::read(&dir.config())?.resolve()?;
+        if before.plan != settings.plan {
+            anyhow::bail!(
+                "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
+                 use another --out, or repeat that run's settings (its config.toml) to resume it",
+                dir.0.display()
+            );
+        }
+    }
+    let text = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
+    std::fs::write(dir.config(), text)
+        .with_context(|| format!("cannot write {}", dir.config().display()))
+}
+
+/// The stages for these settings: backends, prompts and verifier.
+fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
+    let mut templates = Templates::builtin();
+    if let Some(tdir) = &s.templates {
+        let mut overrides = Vec::new();
+        for entry in std::fs::read_dir(tdir)
+            .with_context(|| format!("cannot read the templates directory {}", tdir.display()))?
+        {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "txt") {
+                let name = path
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .to_string();
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                overrides.push((name, text));
+            }
+        }
+        templates = templates
+            .with_overrides(overrides)
+            .with_context(|| format!("in the templates of {}", tdir.display()))?;
+    }
+    let mut prices = PriceTable::builtin();
+    if let Some(p) = &s.prices {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read the price table {}", p.display()))?;
+        prices = prices
+            .extended_with(&text)
+            .with_context(|| format!("{} is not a price table", p.display()))?;
+    }
+    let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
+    let mut backends = BTreeMap::new();
+    for m in &s.plan.models {
+        let spec: ModelSpec = m.parse()?;
+        // The built-in models cost nothing and answer in microseconds: caching them only costs disk.
+        let cache: Option<Arc<dyn ResponseCache>> = match spec {
+            ModelSpec::Reference | ModelSpec::ReferenceNoisy { .. } => None,
+            _ => Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
+                format!("cannot create the response cache {}", cache_dir.display())
+            })?)),
+        };
+        let options = BackendOptions {
+            concurrency: s.concurrency,
+            request_timeout: Duration::from_secs(s.request_timeout_s),
+            retry: RetryPolicy {
+                max_attempts: s.max_attempts,
+                ..RetryPolicy::default()
+            },
+            params: GenerationParams {
+                temperature: s.temperature,
+                max_tokens: s.max_tokens,
+                seed: None,
+            },
+            prices: prices.clone(),
+            cache,
+            secrets_file: s.secrets.clone(),
+            base_url: None,
+        };
+        backends.insert(m.clone(), Backend::new(spec, options)?);
+    }
+    Ok(Stages {
+        backends,
+        templates,
+        settings: Settings {
+            limits: ProverLimits {
+                timeout_ms: u32::try_from(s.timeout_ms).unwrap_or(u32::MAX),
+                ..Settings::default().limits
+            },
+            ..Settings::default()
+        },
+        prover: Arc::new(prover_pool(s.verifiers)?),
+        copy_policy: s.copy_policy,
+    })
+}
+
+/// Peak resident memory of this process in MiB, where the system tells.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Runs (or resumes) the run in `dir` to the end and writes its summary and report.
+pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
+    claim_dir(dir, settings)?;
+    let t0 = Instant::now();
+    let (items, short) = generate_items(&settings.plan)?;
+    let generate_s = t0.elapsed().as_secs_f64();
+    tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
+    let store = Arc::new(JsonlStore::open(&dir.results())?);
+    let recorded = autoeval_pipeline::ResultStore::load(store.as_ref())?;
+    let initial = initial_tasks(&settings.plan, &items);
+    let units = initial.len();
+    let pending = pending_tasks(initial, &recorded);
+    if display != Display::Quiet {
+        eprintln!(
+            "run: {} items, {units} units ({} models × {} prompt styles × {} repeats); {} already done, {} to do; results in {}",
+            items.len(),
+            settings.plan.models.len(),
+            settings.plan.prompts.len(),
+            settings.plan.repeats,
+            pending.finished_units,
+            pending.tasks.len(),
+            dir.results().display()
+        );
+    }
+    let stages = Arc::new(build_stages(dir, settings)?);
+    let progress = Arc::new(Progress::new(pending.tasks.len(), display));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let times = runtime.block_on(drive(
+        pending.tasks,
+        stages,
+        store.clone(),
+        progress.clone(),
+        Concurrency {
+            translate: settings.concurrency,
+            verify: settings.verifiers,
+        },
+    ));
+    progress.finish();
+    let times = times?;
+    drop(store);
+    let records = store::read_all(&dir.results())?;
+    let summary = autoeval_metrics::summary::summarize(&records);
+    let run_info = serde_json::json!({
+        "schema_version": autoeval_proto::SCHEMA_VERSION,
+        "settings": settings,
+        "items": items.len(),
+        "units": units,
+        "this_session": {
+            "generate_s": generate_s,
+            "stages": times,
+            "rounds_per_s": times.records as f64 / times.wall_s.max(1e-9),
+            "peak_memory_mib": peak_memory_mib(),
+        },
+        "summary": summary,
+    });
+    std::fs::write(dir.summary(), serde_json::to_string_pretty(&run_info)?)
+        .with_context(|| format!("cannot write {}", dir.summary().display()))?;
+    let report = crate::report::write(dir, &records, None)?;
+    if display != Display::Quiet {
+        eprintln!(
+            "run: {} rounds recorded in {:.1} s ({:.0}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",
+            times.records,
+            times.wall_s,
+            times.records as f64 / times.wall_s.max(1e-9),
+            times.translate_s,
+            times.verify_s,
+            times.record_s,
+            peak_memory_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB")),
+        );
+        eprint!("{}", autoeval_report::terminal_summary(&summary));
+    }
+    println!("report: {}", report.display());
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Progress of a run: bars per stage on a terminal, periodic log lines
+//! otherwise, nothing with `--quiet`.
+
+use autoeval_pipeline::{Observer, VerifyTask};
+use autoeval_proto::{ResultRecord, Verdict};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Display {
+    /// Bars on stderr.
+    Bars,
+    /// A log line every so many seconds.
+    Log(Duration),
+    /// Nothing.
+    Quiet,
+}
+
+impl Display {
+    /// Bars on a terminal, log lines every `every` otherwise, or nothing.
+    pub fn choose(quiet: bool, plain: bool, every: Duration) -> Display {
+        if quiet {
+            Display::Quiet
+        } else if plain || !std::io::stderr().is_terminal() {
+            Display::Log(every)
+        } else {
+            Display::Bars
+        }
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    translated: AtomicUsize,
+    recorded: AtomicUsize,
+    equivalent: AtomicUsize,
+    measured: AtomicUsize,
+}
+
+/// Counts rounds and draws them.
+pub struct Progress {
+    tally: Arc<Tally>,
+    translate: ProgressBar,
+    record: ProgressBar,
+    _multi: MultiProgress,
+    stop: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// Progress over `total` first-round tasks (later rounds extend the bars).
+    pub fn new(total: usize, display: Display) -> Progress {
+        let multi = MultiProgress::with_draw_target(match display {
+            Display::Bars => ProgressDrawTarget::stderr(),
+            _ => ProgressDrawTarget::hidden(),
+        });
+        let style = |verb: &str| {
+            ProgressStyle::with_template(&format!(
+                "{{prefix:>9}} [{{bar:30}}] {{pos}}/{{len}} {verb} ({{per_sec}}, ETA {{eta}}) {{msg}}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ")
+        };
+        let translate = multi.add(ProgressBar::new(total as u64).with_style(style("translated")));
+        translate.set_prefix("translate");
+        let record = multi.add(ProgressBar::new(total as u64).with_style(style("verified")));
+        record.set_prefix("verify");
+        let tally = Arc::new(Tally::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        if let Display::Log(every) = display {
+            let (tally, stop) = (tally.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let mut last = Instant::now();
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    if last.elapsed() >= every {
+                        last = Instant::now();
+                        eprintln!("{}", line(&tally, total, started.elapsed()));
+                    }
+                }
+            });
+        }
+        Progress {
+            tally,
+            translate,
+            record,
+            _multi: multi,
+            stop,
+        }
+    }
+
+    /// Stops drawing.
+    pub fn finish(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.translate.finish_and_clear();
+        self.record.finish_and_clear();
+    }
+}
+
+fn accuracy(t: &Tally) -> String {
+    let m = t.measured.load(Ordering::Relaxed);
+    if m == 0 {
+        return String::new();
+    }
+    format!(
+        "accuracy {:.1}%",
+        100.0 * t.equivalent.load(Ordering::Relaxed) as f64 / m as f64
+    )
+}
+
+fn line(t: &Tally, total: usize, elapsed: Duration) -> String {
+    let done = t.recorded.load(Ordering::Relaxed);
+    format!(
+        "run: {} translated, {done}/{total} verified ({:.1}/s) {}",
+        t.translated.load(Ordering::Relaxed),
+        done as f64 / elapsed.as_secs_f64().max(1e-9),
+        accuracy(t)
+    )
+}
+
+impl Observer for Progress {
+    fn translated(&self, task: &VerifyTask) {
+        self.tally.translated.fetch_add(1, Ordering::Relaxed);
+        if task.task.round > 1 {
+            self.translate.inc_length(1);
+        }
+        self.translate.inc(1);
+    }
+
+    fn recorded(&self, record: &ResultRecord) {
+        let t = &self.tally;
+        t.recorded.fetch_add(1, Ordering::Relaxed);
+        if record.verdict != Verdict::ApiFailure {
+            t.measured.fetch_add(1, Ordering::Relaxed);
+        }
+        if record.verdict == Verdict::Equivalent {
+            t.equivalent.fetch_add(1, Ordering::Relaxed);
+        }
+        if record.round > 1 {
+            self.record.inc_length(1);
+        }
+        self.record.inc(1);
+        self.record.set_message(accuracy(t));
+    }
+}

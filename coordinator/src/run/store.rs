@@ -1,0 +1,126 @@
+//! The results file: one JSON line per recorded round, appended as rounds
+//! finish. A crash can cut only the last line short; opening the file drops
+//! that line and the unit is simply done again.
+
+use autoeval_pipeline::{ResultStore, StoreError};
+use autoeval_proto::ResultRecord;
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// A JSONL file of records behind [`ResultStore`].
+pub struct JsonlStore {
+    path: PathBuf,
+    file: Mutex<File>,
+    records: Vec<ResultRecord>,
+}
+
+fn err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("cannot {what} {}: {e}", path.display()))
+}
+
+impl JsonlStore {
+    /// Opens (or creates) the file, reads its records and cuts off a torn last line.
+    pub fn open(path: &Path) -> Result<JsonlStore, StoreError> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| err(path, "open", e))?;
+        let (records, good_len) = read_records(&file, path)?;
+        let len = file.metadata().map_err(|e| err(path, "inspect", e))?.len();
+        if good_len < len {
+            tracing::warn!(path = %path.display(), bytes = len - good_len, "dropping a torn last line left by a crash");
+            file.set_len(good_len)
+                .map_err(|e| err(path, "truncate", e))?;
+        }
+        file.seek(SeekFrom::End(0))
+            .map_err(|e| err(path, "seek in", e))?;
+        Ok(JsonlStore {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            records,
+        })
+    }
+
+    /// Rewrites the file without the records `drop` selects (atomically: a
+    /// new file is written and renamed over the old one).
+    pub fn remove(path: &Path, drop: impl Fn(&ResultRecord) -> bool) -> Result<usize, StoreError> {
+        let store = JsonlStore::open(path)?;
+        let keep: Vec<&ResultRecord> = store.records.iter().filter(|r| !drop(r)).collect();
+        let removed = store.records.len() - keep.len();
+        let tmp = path.with_extension("jsonl.tmp");
+        let mut out =
+            std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
+        for r in keep {
+            let line = serde_json::to_string(r).map_err(|e| err(path, "encode a record for", e))?;
+            writeln!(out, "{line}").map_err(|e| err(&tmp, "write", e))?;
+        }
+        out.into_inner()
+            .map_err(|e| err(&tmp, "flush", e))?
+            .sync_all()
+            .map_err(|e| err(&tmp, "sync", e))?;
+        std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
+        Ok(removed)
+    }
+}
+
+/// The records of a file, each (unit, round) once, and the length of its complete lines.
+fn read_records(file: &File, path: &Path) -> Result<(Vec<ResultRecord>, u64), StoreError> {
+    let mut reader = BufReader::new(file);
+    let mut records = Vec::new();
+    let mut seen = HashSet::new();
+    let mut good_len = 0u64;
+    let mut line = String::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| err(path, "read", e))?;
+        if n == 0 || !line.ends_with('\n') {
+            break;
+        }
+        number += 1;
+        let record: ResultRecord = serde_json::from_str(line.trim_end()).map_err(|e| {
+            StoreError(format!(
+                "{} line {number} is not a result record ({e}); move the file away to start over",
+                path.display()
+            ))
+        })?;
+        good_len += n as u64;
+        if seen.insert((record.unit(), record.round)) {
+            records.push(record);
+        }
+    }
+    Ok((records, good_len))
+}
+
+impl ResultStore for JsonlStore {
+    fn load(&self) -> Result<Vec<ResultRecord>, StoreError> {
+        Ok(self.records.clone())
+    }
+
+    fn append(&self, record: &ResultRecord) -> Result<(), StoreError> {
+        let mut line =
+            serde_json::to_string(record).map_err(|e| err(&self.path, "encode a record for", e))?;
+        line.push('\n');
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
+        // One write per line: a crash leaves whole lines and at most one torn one.
+        file.write_all(line.as_bytes())
+            .map_err(|e| err(&self.path, "append to", e))
+    }
+}
+
+/// Reads a finished run's records.
+pub fn read_all(path: &Path) -> anyhow::Result<Vec<ResultRecord>> {
+    use anyhow::Context;
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(read_records(&file, path)?.0)
+}

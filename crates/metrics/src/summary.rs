@@ -1,0 +1,338 @@
+//! Metrics A2 (compliance) and A3 (accuracy) from result records, per
+//! dataset, model, prompt style, round and complexity, with the spread
+//! across batches and repeats, and the accounting of tokens, cost and time.
+//!
+//! API failures tell nothing about a model, so they are left out of both
+//! denominators and counted apart; timeouts and unknowns stay in the
+//! denominators (they are not proved equivalent) and are counted apart too.
+
+use autoeval_proto::{ResultRecord, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How many rounds ended in each verdict.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Records by verdict name.
+    pub verdicts: BTreeMap<Verdict, usize>,
+    /// Units that stopped before this round (an earlier round was not equivalent).
+    #[serde(default)]
+    pub stopped: usize,
+}
+
+impl Counts {
+    /// Adds one record's verdict.
+    pub fn add(&mut self, v: Verdict) {
+        *self.verdicts.entry(v).or_default() += 1;
+    }
+
+    /// Records with verdict `v`.
+    pub fn get(&self, v: Verdict) -> usize {
+        self.verdicts.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Records of every verdict.
+    pub fn total(&self) -> usize {
+        self.verdicts.values().sum()
+    }
+
+    /// Rounds that say something about the model: all but API failures, plus stopped units.
+    pub fn measured(&self) -> usize {
+        self.total() - self.get(Verdict::ApiFailure) + self.stopped
+    }
+
+    /// A2: share of measured rounds whose answer parsed.
+    pub fn compliance(&self) -> Option<f64> {
+        let compliant: usize = Verdict::ALL
+            .iter()
+            .filter(|v| v.is_compliant())
+            .map(|&v| self.get(v))
+            .sum();
+        ratio(compliant, self.measured())
+    }
+
+    /// A3: share of measured rounds proved equivalent.
+    pub fn accuracy(&self) -> Option<f64> {
+        ratio(self.get(Verdict::Equivalent), self.measured())
+    }
+}
+
+fn ratio(a: usize, b: usize) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+/// Which records a group holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct GroupKey {
+    /// Dataset name.
+    pub dataset: String,
+    /// Model spec.
+    pub model: String,
+    /// Prompt style.
+    pub prompt: String,
+    /// Round.
+    pub round: u32,
+}
+
+/// Low and high of a score across batches and repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    /// Lowest.
+    pub low: f64,
+    /// Highest.
+    pub high: f64,
+}
+
+/// Percentiles of a quantity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// Nearest-rank percentiles of `values` (zeros when empty).
+    pub fn of(mut values: Vec<f64>) -> Percentiles {
+        if values.is_empty() {
+            return Percentiles::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let at =
+            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        Percentiles {
+            p50: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// One complexity value of a group.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The complexity value.
+    pub complexity: u32,
+    /// Verdict counts.
+    pub counts: Counts,
+    /// A2.
+    pub compliance: Option<f64>,
+    /// A3.
+    pub accuracy: Option<f64>,
+    /// Spread of A2 across batches and repeats.
+    pub compliance_band: Option<Band>,
+    /// Spread of A3 across batches and repeats.
+    pub accuracy_band: Option<Band>,
+}
+
+/// Everything reported for one (dataset, model, prompt style, round).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// Which records.
+    #[serde(flatten)]
+    pub key: GroupKey,
+    /// Verdict counts over all complexities.
+    pub counts: Counts,
+    /// A2 over all complexities.
+    pub compliance: Option<f64>,
+    /// A3 over all complexities.
+    pub accuracy: Option<f64>,
+    /// Rounds whose English copied the formula.
+    pub copied: usize,
+    /// By complexity value.
+    pub rows: Vec<Row>,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+    /// USD, over rounds whose cost is known.
+    pub cost: f64,
+    /// Model-call time per round (ms).
+    pub latency_ms: Percentiles,
+    /// Verifier time per round (ms).
+    pub verify_ms: Percentiles,
+}
+
+/// All groups of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Result records read.
+    pub records: usize,
+    /// Groups in dataset, model, prompt, round order.
+    pub groups: Vec<Group>,
+}
+
+/// Units of `records` by (dataset, model, prompt) and complexity that reached round 1.
+fn units_at_round_one(records: &[ResultRecord]) -> BTreeMap<(String, String, String, u32), usize> {
+    let mut units = BTreeMap::new();
+    for r in records.iter().filter(|r| r.round == 1) {
+        *units
+            .entry((
+                r.dataset.clone(),
+                r.model.clone(),
+                r.prompt.clone(),
+                r.complexity,
+            ))
+            .or_default() += 1;
+    }
+    units
+}
+
+fn band(parts: &BTreeMap<(u64, u32), Counts>, score: fn(&Counts) -> Option<f64>) -> Option<Band> {
+    let scores: Vec<f64> = parts.values().filter_map(score).collect();
+    if scores.len() < 2 {
+        return None;
+    }
+    Some(Band {
+        low: scores.iter().copied().fold(f64::INFINITY, f64::min),
+        high: scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
+}
+
+/// Groups `records` and computes every score.
+pub fn summarize(records: &[ResultRecord]) -> Summary {
+    let units = units_at_round_one(records);
+    type Parts = BTreeMap<u32, (Counts, BTreeMap<(u64, u32), Counts>)>;
+    let mut groups: BTreeMap<GroupKey, (Vec<&ResultRecord>, Parts)> = BTreeMap::new();
+    for r in records {
+        let key = GroupKey {
+            dataset: r.dataset.clone(),
+            model: r.model.clone(),
+            prompt: r.prompt.clone(),
+            round: r.round,
+        };
+        let (list, parts) = groups.entry(key).or_default();
+        list.push(r);
+        let (counts, spread) = parts.entry(r.complexity).or_default();
+        counts.add(r.verdict);
+        spread
+            .entry((r.batch, r.repeat))
+            .or_default()
+            .add(r.verdict);
+    }
+    let mut out = Summary {
+        records: records.len(),
+        groups: Vec::new(),
+    };
+    for (key, (list, parts)) in groups {
+        let mut total = Counts::default();
+        let mut rows = Vec::new();
+        for (complexity, (mut counts, spread)) in parts {
+            let reached = units
+                .get(&(
+                    key.dataset.clone(),
+                    key.model.clone(),
+                    key.prompt.clone(),
+                    complexity,
+                ))
+                .copied()
+                .unwrap_or(0);
+            counts.stopped = reached.saturating_sub(counts.total());
+            for (v, n) in &counts.verdicts {
+                *total.verdicts.entry(*v).or_default() += n;
+            }
+            total.stopped += counts.stopped;
+            rows.push(Row {
+                complexity,
+                compliance: counts.compliance(),
+                accuracy: counts.accuracy(),
+                compliance_band: band(&spread, Counts::compliance),
+                accuracy_band: band(&spread, Counts::accuracy),
+                counts,
+            });
+        }
+        out.groups.push(Group {
+            compliance: total.compliance(),
+            accuracy: total.accuracy(),
+            copied: list.iter().filter(|r| r.copied).count(),
+            prompt_tokens: list.iter().map(|r| r.usage.prompt_tokens).sum(),
+            completion_tokens: list.iter().map(|r| r.usage.completion_tokens).sum(),
+            cost: list.iter().filter_map(|r| r.cost).sum(),
+            latency_ms: Percentiles::of(list.iter().map(|r| r.latency_ms).collect()),
+            verify_ms: Percentiles::of(list.iter().map(|r| r.verify_ms).collect()),
+            counts: total,
+            rows,
+            key,
+        });
+    }
+    out
+}
+
+/// A3 of `records` by the value of one of φ0's metrics (App. I), for one round.
+pub fn accuracy_by_metric(records: &[&ResultRecord], metric: &str) -> BTreeMap<i64, Counts> {
+    let mut out: BTreeMap<i64, Counts> = BTreeMap::new();
+    for r in records {
+        if let Some(x) = r.metric(metric) {
+            out.entry(x.round() as i64).or_default().add(r.verdict);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(complexity: u32, batch: u64, round: u32, verdict: Verdict) -> ResultRecord {
+        ResultRecord {
+            dataset: "plogic".into(),
+            model: "m".into(),
+            prompt: "zero-shot".into(),
+            complexity,
+            batch,
+            round,
+            verdict,
+            ..ResultRecord::default()
+        }
+    }
+
+    #[test]
+    fn api_failures_leave_the_denominators_and_timeouts_stay() {
+        let records = vec![
+            rec(1, 0, 1, Verdict::Equivalent),
+            rec(1, 0, 1, Verdict::Timeout),
+            rec(1, 0, 1, Verdict::NonCompliant),
+            rec(1, 0, 1, Verdict::ApiFailure),
+        ];
+        let s = summarize(&records);
+        let g = &s.groups[0];
+        assert_eq!(g.counts.measured(), 3);
+        assert_eq!(g.accuracy, Some(1.0 / 3.0));
+        assert_eq!(g.compliance, Some(2.0 / 3.0));
+        assert_eq!(g.counts.get(Verdict::ApiFailure), 1);
+    }
+
+    #[test]
+    fn bands_span_batches_and_later_rounds_count_stopped_units() {
+        let records = vec![
+            rec(2, 0, 1, Verdict::Equivalent),
+            rec(2, 0, 1, Verdict::Equivalent),
+            rec(2, 1, 1, Verdict::Equivalent),
+            rec(2, 1, 1, Verdict::NotEquivalent),
+            rec(2, 0, 2, Verdict::Equivalent),
+            rec(2, 0, 2, Verdict::Equivalent),
+            rec(2, 1, 2, Verdict::NotEquivalent),
+        ];
+        let s = summarize(&records);
+        let row = &s.groups[0].rows[0];
+        assert_eq!(row.accuracy, Some(0.75));
+        let b = row.accuracy_band.unwrap();
+        assert_eq!((b.low, b.high), (0.5, 1.0));
+        let round2 = &s.groups[1];
+        assert_eq!(round2.key.round, 2);
+        assert_eq!(round2.counts.stopped, 1);
+        assert_eq!(round2.accuracy, Some(0.5));
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let p = Percentiles::of((1..=100).map(f64::from).collect());
+        assert_eq!((p.p50, p.p90, p.p99, p.max), (50.0, 90.0, 99.0, 100.0));
+    }
+}

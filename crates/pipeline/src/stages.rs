@@ -1,0 +1,156 @@
+//! The two working stages: translate (I then A) and verify.
+
+use crate::message::{shots_name, TranslateTask, VerifyTask};
+use autoeval_llm_client::Backend;
+use autoeval_prompts::{Family, Templates};
+use autoeval_proto::{ResultRecord, Tokens, Verdict};
+use autoeval_translate::{round_trip, Request, RoundTrip};
+use autoeval_verify::{check, Kind, Prover, Settings};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to do when the English copies the formula instead of describing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CopyPolicy {
+    /// Record the flag; the verdict stands.
+    #[default]
+    Flag,
+    /// Count the round as non-compliant.
+    Fail,
+}
+
+/// What the stages need: a backend per model, the prompts, the verifier.
+pub struct Stages {
+    /// Backends by model spec as written.
+    pub backends: BTreeMap<String, Backend>,
+    /// Prompt templates.
+    pub templates: Templates,
+    /// Verifier settings (mode, budgets); the alphabet comes from each task.
+    pub settings: Settings,
+    /// Isolating prover for first-order checks.
+    pub prover: Arc<dyn Prover + Send + Sync>,
+    /// Copy-check policy.
+    pub copy_policy: CopyPolicy,
+}
+
+/// Stage one: the model informalizes the task's formula, then formalizes its English back.
+pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
+    let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
+    let translation = match stages.backends.get(&task.model) {
+        Some(backend) => {
+            let alphabet: Vec<char> = task.alphabet.chars().collect();
+            let request = Request {
+                family,
+                phi0: &task.input,
+                shots: task.prompt,
+                alphabet: &alphabet,
+                sample: task.repeat,
+                mode: stages.settings.mode,
+            };
+            round_trip(backend, &stages.templates, &request).await
+        }
+        None => RoundTrip {
+            api_failure: Some(format!("no backend for model {}", task.model)),
+            ..RoundTrip::default()
+        },
+    };
+    VerifyTask { task, translation }
+}
+
+/// Stage two: proves φ_r against φ0. Returns the round's record and, when
+/// the round kept the meaning and more rounds are asked, the next task.
+pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
+    let VerifyTask { task, translation } = message;
+    let mut record = base_record(&task, &translation);
+    let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
+    if let Some(failure) = &translation.api_failure {
+        record.verdict = Verdict::ApiFailure;
+        record.reason = Some(failure.clone());
+    } else if let Some(why) = &translation.non_compliance {
+        record.verdict = Verdict::NonCompliant;
+        record.reason = Some(why.clone());
+    } else if copied {
+        record.verdict = Verdict::NonCompliant;
+        record.reason = Some("the English copies the formula".into());
+    } else if let Some(phi1) = &translation.phi1 {
+        let kind: Kind = task
+            .item
+            .dataset
+            .check_kind()
+            .parse()
+            .unwrap_or(Kind::Plogic);
+        let settings = Settings {
+            alphabet: task.alphabet.chars().collect(),
+            ..stages.settings.clone()
+        };
+        let started = Instant::now();
+        let outcome = check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref());
+        record.verify_ms = started.elapsed().as_secs_f64() * 1e3;
+        record.verdict = match outcome.verdict {
+            autoeval_verify::Verdict::Equivalent => Verdict::Equivalent,
+            autoeval_verify::Verdict::NotEquivalent => Verdict::NotEquivalent,
+            autoeval_verify::Verdict::Unknown => Verdict::Unknown,
+            autoeval_verify::Verdict::Timeout => Verdict::Timeout,
+            autoeval_verify::Verdict::NonCompliant => Verdict::NonCompliant,
+        };
+        record.reason = outcome.reason;
+        record.counterexample = outcome
+            .counterexample
+            .and_then(|c| serde_json::to_value(c).ok());
+        record.method = serde_json::to_value(outcome.method)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from));
+    } else {
+        record.verdict = Verdict::NonCompliant;
+        record.reason = Some("no answer".into());
+    }
+    let next = (record.verdict == Verdict::Equivalent && task.round < task.rounds).then(|| {
+        TranslateTask {
+            round: task.round + 1,
+            input: record.phi1.clone().unwrap_or_default(),
+            ..task
+        }
+    });
+    (record, next)
+}
+
+fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
+    let metrics = match serde_json::to_value(&task.item.metrics) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    ResultRecord {
+        id: task.item.id.clone(),
+        dataset: task.item.dataset.name().to_string(),
+        batch: task.item.batch,
+        complexity: task.item.complexity(),
+        model: task.model.clone(),
+        prompt: shots_name(task.prompt).to_string(),
+        round: task.round,
+        repeat: task.repeat,
+        verdict: Verdict::Unknown,
+        phi0: task.item.fs.clone(),
+        input: task.input.clone(),
+        english: t.english.clone(),
+        raw_answer: t.raw_answer.clone(),
+        phi1: t.phi1.clone(),
+        reason: None,
+        copied: t.copy_check.as_ref().is_some_and(|c| c.copied),
+        counterexample: None,
+        method: None,
+        verify_ms: 0.0,
+        usage: Tokens {
+            prompt_tokens: t.usage.prompt_tokens,
+            completion_tokens: t.usage.completion_tokens,
+        },
+        cost: t.cost,
+        latency_ms: t.latency_ms,
+        attempts: t.attempts,
+        cached: t.cached,
+        templates: t.templates.clone(),
+        metrics,
+    }
+}

@@ -1,0 +1,244 @@
+//! The result of one round of one work unit: the line a run appends to its
+//! results file (and the fleet stores in Redis).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The final outcome of one round. API failures and timeouts are separate
+/// from non-compliance and from wrong answers in every count.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// φ_r means the same as φ0.
+    Equivalent,
+    /// φ_r differs from φ0.
+    NotEquivalent,
+    /// The verifier could not decide.
+    #[default]
+    Unknown,
+    /// The verifier ran out of time or resources.
+    Timeout,
+    /// The answer is not a well-formed formula (syntactic non-compliance).
+    NonCompliant,
+    /// A model call failed for good; nothing is known about the model's answer.
+    ApiFailure,
+}
+
+impl Verdict {
+    /// All verdicts, in the order tables list them.
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Equivalent,
+        Verdict::NotEquivalent,
+        Verdict::Unknown,
+        Verdict::Timeout,
+        Verdict::NonCompliant,
+        Verdict::ApiFailure,
+    ];
+
+    /// The name used in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Equivalent => "equivalent",
+            Verdict::NotEquivalent => "not_equivalent",
+            Verdict::Unknown => "unknown",
+            Verdict::Timeout => "timeout",
+            Verdict::NonCompliant => "non_compliant",
+            Verdict::ApiFailure => "api_failure",
+        }
+    }
+
+    /// True when a rerun could end differently without the model changing.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, Verdict::ApiFailure | Verdict::Timeout)
+    }
+
+    /// True when the model's answer parsed (metric A2).
+    pub fn is_compliant(self) -> bool {
+        matches!(
+            self,
+            Verdict::Equivalent | Verdict::NotEquivalent | Verdict::Unknown | Verdict::Timeout
+        )
+    }
+}
+
+/// What identifies a work unit: one item asked of one model in one prompt style, once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct UnitKey {
+    /// Item id, `{dataset}-{seed}-{batch}-{index}`.
+    pub id: String,
+    /// Model spec as written.
+    pub model: String,
+    /// `zero-shot` or `few-shot`.
+    pub prompt: String,
+    /// Repeat number, from 0.
+    pub repeat: u32,
+}
+
+/// Tokens of one round (both calls).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+/// One results line: everything about one round of one work unit.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    /// Item id.
+    pub id: String,
+    /// Dataset name.
+    pub dataset: String,
+    /// Batch of the item.
+    pub batch: u64,
+    /// Value of the dataset's complexity metric.
+    pub complexity: u32,
+    /// Model spec as written.
+    pub model: String,
+    /// `zero-shot` or `few-shot`.
+    pub prompt: String,
+    /// Round r of (A∘I)^n, from 1.
+    pub round: u32,
+    /// Repeat number, from 0.
+    pub repeat: u32,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// The ground truth φ0.
+    pub phi0: String,
+    /// What this round translated (φ_{r−1}); φ0 in round 1.
+    pub input: String,
+    /// The model's English.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub english: Option<String>,
+    /// The model's raw autoformalization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_answer: Option<String>,
+    /// φ_r, parsed and printed canonically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phi1: Option<String>,
+    /// Why the verdict is what it is (non-compliance, unknown, timeout, API failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// True when the English copies the formula instead of describing it.
+    #[serde(default)]
+    pub copied: bool,
+    /// Evidence that φ_r and φ0 differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<Value>,
+    /// How the verifier decided (`truth_table`, `z3`, `automata`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Verifier time in milliseconds.
+    #[serde(default)]
+    pub verify_ms: f64,
+    /// Tokens of both calls.
+    #[serde(default)]
+    pub usage: Tokens,
+    /// Cost of both calls in USD, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Wall time of both calls in milliseconds.
+    #[serde(default)]
+    pub latency_ms: f64,
+    /// Attempts of both calls (0 when the cache answered).
+    #[serde(default)]
+    pub attempts: u32,
+    /// True when both replies came from the response cache.
+    #[serde(default)]
+    pub cached: bool,
+    /// Template versions used.
+    #[serde(default)]
+    pub templates: Vec<String>,
+    /// Metrics of φ0 (`depth`, `num_operators`, `num_nodes`, …).
+    #[serde(default)]
+    pub metrics: Map<String, Value>,
+}
+
+impl ResultRecord {
+    /// The work unit this round belongs to.
+    pub fn unit(&self) -> UnitKey {
+        UnitKey {
+            id: self.id.clone(),
+            model: self.model.clone(),
+            prompt: self.prompt.clone(),
+            repeat: self.repeat,
+        }
+    }
+
+    /// A metric of φ0 as a number, when the item has it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.get(name).and_then(Value::as_f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_use_the_documented_names() {
+        for v in Verdict::ALL {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.name());
+        }
+        assert!(Verdict::ApiFailure.is_retryable() && Verdict::Timeout.is_retryable());
+        assert!(!Verdict::NonCompliant.is_compliant() && !Verdict::ApiFailure.is_compliant());
+    }
+
+    #[test]
+    fn records_round_trip_through_json() {
+        let r = ResultRecord {
+            id: "plogic-0-0-3".into(),
+            dataset: "plogic".into(),
+            model: "reference".into(),
+            prompt: "zero-shot".into(),
+            round: 1,
+            verdict: Verdict::ApiFailure,
+            reason: Some("HTTP 500".into()),
+            ..ResultRecord::default()
+        };
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.contains(r#""verdict":"api_failure""#));
+        assert_eq!(serde_json::from_str::<ResultRecord>(&line).unwrap(), r);
+    }
+}
+
+/// One A4 judgement: a judge model's answer to "is φ0 ≡ φ1?" for a recorded pair.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgeRecord {
+    /// Item id of the pair.
+    pub id: String,
+    /// Dataset name.
+    pub dataset: String,
+    /// Complexity of φ0.
+    pub complexity: u32,
+    /// The model that produced φ1.
+    pub model: String,
+    /// Prompt style that produced φ1.
+    pub prompt: String,
+    /// Round of φ1.
+    pub round: u32,
+    /// Repeat of φ1.
+    pub repeat: u32,
+    /// The judge model.
+    pub judge: String,
+    /// `cot` or `yesno`.
+    pub style: String,
+    /// The ground truth.
+    pub phi0: String,
+    /// The candidate.
+    pub phi1: String,
+    /// The formal verdict: true for equivalent, false for not equivalent.
+    pub equivalent: bool,
+    /// `yes`, `no` or `unparseable`; absent after an API failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judgement: Option<String>,
+    /// The judge's raw answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Why the call failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_failure: Option<String>,
+}
