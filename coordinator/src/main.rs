@@ -4,10 +4,13 @@ mod bench;
 mod bench_llm;
 mod check;
 mod correlate;
+mod export;
 mod generate;
 mod import;
+mod judge;
 mod mock_llm;
 mod report;
+mod rerun;
 mod reverify;
 mod run;
 
@@ -38,6 +41,12 @@ enum Command {
     Run(run::Args),
     /// Write the HTML report and print the summary of a run directory.
     Report(report::Args),
+    /// Redo the rounds of a run that ended in an API failure or a timeout.
+    Rerun(rerun::Args),
+    /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
+    Judge(judge::Args),
+    /// Write a run's results in the reference's verified layout or as CSV.
+    Export(export::Args),
     /// Generate a dataset of formulas balanced over complexity (paper Algorithm 1).
     Generate(generate::Args),
     /// Check pairs of formulas or regular expressions for equivalence.
@@ -74,6 +83,9 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
+        Command::Rerun(args) => rerun::run(args),
+        Command::Judge(args) => judge::run(args),
+        Command::Export(args) => export::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),

@@ -4,7 +4,7 @@
 //! At the end come `summary.json`, `report.html` and a terminal summary.
 
 pub mod config;
-mod progress;
+pub mod progress;
 pub mod store;
 
 use crate::check::prover_pool;
@@ -204,12 +204,13 @@ pub fn run(args: Args) -> Result<()> {
         Some(d) => d.clone(),
         None => Path::new("runs").join(settings.default_dir_name()),
     };
-    let display = Display::choose(
-        args.quiet,
-        args.plain,
-        Duration::from_secs(args.log_every.max(1)),
-    );
+    let display = progress_display(args.quiet, args.plain, args.log_every);
     execute(&RunDir(dir), &settings, display)
+}
+
+/// How progress is shown: bars on a terminal, log lines every `log_every` seconds otherwise.
+pub fn progress_display(quiet: bool, plain: bool, log_every: u64) -> Display {
+    Display::choose(quiet, plain, Duration::from_secs(log_every.max(1)))
 }
 
 /// Refuses to mix two different plans in one directory; records the settings otherwise.

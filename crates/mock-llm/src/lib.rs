@@ -2,7 +2,7 @@
 //! reference model. Tests and benchmarks use it to drive the real HTTP path:
 //! it can add latency, answer 429 with Retry-After past a request rate,
 //! answer 500, and drop connections, and it counts what it served
-//! (`GET /stats`).
+//! (`GET /stats`) and how often each prompt was asked (`GET /prompts`).
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -11,6 +11,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -64,6 +66,16 @@ struct Shared {
     dropped: AtomicU64,
     /// Start of the current one-second window and requests in it.
     window: Mutex<(Instant, u32)>,
+    /// Requests per prompt digest.
+    prompts: Mutex<HashMap<String, u64>>,
+}
+
+/// The key of a prompt in `GET /prompts`: SHA-256 of its text, in hex.
+pub fn prompt_digest(prompt: &str) -> String {
+    Sha256::digest(prompt.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -103,6 +115,17 @@ async fn chat(
                 .into_response()
         }
     };
+    let prompt = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map_or("", |m| m.content.as_str());
+    *s.prompts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(prompt_digest(prompt))
+        .or_default() += 1;
     if let Some(rpm) = s.config.rate_limit_rpm {
         let per_second = (rpm / 60).max(1);
         let mut w = s.window.lock().unwrap_or_else(|e| e.into_inner());
@@ -139,12 +162,6 @@ async fn chat(
             .body(failing_body())
             .unwrap_or_default();
     }
-    let prompt = req
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .map_or("", |m| m.content.as_str());
     let text = autoeval_reference_model::answer_noisy(prompt, s.config.noise.unwrap_or(0.0));
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
@@ -179,7 +196,12 @@ async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
     })
 }
 
-/// The server's routes: `POST /v1/chat/completions` and `GET /stats`.
+async fn prompts(State(s): State<Arc<Shared>>) -> Json<HashMap<String, u64>> {
+    Json(s.prompts.lock().unwrap_or_else(|e| e.into_inner()).clone())
+}
+
+/// The server's routes: `POST /v1/chat/completions`, `GET /stats` and `GET /prompts`
+/// (requests per [`prompt_digest`]).
 pub fn router(config: MockConfig) -> Router {
     let shared = Arc::new(Shared {
         config,
@@ -189,9 +211,11 @@ pub fn router(config: MockConfig) -> Router {
         server_errors: AtomicU64::new(0),
         dropped: AtomicU64::new(0),
         window: Mutex::new((Instant::now(), 0)),
+        prompts: Mutex::default(),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/stats", get(stats))
+        .route("/prompts", get(prompts))
         .with_state(shared)
 }

@@ -9,7 +9,7 @@ use autoeval_metrics::summary::{accuracy_by_metric, Counts, Group, Summary};
 use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
-use svg::{escape, LineChart, Series, PALETTE};
+use svg::{escape, LineChart, Series};
 
 /// A1 for the report: this run's per-model accuracy against another benchmark's scores.
 #[derive(Clone, Debug)]
@@ -106,24 +106,9 @@ h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:
 h3{font-size:15px}table{border-collapse:collapse;font-size:12px;margin:8px 0}\
 td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}th{background:#f3f3f3}\
 td.l,th.l{text-align:left}.figs{display:flex;flex-wrap:wrap;gap:12px}\
-.fig{border:1px solid #eee;padding:4px}.legend{font-size:12px;margin:4px 0 8px}\
-.legend span{display:inline-block;margin-right:14px}.sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}\
+.fig{border:1px solid #eee;padding:4px}\
 pre{white-space:pre-wrap;word-break:break-all;background:#f7f7f7;padding:6px;font-size:12px;margin:2px 0}\
 .ex{border:1px solid #ddd;padding:8px;margin:8px 0}.note{color:#555;font-size:12px}";
-
-fn legend(names: &[String]) -> String {
-    let mut out = String::from(r#"<div class="legend">"#);
-    for (i, n) in names.iter().enumerate() {
-        let _ = write!(
-            out,
-            r#"<span><i class="sw" style="background:{}"></i>{}</span>"#,
-            PALETTE[i % PALETTE.len()],
-            escape(n)
-        );
-    }
-    out.push_str("</div>");
-    out
-}
 
 fn fig(chart: &LineChart) -> String {
     format!(r#"<div class="fig">{}</div>"#, chart.render())
@@ -162,14 +147,12 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
         .iter()
         .filter(|g| g.key.dataset == dataset)
         .collect();
-    let names: Vec<String> = groups.iter().map(|g| series_name(g, rounds)).collect();
     let axis = if dataset == "regex" {
         "complexity (depth)"
     } else {
         "complexity (operators)"
     };
     let _ = write!(out, "<h2 id=\"{0}\">{0}</h2>", escape(dataset));
-    out.push_str(&legend(&names));
     out.push_str(r#"<div class="figs">"#);
     out.push_str(&fig(&LineChart {
         title: format!("{dataset}: syntactic compliance (A2)"),
@@ -195,7 +178,7 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
     }
     out.push_str("</div>");
     out.push_str(r#"<p class="note">Lines are over all batches and repeats; shaded bands span the lowest to highest score of a single batch and repeat.</p>"#);
-    other_metrics(out, input.records, dataset, &names);
+    other_metrics(out, input.records, dataset);
 }
 
 /// Fig. 16: few-shot minus zero-shot accuracy, per model (round 1).
@@ -264,7 +247,7 @@ fn judge_f1(judgements: &[JudgeRecord], dataset: &str, axis: &str) -> Option<Lin
 }
 
 /// App. I: accuracy against other metrics of φ0, round 1.
-fn other_metrics(out: &mut String, records: &[ResultRecord], dataset: &str, names: &[String]) {
+fn other_metrics(out: &mut String, records: &[ResultRecord], dataset: &str) {
     let metrics: &[(&str, &str)] = if dataset == "regex" {
         &[
             ("num_nodes", "DFA states"),
@@ -319,9 +302,6 @@ fn other_metrics(out: &mut String, records: &[ResultRecord], dataset: &str, name
             "<h3>{} accuracy by other metrics (round 1)</h3>",
             escape(dataset)
         );
-        if names.len() != by_series.len() {
-            out.push_str(&legend(&by_series.keys().cloned().collect::<Vec<_>>()));
-        }
         let _ = write!(out, r#"<div class="figs">{figs}</div>"#);
     }
 }

@@ -75,10 +75,11 @@ fn nice_step(span: f64, target: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, integer_x: bool) {
+fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, integer_x: bool, extra: f64) {
+    let total = H + extra;
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="sans-serif" font-size="11"><text x="{}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {total}" width="{W}" height="{total}" font-family="sans-serif" font-size="11"><text x="{}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
         W / 2.0,
         escape(title)
     );
@@ -152,7 +153,15 @@ impl LineChart {
             y1: self.y_range.1,
         };
         let mut out = String::new();
-        axes(&mut out, &f, &self.title, &self.x_label, true);
+        let rows = legend_rows(&self.series);
+        axes(
+            &mut out,
+            &f,
+            &self.title,
+            &self.x_label,
+            true,
+            14.0 * rows.len() as f64 + 8.0,
+        );
         if self.y_range.0 < 0.0 && self.y_range.1 > 0.0 {
             let y = f.y(0.0);
             let _ = write!(
@@ -201,9 +210,41 @@ impl LineChart {
                 );
             }
         }
+        for (row, entries) in rows.iter().enumerate() {
+            let y = H + 8.0 + 14.0 * row as f64;
+            for (i, x, name) in entries {
+                let colour = PALETTE[i % PALETTE.len()];
+                let _ = write!(
+                    out,
+                    r##"<rect x="{x:.1}" y="{:.1}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
+                    y - 9.0,
+                    x + 13.0,
+                    escape(name)
+                );
+            }
+        }
         out.push_str("</svg>");
         out
     }
+}
+
+/// Legend entries laid out in rows under the plot: (series index, x, name).
+fn legend_rows(series: &[Series]) -> Vec<Vec<(usize, f64, String)>> {
+    let mut rows: Vec<Vec<(usize, f64, String)>> = Vec::new();
+    let mut x = W;
+    for (i, s) in series.iter().enumerate() {
+        let name: String = s.name.chars().take(60).collect();
+        let width = 20.0 + 6.0 * name.chars().count() as f64;
+        if x + width > W - RIGHT || rows.is_empty() {
+            rows.push(Vec::new());
+            x = 8.0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push((i, x, name));
+        }
+        x += width;
+    }
+    rows
 }
 
 /// A scatter plot of labelled points with a least-squares line.
@@ -226,7 +267,7 @@ pub fn scatter(title: &str, x_label: &str, y_label: &str, points: &[(String, f64
     let (y0, y1) = bounds(|p| p.2);
     let f = Frame { x0, x1, y0, y1 };
     let mut out = String::new();
-    axes(&mut out, &f, title, x_label, false);
+    axes(&mut out, &f, title, x_label, false, 0.0);
     let _ = write!(
         out,
         r##"<text transform="translate(12,{}) rotate(-90)" text-anchor="middle">{}</text>"##,

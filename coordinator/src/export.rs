@@ -1,0 +1,205 @@
+//! `autoeval export DIR --format reference|csv`: a run's results in the
+//! reference implementation's verified-dataset layout (one JSON file per
+//! dataset, model and prompt style, round 1), or as one CSV row per round.
+
+use crate::run::{store, RunDir};
+use anyhow::{Context, Result};
+use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
+use autoeval_proto::{ResultRecord, Verdict};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Export layouts.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// The reference implementation's verified files (items with fs, llm_fs, verification).
+    Reference,
+    /// One CSV row per recorded round.
+    Csv,
+}
+
+/// Settings of `autoeval export`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory.
+    dir: PathBuf,
+    /// Layout.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Where to write: a directory for reference, a file for csv [default: DIR/export, DIR/results.csv].
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect()
+}
+
+fn item_of(r: &ResultRecord) -> Result<Item> {
+    let dataset: DatasetKind = r.dataset.parse().map_err(anyhow::Error::msg)?;
+    let metrics: Metrics = serde_json::from_value(Value::Object(r.metrics.clone()))
+        .with_context(|| format!("the metrics of {} do not read back", r.id))?;
+    let index =
+        r.id.rsplit('-')
+            .next()
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(0);
+    Ok(Item {
+        id: r.id.clone(),
+        dataset,
+        batch: r.batch,
+        index,
+        fs: r.phi0.clone(),
+        metrics,
+    })
+}
+
+fn reference_files(
+    records: &[ResultRecord],
+    out: &std::path::Path,
+    seed: u64,
+    per_bucket: usize,
+) -> Result<usize> {
+    let mut groups: BTreeMap<(String, String, String), Vec<&ResultRecord>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.round == 1 && r.repeat == 0) {
+        groups
+            .entry((r.dataset.clone(), r.model.clone(), r.prompt.clone()))
+            .or_default()
+            .push(r);
+    }
+    for ((dataset, model, prompt), rs) in &groups {
+        let items: Vec<Item> = rs.iter().map(|r| item_of(r)).collect::<Result<_>>()?;
+        let kind = items[0].dataset;
+        let cfg = DatasetConfig {
+            seed,
+            per_bucket,
+            ..DatasetConfig::table1(kind)
+        };
+        let mut file = reference::export(&items, &cfg);
+        if let Some(data) = file["data"].as_array_mut() {
+            for (entry, r) in data.iter_mut().zip(rs) {
+                let has_error = match r.verdict {
+                    Verdict::Equivalent | Verdict::NotEquivalent => Value::Null,
+                    _ => json!(r.reason.clone().unwrap_or_else(|| r.verdict.name().into())),
+                };
+                let is_equivalent = match r.verdict {
+                    Verdict::Equivalent => json!(true),
+                    Verdict::NotEquivalent => json!(false),
+                    _ => Value::Null,
+                };
+                entry["nl"] = json!(r.english);
+                entry["llm_fs"] = json!(r.phi1.clone().or_else(|| r.raw_answer.clone()));
+                entry["verification"] = json!({
+                    "has_error": has_error,
+                    "is_equivalent": is_equivalent,
+                    "verdict": r.verdict.name(),
+                    "time_ms": r.verify_ms,
+                });
+            }
+        }
+        file["verified"] = json!(true);
+        file["info"]["model"] = json!(model);
+        file["info"]["prompt"] = json!(prompt);
+        let dir = out.join(dataset);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(format!("{}-{}.json", safe(model), prompt));
+        std::fs::write(&path, serde_json::to_string_pretty(&file)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("{}: {} items", path.display(), rs.len());
+    }
+    Ok(groups.len())
+}
+
+fn csv_file(records: &[ResultRecord], path: &std::path::Path) -> Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    w.write_record([
+        "id",
+        "dataset",
+        "batch",
+        "complexity",
+        "model",
+        "prompt",
+        "round",
+        "repeat",
+        "verdict",
+        "phi0",
+        "english",
+        "phi1",
+        "reason",
+        "copied",
+        "method",
+        "verify_ms",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "latency_ms",
+        "attempts",
+        "cached",
+    ])?;
+    for r in records {
+        w.write_record([
+            r.id.clone(),
+            r.dataset.clone(),
+            r.batch.to_string(),
+            r.complexity.to_string(),
+            r.model.clone(),
+            r.prompt.clone(),
+            r.round.to_string(),
+            r.repeat.to_string(),
+            r.verdict.name().to_string(),
+            r.phi0.clone(),
+            r.english.clone().unwrap_or_default(),
+            r.phi1.clone().unwrap_or_default(),
+            r.reason.clone().unwrap_or_default(),
+            r.copied.to_string(),
+            r.method.clone().unwrap_or_default(),
+            format!("{:.3}", r.verify_ms),
+            r.usage.prompt_tokens.to_string(),
+            r.usage.completion_tokens.to_string(),
+            r.cost.map(|c| c.to_string()).unwrap_or_default(),
+            format!("{:.1}", r.latency_ms),
+            r.attempts.to_string(),
+            r.cached.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    println!("{}: {} rows", path.display(), records.len());
+    Ok(())
+}
+
+/// Runs `autoeval export`.
+pub fn run(args: Args) -> Result<()> {
+    let dir = RunDir(args.dir.clone());
+    let records = store::read_all(&dir.results()).with_context(|| {
+        format!(
+            "{} is not a run directory (no results.jsonl)",
+            args.dir.display()
+        )
+    })?;
+    match args.format {
+        Format::Reference => {
+            let config = crate::run::config::RunConfig::read(&dir.config()).ok();
+            let seed = config.as_ref().and_then(|c| c.seed).unwrap_or(0);
+            let per_bucket = config.as_ref().and_then(|c| c.per_bucket).unwrap_or(50);
+            let out = args.out.unwrap_or_else(|| dir.0.join("export"));
+            reference_files(&records, &out, seed, per_bucket)?;
+        }
+        Format::Csv => csv_file(
+            &records,
+            &args.out.unwrap_or_else(|| dir.0.join("results.csv")),
+        )?,
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! `autoeval judge DIR --judge MODEL`: metric A4. A model is asked whether
+//! φ0 ≡ φ1 for the decided pairs of a finished run, and its answers are
+//! scored against the formal verdicts. Answers are appended to
+//! `DIR/judge-<model>-<style>.jsonl` as they come, so a stopped judge run
+//! resumes where it was.
+
+use crate::run::{store, RunDir};
+use anyhow::{Context, Result};
+use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
+use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
+use autoeval_models::ModelSpec;
+use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
+use autoeval_proto::{JudgeRecord, Verdict};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Judge prompt style on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum StyleArg {
+    /// Explanation first, then `[Answer] yes|no`.
+    Cot,
+    /// Only `[Answer] yes|no`.
+    Yesno,
+}
+
+/// Settings of `autoeval judge`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory.
+    dir: PathBuf,
+    /// The judge model (same specs as `run --model`).
+    #[arg(long)]
+    judge: String,
+    /// Ask for reasoning first (cot) or a bare answer (yesno).
+    #[arg(long, value_enum, default_value = "cot")]
+    prompt: StyleArg,
+    /// Judge calls in flight at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// JSON file of API keys, read after the environment.
+    #[arg(long)]
+    secrets: Option<PathBuf>,
+    /// Print nothing but the report's path.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn style_name(s: StyleArg) -> &'static str {
+    match s {
+        StyleArg::Cot => "cot",
+        StyleArg::Yesno => "yesno",
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |v| format!("{:.1}%", 100.0 * v))
+}
+
+/// A table of confusion counts and scores, one line per complexity and a total per dataset.
+fn print_table(records: &[JudgeRecord]) {
+    println!(
+        "{:<12} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9} {:>8} {:>8} {:>8}",
+        "dataset", "complexity", "TP", "FP", "TN", "FN", "unp", "precision", "recall", "TNR", "F1"
+    );
+    for ((dataset, _, _), rows) in confusion_by_complexity(records) {
+        let mut total = Confusion::default();
+        let line = |label: String, c: &Confusion| {
+            println!(
+                "{:<12} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9} {:>8} {:>8} {:>8}",
+                dataset,
+                label,
+                c.tp,
+                c.fp,
+                c.tn,
+                c.fn_,
+                c.unparseable,
+                pct(c.precision()),
+                pct(c.recall()),
+                pct(c.tnr()),
+                pct(c.f1())
+            )
+        };
+        for (complexity, c) in &rows {
+            line(complexity.to_string(), c);
+            total.tp += c.tp;
+            total.fp += c.fp;
+            total.tn += c.tn;
+            total.fn_ += c.fn_;
+            total.unparseable += c.unparseable;
+            total.api_failures += c.api_failures;
+        }
+        line("all".into(), &total);
+    }
+}
+
+/// Runs `autoeval judge`.
+pub fn run(args: Args) -> Result<()> {
+    let dir = RunDir(args.dir.clone());
+    let records = store::read_all(&dir.results()).with_context(|| {
+        format!(
+            "{} is not a run directory (no results.jsonl)",
+            args.dir.display()
+        )
+    })?;
+    let spec: ModelSpec = args.judge.parse()?;
+    let style = style_name(args.prompt);
+    let safe: String = args
+        .judge
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
+    let existing: Vec<JudgeRecord> = std::fs::read_to_string(&path)
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let key = |id: &str, model: &str, prompt: &str, round: u32, repeat: u32| {
+        format!("{id}\u{1}{model}\u{1}{prompt}\u{1}{round}\u{1}{repeat}")
+    };
+    let done: HashSet<String> = existing
+        .iter()
+        .filter(|j| j.api_failure.is_none())
+        .map(|j| key(&j.id, &j.model, &j.prompt, j.round, j.repeat))
+        .collect();
+    let todo: Vec<JudgeRecord> = records
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Equivalent | Verdict::NotEquivalent))
+        .filter(|r| !done.contains(&key(&r.id, &r.model, &r.prompt, r.round, r.repeat)))
+        .filter_map(|r| {
+            Some(JudgeRecord {
+                id: r.id.clone(),
+                dataset: r.dataset.clone(),
+                complexity: r.complexity,
+                model: r.model.clone(),
+                prompt: r.prompt.clone(),
+                round: r.round,
+                repeat: r.repeat,
+                judge: args.judge.clone(),
+                style: style.into(),
+                phi0: r.phi0.clone(),
+                phi1: r.phi1.clone()?,
+                equivalent: r.verdict == Verdict::Equivalent,
+                ..JudgeRecord::default()
+            })
+        })
+        .collect();
+    // Keep the answered judgements; failed calls are asked again.
+    let kept: Vec<&JudgeRecord> = existing
+        .iter()
+        .filter(|j| j.api_failure.is_none())
+        .collect();
+    let mut file =
+        std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+    for j in &kept {
+        writeln!(file, "{}", serde_json::to_string(j)?)?;
+    }
+    if !args.quiet {
+        eprintln!(
+            "judge: {} pairs already judged, {} to ask {}",
+            kept.len(),
+            todo.len(),
+            args.judge
+        );
+    }
+    let cache: Option<Arc<dyn ResponseCache>> = match spec {
+        ModelSpec::Reference | ModelSpec::ReferenceNoisy { .. } => None,
+        _ => Some(Arc::new(DiskCache::new(dir.0.join("cache"))?)),
+    };
+    let backend = Arc::new(Backend::new(
+        spec,
+        BackendOptions {
+            concurrency: args.concurrency,
+            cache,
+            secrets_file: args.secrets.clone(),
+            ..BackendOptions::default()
+        },
+    )?);
+    let templates = Arc::new(Templates::builtin());
+    let judge_style = match args.prompt {
+        StyleArg::Cot => JudgeStyle::Cot,
+        StyleArg::Yesno => JudgeStyle::Yesno,
+    };
+    let file = Arc::new(Mutex::new(file));
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(todo.len() as u64)
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        let limit = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1)));
+        for mut j in todo {
+            let (backend, templates, file, bar, limit) = (
+                backend.clone(),
+                templates.clone(),
+                file.clone(),
+                bar.clone(),
+                limit.clone(),
+            );
+            tasks.spawn(async move {
+                let _permit = limit.acquire().await;
+                let family = Family::of_dataset(&j.dataset).unwrap_or(Family::Propositional);
+                let prompt = templates.judge(family, &j.phi0, &j.phi1, judge_style);
+                match backend.chat(&prompt.text, 0).await {
+                    Ok(reply) => {
+                        let verdict = match parse_judgement(&reply.text) {
+                            Judgement::Yes => "yes",
+                            Judgement::No => "no",
+                            Judgement::Unparseable => "unparseable",
+                        };
+                        j.judgement = Some(verdict.into());
+                        j.answer = Some(reply.text);
+                    }
+                    Err(e) => j.api_failure = Some(e.to_string()),
+                }
+                if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&j), file.lock()) {
+                    if let Err(e) = writeln!(f, "{line}") {
+                        tracing::error!(error = %e, "cannot append a judgement");
+                    }
+                }
+                bar.inc(1);
+            });
+        }
+        while tasks.join_next().await.is_some() {}
+    });
+    bar.finish_and_clear();
+    drop(file);
+    let all: Vec<JudgeRecord> = std::fs::read_to_string(&path)?
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if !args.quiet {
+        print_table(&all);
+    }
+    let report = crate::report::write(&dir, &records, None)?;
+    println!("judgements: {}", path.display());
+    println!("report: {}", report.display());
+    Ok(())
+}

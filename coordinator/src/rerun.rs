@@ -1,0 +1,61 @@
+//! `autoeval rerun DIR --failed`: redo exactly the rounds that ended in an
+//! API failure or a timeout. Their records are removed and the run resumes;
+//! every other round stays as it was, and the response cache means a
+//! translation that had succeeded is not paid for again.
+
+use crate::run::config::RunConfig;
+use crate::run::store::JsonlStore;
+use crate::run::{execute, progress_display, RunDir};
+use anyhow::{bail, Result};
+use std::path::PathBuf;
+
+/// Settings of `autoeval rerun`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory.
+    dir: PathBuf,
+    /// Redo the rounds that ended in an API failure or a timeout (the only mode).
+    #[arg(long)]
+    failed: bool,
+    /// Prover time limit per check in milliseconds (default: the run's).
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// Round trips in flight at once (default: the run's).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Print nothing but where the report is.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Log lines instead of bars, even on a terminal.
+    #[arg(long)]
+    plain: bool,
+}
+
+/// Runs `autoeval rerun`.
+pub fn run(args: Args) -> Result<()> {
+    if !args.failed {
+        bail!("say what to rerun: --failed (the rounds that ended in an API failure or a timeout)");
+    }
+    let dir = RunDir(args.dir.clone());
+    if !dir.config().exists() {
+        bail!(
+            "{} is not a run directory (no config.toml)",
+            args.dir.display()
+        );
+    }
+    let settings = RunConfig::read(&dir.config())?
+        .overridden_by(RunConfig {
+            timeout_ms: args.timeout_ms,
+            concurrency: args.concurrency,
+            ..RunConfig::default()
+        })
+        .resolve()?;
+    let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
+    let display = progress_display(args.quiet, args.plain, 10);
+    if !args.quiet {
+        eprintln!(
+            "rerun: {removed} rounds ended in an API failure or a timeout; running them again"
+        );
+    }
+    execute(&dir, &settings, display)
+}
