@@ -38,7 +38,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run an evaluation on this machine: generate, translate, verify, record, report.
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// Write the HTML report and print the summary of a run directory.
     Report(report::Args),
     /// Redo the rounds of a run that ended in an API failure or a timeout.
@@ -81,7 +81,7 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Judge(args) => judge::run(args),

@@ -259,6 +259,12 @@ fn prompt_digests(r: &ResultRecord) -> [String; 2] {
     ]
 }
 
+/// What was recorded after a kill, and the server's prompt counts then.
+type Snapshot = (
+    HashSet<(autoeval_proto::UnitKey, u32)>,
+    HashMap<String, u64>,
+);
+
 fn prompt_counts(port: u16) -> HashMap<String, u64> {
     serde_json::from_value(get_json(port, "/prompts")).unwrap()
 }
@@ -293,10 +299,7 @@ fn runs_killed_three_times_resume_without_translating_anything_twice() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let mut snapshots: Vec<(
-        HashSet<(autoeval_proto::UnitKey, u32)>,
-        HashMap<String, u64>,
-    )> = Vec::new();
+    let mut snapshots: Vec<Snapshot> = Vec::new();
     for k in 0..3u64 {
         let mut child = Command::new(BIN)
             .args(args)

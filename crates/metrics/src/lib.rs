@@ -1,4 +1,5 @@
-//! Statistics of the benchmark. Metric A1 compares scores on ∀uto∃val with
+//! Statistics of the benchmark: A2 and A3 summaries of a run's records
+//! ([`summary`]), A4 judge scores ([`judge`]), and A1 here. Metric A1 compares scores on ∀uto∃val with
 //! scores on another benchmark across models: Pearson's ρ with its
 //! two-sided p-value, and the predictive power of Def. 5.1,
 //! P(x1 ≥ x2 | y1 ≥ y2), estimated over ordered pairs of models.

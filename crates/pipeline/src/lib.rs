@@ -16,7 +16,7 @@ mod store;
 
 pub use driver::{drive, Concurrency, Observer, StageTimes};
 pub use message::{TranslateTask, VerifyTask};
-pub use plan::{generate_items, initial_tasks, PlanError, RunPlan};
+pub use plan::{generate_items, initial_tasks, BatchShortfall, PlanError, RunPlan};
 pub use queue::{LocalQueue, Queue, QueueClosed};
 pub use resume::{pending_tasks, Pending};
 pub use stages::{translate, verify, CopyPolicy, Stages};

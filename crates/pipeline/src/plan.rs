@@ -73,8 +73,19 @@ impl RunPlan {
     }
 }
 
+/// A bucket that came up short, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchShortfall {
+    /// Dataset.
+    pub dataset: DatasetKind,
+    /// Batch number.
+    pub batch: u64,
+    /// The complexity value and its counts.
+    pub shortfall: Shortfall,
+}
+
 /// The items of every dataset and batch of the plan, and the buckets that came up short.
-pub fn generate_items(plan: &RunPlan) -> Result<(Vec<Item>, Vec<(Item, Shortfall)>), PlanError> {
+pub fn generate_items(plan: &RunPlan) -> Result<(Vec<Item>, Vec<BatchShortfall>), PlanError> {
     plan.validate()?;
     let mut items = Vec::new();
     let mut short = Vec::new();
@@ -82,9 +93,11 @@ pub fn generate_items(plan: &RunPlan) -> Result<(Vec<Item>, Vec<(Item, Shortfall
         let cfg = plan.dataset_config(kind);
         for b in 0..plan.batches {
             let batch = generate_batch(&cfg, b)?;
-            if let Some(first) = batch.items.first() {
-                short.extend(batch.shortfall.into_iter().map(|s| (first.clone(), s)));
-            }
+            short.extend(batch.shortfall.into_iter().map(|shortfall| BatchShortfall {
+                dataset: kind,
+                batch: b,
+                shortfall,
+            }));
             items.extend(batch.items);
         }
     }

@@ -5,7 +5,7 @@
 pub mod svg;
 
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_metrics::summary::{accuracy_by_metric, Counts, Group, Summary};
+use autoeval_metrics::summary::{accuracy_by_metric, Group, Summary};
 use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -45,6 +45,9 @@ pub struct ReportInput<'a> {
 fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| format!("{:.1}%", 100.0 * v))
 }
+
+/// A score of a row and its spread band.
+type RowScore = fn(&autoeval_metrics::summary::Row) -> (Option<f64>, Option<(f64, f64)>);
 
 fn series_name(g: &Group, rounds: bool) -> String {
     if rounds {
@@ -114,11 +117,7 @@ fn fig(chart: &LineChart) -> String {
     format!(r#"<div class="fig">{}</div>"#, chart.render())
 }
 
-fn score_series(
-    groups: &[&Group],
-    rounds: bool,
-    score: fn(&autoeval_metrics::summary::Row) -> (Option<f64>, Option<(f64, f64)>),
-) -> Vec<Series> {
+fn score_series(groups: &[&Group], rounds: bool, score: RowScore) -> Vec<Series> {
     groups
         .iter()
         .map(|g| {
@@ -511,13 +510,4 @@ pub fn html(input: &ReportInput) -> String {
     examples(&mut out, input, &datasets);
     out.push_str("</body></html>\n");
     out
-}
-
-/// Counts of a set of records, for callers that need one overall score.
-pub fn overall(records: &[&ResultRecord]) -> Counts {
-    let mut c = Counts::default();
-    for r in records {
-        c.add(r.verdict);
-    }
-    c
 }

@@ -1,0 +1,115 @@
+//! The stages driven in process: every unit is recorded once per round, a
+//! chain of rounds continues only while the meaning is kept, and resuming
+//! from a partial store finishes exactly what is missing.
+
+use autoeval_generate::DatasetKind;
+use autoeval_llm_client::{Backend, BackendOptions};
+use autoeval_pipeline::{
+    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, MemoryStore,
+    Observer, ResultStore, RunPlan, Stages,
+};
+use autoeval_prompts::{Shots, Templates};
+use autoeval_proto::Verdict;
+use autoeval_verify::{InProcessZ3, Settings};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+struct Silent;
+impl Observer for Silent {}
+
+fn stages(model: &str) -> Arc<Stages> {
+    let backend = Backend::new(model.parse().unwrap(), BackendOptions::default()).unwrap();
+    Arc::new(Stages {
+        backends: BTreeMap::from([(model.to_string(), backend)]),
+        templates: Templates::builtin(),
+        settings: Settings::default(),
+        prover: Arc::new(InProcessZ3),
+        copy_policy: CopyPolicy::Flag,
+    })
+}
+
+fn plan(model: &str, rounds: u32) -> RunPlan {
+    RunPlan {
+        datasets: vec![DatasetKind::Plogic, DatasetKind::Regex],
+        models: vec![model.into()],
+        prompts: vec![Shots::ZeroShot],
+        batches: 1,
+        per_bucket: 1,
+        rounds,
+        repeats: 2,
+        seed: 3,
+    }
+}
+
+fn run(model: &str, rounds: u32, store: Arc<MemoryStore>) -> usize {
+    let plan = plan(model, rounds);
+    let (items, _) = generate_items(&plan).unwrap();
+    let tasks = initial_tasks(&plan, &items);
+    let units = tasks.len();
+    let recorded = store.load().unwrap();
+    let pending = pending_tasks(tasks, &recorded);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(drive(
+        pending.tasks,
+        stages(model),
+        store,
+        Arc::new(Silent),
+        Concurrency {
+            translate: 4,
+            verify: 2,
+        },
+    ))
+    .unwrap();
+    units
+}
+
+#[test]
+fn every_round_of_every_unit_is_recorded_once() {
+    let store = Arc::new(MemoryStore::default());
+    let units = run("reference", 3, store.clone());
+    let records = store.load().unwrap();
+    assert_eq!(records.len(), 3 * units);
+    assert!(records.iter().all(|r| r.verdict == Verdict::Equivalent));
+    let keys: HashSet<_> = records.iter().map(|r| (r.unit(), r.round)).collect();
+    assert_eq!(keys.len(), records.len());
+    // Round 2 translated what round 1 produced.
+    let first: BTreeMap<_, _> = records
+        .iter()
+        .filter(|r| r.round == 1)
+        .map(|r| (r.unit(), r))
+        .collect();
+    for r in records.iter().filter(|r| r.round == 2) {
+        assert_eq!(Some(&r.input), first[&r.unit()].phi1.as_ref());
+    }
+}
+
+#[test]
+fn chains_stop_at_a_lost_meaning_and_resume_finishes_only_what_is_missing() {
+    let model = "reference-noisy:0.5";
+    let full = Arc::new(MemoryStore::default());
+    run(model, 2, full.clone());
+    let all = full.load().unwrap();
+    let failed_in_round_one = all
+        .iter()
+        .filter(|r| r.round == 1 && r.verdict != Verdict::Equivalent)
+        .count();
+    assert!(failed_in_round_one > 0);
+    let round_two = all.iter().filter(|r| r.round == 2).count();
+    let units = all.iter().filter(|r| r.round == 1).count();
+    assert_eq!(
+        round_two,
+        units - failed_in_round_one,
+        "only kept meanings go on"
+    );
+
+    // Keep every other record of round one only, then resume.
+    let partial = Arc::new(MemoryStore::default());
+    for r in all.iter().filter(|r| r.round == 1).step_by(2) {
+        partial.append(r).unwrap();
+    }
+    run(model, 2, partial.clone());
+    let resumed = partial.load().unwrap();
+    assert_eq!(resumed.len(), all.len());
+    let keys: HashSet<_> = resumed.iter().map(|r| (r.unit(), r.round)).collect();
+    assert_eq!(keys.len(), resumed.len());
+}
