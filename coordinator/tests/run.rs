@@ -427,3 +427,62 @@ fn rerun_failed_redoes_exactly_the_api_failures() {
         2 * first.len() as u64
     );
 }
+
+#[test]
+fn a_config_file_sets_the_run_and_flags_override_it() {
+    let dir = scratch("config-run");
+    let config = dir.join("run.toml");
+    std::fs::write(
+        &config,
+        "datasets = [\"ksat\"]\nmodels = [\"reference\"]\nprompts = [\"few-shot\"]\nper-bucket = 2\nbatches = 3\nrounds = 2\n",
+    )
+    .unwrap();
+    let out = dir.join("run");
+    run_ok(
+        Path::new(BIN),
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--batches",
+            "1",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let rs = records(&out);
+    assert!(rs
+        .iter()
+        .all(|r| r.dataset == "ksat" && r.prompt == "few-shot" && r.batch == 0));
+    let units = summary(&out)["units"].as_u64().unwrap() as usize;
+    assert_eq!(rs.iter().filter(|r| r.round == 1).count(), units);
+    assert_eq!(
+        rs.iter().filter(|r| r.round == 2).count(),
+        units,
+        "the reference model keeps every meaning"
+    );
+    let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    assert!(
+        saved.contains("batches = 1") && saved.contains("per-bucket = 2"),
+        "{saved}"
+    );
+
+    std::fs::write(&config, "per_bucket = 2\n").unwrap();
+    let bad = Command::new(BIN)
+        .args([
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("per_bucket") && err.contains("per-bucket = 5"),
+        "{err}"
+    );
+}

@@ -217,6 +217,7 @@ impl Resolved {
                     .collect()
             })
             .collect();
-        format!("{}-{hex}", models.join("+"))
+        let joined: String = models.join("+").chars().take(48).collect();
+        format!("{joined}-{hex}")
     }
 }
