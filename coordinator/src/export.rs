@@ -2,7 +2,7 @@
 //! reference implementation's verified-dataset layout (one JSON file per
 //! dataset, model and prompt style, round 1), or as one CSV row per round.
 
-use crate::run::{store, RunDir};
+use crate::run::{file_name_part, RunDir};
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
 use autoeval_proto::{ResultRecord, Verdict};
@@ -30,19 +30,6 @@ pub struct Args {
     /// Where to write: a directory for reference, a file for csv [default: DIR/export, DIR/results.csv].
     #[arg(long)]
     out: Option<PathBuf>,
-}
-
-fn safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(60)
-        .collect()
 }
 
 fn item_of(r: &ResultRecord) -> Result<Item> {
@@ -113,7 +100,7 @@ fn reference_files(
         let dir = out.join(dataset);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(format!("{}-{}.json", safe(model), prompt));
+        let path = dir.join(format!("{}-{}.json", file_name_part(model, 60), prompt));
         std::fs::write(&path, serde_json::to_string_pretty(&file)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         println!("{}: {} items", path.display(), rs.len());
@@ -182,12 +169,7 @@ fn csv_file(records: &[ResultRecord], path: &std::path::Path) -> Result<()> {
 /// Runs `autoeval export`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let records = store::read_all(&dir.results()).with_context(|| {
-        format!(
-            "{} is not a run directory (no results.jsonl)",
-            args.dir.display()
-        )
-    })?;
+    let records = dir.records()?;
     match args.format {
         Format::Reference => {
             let config = crate::run::config::RunConfig::read(&dir.config()).ok();

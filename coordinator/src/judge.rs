@@ -4,13 +4,14 @@
 //! `DIR/judge-<model>-<style>.jsonl` as they come, so a stopped judge run
 //! resumes where it was.
 
-use crate::run::{store, RunDir};
+use crate::run::{file_name_part, RunDir};
 use anyhow::{Context, Result};
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::ModelSpec;
 use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
 use autoeval_proto::{JudgeRecord, Verdict};
+use autoeval_report::pct;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,10 +55,6 @@ fn style_name(s: StyleArg) -> &'static str {
     }
 }
 
-fn pct(x: Option<f64>) -> String {
-    x.map_or("–".into(), |v| format!("{:.1}%", 100.0 * v))
-}
-
 /// A table of confusion counts and scores, one line per complexity and a total per dataset.
 fn print_table(records: &[JudgeRecord]) {
     println!(
@@ -84,12 +81,7 @@ fn print_table(records: &[JudgeRecord]) {
         };
         for (complexity, c) in &rows {
             line(complexity.to_string(), c);
-            total.tp += c.tp;
-            total.fp += c.fp;
-            total.tn += c.tn;
-            total.fn_ += c.fn_;
-            total.unparseable += c.unparseable;
-            total.api_failures += c.api_failures;
+            total.merge(c);
         }
         line("all".into(), &total);
     }
@@ -98,26 +90,10 @@ fn print_table(records: &[JudgeRecord]) {
 /// Runs `autoeval judge`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let records = store::read_all(&dir.results()).with_context(|| {
-        format!(
-            "{} is not a run directory (no results.jsonl)",
-            args.dir.display()
-        )
-    })?;
+    let records = dir.records()?;
     let spec: ModelSpec = args.judge.parse()?;
     let style = style_name(args.prompt);
-    let safe: String = args
-        .judge
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(60)
-        .collect();
+    let safe = file_name_part(&args.judge, 60);
     let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
     let existing: Vec<JudgeRecord> = std::fs::read_to_string(&path)
         .map(|t| {

@@ -1,6 +1,6 @@
 //! `autoeval report`: the HTML report and terminal summary of a run directory.
 
-use crate::run::{store, RunDir};
+use crate::run::RunDir;
 use anyhow::{Context, Result};
 use autoeval_metrics::{pearson, predictive_power, summary::summarize};
 use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
@@ -127,12 +127,7 @@ fn write_with(
 /// Runs `autoeval report`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let records = store::read_all(&dir.results()).with_context(|| {
-        format!(
-            "{} is not a run directory (no results.jsonl)",
-            args.dir.display()
-        )
-    })?;
+    let records = dir.records()?;
     let correlation = match &args.other {
         Some(p) => Some(correlation(&records, p, &args.other_name)?),
         None => None,

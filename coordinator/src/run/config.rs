@@ -205,17 +205,7 @@ impl Resolved {
             .plan
             .models
             .iter()
-            .map(|m| {
-                m.chars()
-                    .map(|c| {
-                        if c.is_alphanumeric() || c == '.' || c == '-' {
-                            c
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect()
-            })
+            .map(|m| super::file_name_part(m, usize::MAX))
             .collect();
         let joined: String = models.join("+").chars().take(48).collect();
         format!("{joined}-{hex}")

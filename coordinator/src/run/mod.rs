@@ -191,6 +191,31 @@ impl RunDir {
     pub fn report(&self) -> PathBuf {
         self.0.join("report.html")
     }
+
+    /// The records of the run, with an error that says when this is no run directory.
+    pub fn records(&self) -> Result<Vec<autoeval_proto::ResultRecord>> {
+        store::read_all(&self.results()).with_context(|| {
+            format!(
+                "{} is not a run directory (no results.jsonl)",
+                self.0.display()
+            )
+        })
+    }
+}
+
+/// `text` made safe as part of a file name: other than letters, digits, `.`
+/// and `-`, every character becomes `-`; at most `max` characters.
+pub fn file_name_part(text: &str, max: usize) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(max)
+        .collect()
 }
 
 /// Runs `autoeval run`.

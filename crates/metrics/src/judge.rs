@@ -40,6 +40,16 @@ impl Confusion {
         }
     }
 
+    /// Adds another matrix's counts to this one.
+    pub fn merge(&mut self, other: &Confusion) {
+        self.tp += other.tp;
+        self.fp += other.fp;
+        self.tn += other.tn;
+        self.fn_ += other.fn_;
+        self.unparseable += other.unparseable;
+        self.api_failures += other.api_failures;
+    }
+
     /// TP / (TP + FP).
     pub fn precision(&self) -> Option<f64> {
         ratio(self.tp, self.tp + self.fp)

@@ -42,7 +42,8 @@ pub struct ReportInput<'a> {
     pub examples_per_dataset: usize,
 }
 
-fn pct(x: Option<f64>) -> String {
+/// A share as a percentage with one decimal, or `–` when undefined.
+pub fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| format!("{:.1}%", 100.0 * v))
 }
 
@@ -373,12 +374,7 @@ fn judge_table(out: &mut String, judgements: &[JudgeRecord]) {
     for ((dataset, judge, style), rows) in confusion_by_complexity(judgements) {
         let mut c = Confusion::default();
         for r in rows.values() {
-            c.tp += r.tp;
-            c.fp += r.fp;
-            c.tn += r.tn;
-            c.fn_ += r.fn_;
-            c.unparseable += r.unparseable;
-            c.api_failures += r.api_failures;
+            c.merge(r);
         }
         let _ = write!(
             out,
