@@ -109,7 +109,8 @@ async fn measure(args: &Args, latency_ms: u64, items: Arc<Vec<String>>) -> Resul
                         phi0,
                         shots: Shots::ZeroShot,
                         alphabet: &[],
-                        sample: n as u32,
+                        unit: format!("bench-{n}"),
+                        round: 1,
                         mode: Mode::Strict,
                     };
                     let rt = round_trip(&backend, &templates, &req).await;

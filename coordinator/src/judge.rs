@@ -8,7 +8,7 @@ use crate::run::{file_name_part, RunDir};
 use anyhow::{Context, Result};
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::ModelSpec;
+use autoeval_models::{ModelSpec, Sample, Stage};
 use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
 use autoeval_proto::{JudgeRecord, Verdict};
 use autoeval_report::pct;
@@ -190,7 +190,14 @@ pub fn run(args: Args) -> Result<()> {
                 let _permit = limit.acquire().await;
                 let family = Family::of_dataset(&j.dataset).unwrap_or(Family::Propositional);
                 let prompt = templates.judge(family, &j.phi0, &j.phi1, judge_style);
-                match backend.chat(&prompt.text, 0).await {
+                // The judged pair and the judging style make the sample: one
+                // pair's judgement is never another's cached reply.
+                let sample = Sample {
+                    unit: format!("{}|{}|{}|{}|{}", j.id, j.model, j.prompt, j.repeat, j.style),
+                    round: j.round,
+                    stage: Stage::Judge,
+                };
+                match backend.chat(&prompt.text, &sample).await {
                     Ok(reply) => {
                         let verdict = match parse_judgement(&reply.text) {
                             Judgement::Yes => "yes",

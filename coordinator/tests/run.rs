@@ -365,6 +365,73 @@ fn runs_killed_three_times_resume_without_translating_anything_twice() {
 }
 
 #[test]
+fn every_unit_and_round_is_its_own_sample_and_a_rerun_pays_nothing() {
+    let port = free_port();
+    let _server = mock_server(port, &["--model", "reference-noisy:0.3"]);
+    let dir = scratch("samples");
+    let out = dir.join("run");
+    let model = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
+    let args = [
+        "run",
+        "--model",
+        &model,
+        "--dataset",
+        "plogic",
+        "--dataset",
+        "regex",
+        "--prompt",
+        "zero-shot",
+        "--per-bucket",
+        "2",
+        "--batches",
+        "2",
+        "--rounds",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    run_ok(Path::new(BIN), &args);
+    let rs = records(&out);
+    let units = summary(&out)["units"].as_u64().unwrap() as usize;
+    let reached: HashSet<_> = rs.iter().map(|r| (r.unit(), r.round)).collect();
+    let requests = || get_json(port, "/stats")["requests"].as_u64().unwrap();
+    let later_rounds = rs.iter().filter(|r| r.round > 1).count();
+    eprintln!(
+        "{units} units, {} (unit, round) pairs reached ({later_rounds} in rounds 2-3), {} requests",
+        reached.len(),
+        requests()
+    );
+    assert!(units >= 150, "{units} units");
+    assert_eq!(reached.len(), rs.len(), "one record per (unit, round)");
+    assert!(later_rounds > units / 2, "later rounds were reached");
+    assert!(
+        rs.iter().all(|r| !r.cached),
+        "a first run answers nothing from the cache"
+    );
+    assert_eq!(
+        requests(),
+        2 * rs.len() as u64,
+        "two requests per (unit, round)"
+    );
+
+    // The same command finds everything recorded: nothing is sent.
+    run_ok(Path::new(BIN), &args);
+    assert_eq!(requests(), 2 * rs.len() as u64);
+    // Without the results, the reply cache answers every sample it holds.
+    std::fs::remove_file(out.join("results.jsonl")).unwrap();
+    run_ok(Path::new(BIN), &args);
+    assert_eq!(
+        requests(),
+        2 * rs.len() as u64,
+        "the cache pays nothing twice"
+    );
+    let again = records(&out);
+    assert_eq!(again.len(), rs.len());
+    assert!(again.iter().all(|r| r.cached && r.attempts == 0));
+}
+
+#[test]
 fn rerun_failed_redoes_exactly_the_api_failures() {
     let port = free_port();
     let dir = scratch("rerun");

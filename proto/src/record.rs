@@ -76,6 +76,17 @@ pub struct UnitKey {
     pub repeat: u32,
 }
 
+impl std::fmt::Display for UnitKey {
+    /// `id|model|prompt|repeat`: the unit as the response cache tells samples apart.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}|{}|{}|{}",
+            self.id, self.model, self.prompt, self.repeat
+        )
+    }
+}
+
 /// Tokens of one round (both calls).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {

@@ -15,7 +15,7 @@ pub use secret::ApiKey;
 
 use autoeval_models::{
     cache_key, parse_retry_after, retryable_status, GenerationParams, ModelSpec, PriceTable,
-    RetryPolicy, Usage,
+    RetryPolicy, Sample, Usage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -151,8 +151,9 @@ impl Backend {
         &self.spec
     }
 
-    /// Sends `prompt` as one user message; `sample` tells repeated samples apart in the cache.
-    pub async fn chat(&self, prompt: &str, sample: u32) -> Result<Reply, CallError> {
+    /// Sends `prompt` as one user message for `sample`: the cache answers
+    /// only a request for the same sample, never another unit's or round's.
+    pub async fn chat(&self, prompt: &str, sample: &Sample) -> Result<Reply, CallError> {
         let started = Instant::now();
         let key = cache_key(&self.spec, prompt, &self.options.params, sample);
         if let Some(hit) = self.options.cache.as_ref().and_then(|c| c.get(&key)) {

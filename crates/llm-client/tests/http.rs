@@ -2,7 +2,7 @@
 
 use autoeval_llm_client::{Backend, BackendOptions, CallError, DiskCache};
 use autoeval_mock_llm::{router, MockConfig, Stats};
-use autoeval_models::{ModelSpec, RetryPolicy};
+use autoeval_models::{ModelSpec, RetryPolicy, Sample, Stage};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,15 @@ fn mock_backend(base: &str, options: BackendOptions) -> Backend {
     Backend::new(spec, options).unwrap()
 }
 
+/// Sample `n` of the informalization stage of one test unit.
+fn sample(n: u32) -> Sample {
+    Sample {
+        unit: format!("test-unit-{n}"),
+        round: 1,
+        stage: Stage::Informalize,
+    }
+}
+
 fn fast_retries(max_attempts: u32) -> RetryPolicy {
     RetryPolicy {
         max_attempts,
@@ -42,13 +51,16 @@ async fn the_reference_model_answers_through_http() {
     let base = serve(router(MockConfig::default())).await;
     let b = mock_backend(&base, BackendOptions::default());
     let english = b
-        .chat("[TASK]\npropositional logic\n\n[FORMULA]\n(p1 ∧ ¬p2)\n", 0)
+        .chat(
+            "[TASK]\npropositional logic\n\n[FORMULA]\n(p1 ∧ ¬p2)\n",
+            &sample(0),
+        )
         .await
         .unwrap();
     assert!(english.text.contains("proposition p1"), "{}", english.text);
     assert!(english.usage.prompt_tokens > 0 && english.attempts == 1 && !english.cached);
     let back = b
-        .chat(&format!("[NL DESCRIPTION]\n{}\n", english.text), 0)
+        .chat(&format!("[NL DESCRIPTION]\n{}\n", english.text), &sample(0))
         .await
         .unwrap();
     assert_eq!(back.text, "(p1 ∧ ¬p2)");
@@ -70,7 +82,7 @@ async fn errors_and_rate_limits_are_retried_until_every_call_succeeds() {
     let b = Arc::new(mock_backend(&base, options));
     let calls = (0..120).map(|i| {
         let b = b.clone();
-        tokio::spawn(async move { b.chat(&format!("[FORMULA]\np{i}\n"), 0).await })
+        tokio::spawn(async move { b.chat(&format!("[FORMULA]\np{i}\n"), &sample(0)).await })
     });
     let mut retried = 0;
     for call in calls {
@@ -108,9 +120,9 @@ async fn retry_after_is_honoured() {
             ..BackendOptions::default()
         },
     );
-    let first = b.chat("[FORMULA]\np1\n", 0).await.unwrap();
+    let first = b.chat("[FORMULA]\np1\n", &sample(0)).await.unwrap();
     let started = Instant::now();
-    let second = b.chat("[FORMULA]\np2\n", 0).await.unwrap();
+    let second = b.chat("[FORMULA]\np2\n", &sample(0)).await.unwrap();
     assert_eq!(first.attempts, 1);
     assert!(second.attempts >= 2);
     assert!(
@@ -134,7 +146,7 @@ async fn calls_that_keep_failing_are_api_failures() {
             ..BackendOptions::default()
         },
     );
-    match b.chat("[FORMULA]\np1\n", 0).await {
+    match b.chat("[FORMULA]\np1\n", &sample(0)).await {
         Err(CallError::Api { attempts, .. }) => assert_eq!(attempts, 4),
         other => panic!("expected an API failure, got {other:?}"),
     }
@@ -158,7 +170,16 @@ async fn a_second_identical_run_is_served_from_the_cache() {
         let mut cached = 0;
         for i in 0..25 {
             cached += b
-                .chat(&format!("[FORMULA]\n(p{i} ∨ p1)\n"), 0)
+                .chat(&format!("[FORMULA]\n(p{i} ∨ p1)\n"), &sample(0))
+                .await
+                .unwrap()
+                .cached as usize;
+        }
+        // One prompt asked for five different samples: five requests, never
+        // one reply shared among them.
+        for n in 1..=5 {
+            cached += b
+                .chat("[FORMULA]\n(p1 ∨ p2)\n", &sample(n))
                 .await
                 .unwrap()
                 .cached as usize;
@@ -167,8 +188,8 @@ async fn a_second_identical_run_is_served_from_the_cache() {
     };
     assert_eq!(run().await, 0);
     let after_first = stats(&base).await.requests;
-    assert_eq!(after_first, 25);
-    assert_eq!(run().await, 25);
+    assert_eq!(after_first, 30);
+    assert_eq!(run().await, 30);
     assert_eq!(
         stats(&base).await.requests,
         after_first,
@@ -205,7 +226,7 @@ async fn keys_never_reach_errors_or_debug_output() {
         ..BackendOptions::default()
     };
     let b = Backend::new("openai:gpt-4o".parse().unwrap(), options).unwrap();
-    let err = b.chat("hello", 0).await.unwrap_err();
+    let err = b.chat("hello", &sample(0)).await.unwrap_err();
     let shown = format!("{err} {err:?} {b:?}");
     assert!(!shown.contains(secret), "{shown}");
     assert!(shown.contains("***") && shown.contains("401"), "{shown}");
@@ -251,7 +272,7 @@ async fn anthropic_requests_have_the_messages_shape() {
         ..BackendOptions::default()
     };
     let b = Backend::new("anthropic:claude-test".parse().unwrap(), options).unwrap();
-    let reply = b.chat("Say yes.", 0).await.unwrap();
+    let reply = b.chat("Say yes.", &sample(0)).await.unwrap();
     assert_eq!(reply.text, "yes");
     assert_eq!(
         (reply.usage.prompt_tokens, reply.usage.completion_tokens),

@@ -33,9 +33,41 @@ impl Default for GenerationParams {
     }
 }
 
+/// Which step of the benchmark a request belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// I: formula to English.
+    Informalize,
+    /// A: English back to a formula.
+    Autoformalize,
+    /// A4: is φ0 ≡ φ1?
+    Judge,
+}
+
+/// What makes one request a distinct sample: the work unit it serves, the
+/// round of (A∘I)^n and the stage. Two different samples never share a
+/// cached reply, even when their prompts are identical; the same sample
+/// asked again (a resumed or repeated run) is answered from the cache.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Sample {
+    /// The work unit, e.g. item id, model, prompt style and repeat joined by `|`.
+    pub unit: String,
+    /// Round r of (A∘I)^n, from 1 (1 for judge requests).
+    pub round: u32,
+    /// The step asked.
+    pub stage: Stage,
+}
+
 /// The response cache's key: a SHA-256 over everything that determines a
-/// reply, so a rerun never pays twice and a changed prompt never hits.
-pub fn cache_key(spec: &ModelSpec, prompt: &str, params: &GenerationParams, sample: u32) -> String {
+/// reply and the sample it is, so a rerun never pays twice, a changed prompt
+/// never hits, and no unit or round is answered with another's reply.
+pub fn cache_key(
+    spec: &ModelSpec,
+    prompt: &str,
+    params: &GenerationParams,
+    sample: &Sample,
+) -> String {
     let canonical = serde_json::json!({
         "backend": spec.backend(),
         "model": spec.model(),
@@ -44,7 +76,9 @@ pub fn cache_key(spec: &ModelSpec, prompt: &str, params: &GenerationParams, samp
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,
         "seed": params.seed,
-        "sample": sample,
+        "unit": sample.unit,
+        "round": sample.round,
+        "stage": sample.stage,
     });
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()

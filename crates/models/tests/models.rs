@@ -48,29 +48,72 @@ fn specs_parse_print_and_explain_mistakes() {
 fn cache_keys_change_with_everything_that_changes_the_reply() {
     let spec: ModelSpec = "openai:gpt-4o".parse().unwrap();
     let p = GenerationParams::default();
-    let base = cache_key(&spec, "prompt", &p, 0);
-    assert_eq!(base, cache_key(&spec, "prompt", &p, 0));
+    let s = Sample {
+        unit: "plogic-0-0-1|openai:gpt-4o|zero-shot|0".into(),
+        round: 1,
+        stage: Stage::Informalize,
+    };
+    let base = cache_key(&spec, "prompt", &p, &s);
+    assert_eq!(base, cache_key(&spec, "prompt", &p, &s.clone()));
     assert_eq!(base.len(), 64);
     let other: ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
-    assert_ne!(base, cache_key(&other, "prompt", &p, 0));
-    assert_ne!(base, cache_key(&spec, "prompt ", &p, 0));
-    assert_ne!(base, cache_key(&spec, "prompt", &p, 1));
-    assert_ne!(
-        base,
-        cache_key(
-            &spec,
-            "prompt",
-            &GenerationParams {
-                temperature: 1.0,
-                ..p.clone()
-            },
-            0
-        )
-    );
-    assert_ne!(
-        base,
-        cache_key(&spec, "prompt", &GenerationParams { seed: Some(1), ..p }, 0)
-    );
+    assert_ne!(base, cache_key(&other, "prompt", &p, &s));
+    assert_ne!(base, cache_key(&spec, "prompt ", &p, &s));
+    let temperature = GenerationParams {
+        temperature: 1.0,
+        ..p.clone()
+    };
+    assert_ne!(base, cache_key(&spec, "prompt", &temperature, &s));
+    let seeded = GenerationParams {
+        seed: Some(1),
+        ..p.clone()
+    };
+    assert_ne!(base, cache_key(&spec, "prompt", &seeded, &s));
+}
+
+#[test]
+fn distinct_samples_never_share_a_key_even_with_one_prompt() {
+    let spec: ModelSpec = "openai:gpt-4o".parse().unwrap();
+    let p = GenerationParams::default();
+    let s = Sample {
+        unit: "plogic-0-0-1|openai:gpt-4o|zero-shot|0".into(),
+        round: 1,
+        stage: Stage::Informalize,
+    };
+    let variants = [
+        Sample {
+            unit: "plogic-0-1-1|openai:gpt-4o|zero-shot|0".into(),
+            ..s.clone()
+        },
+        Sample {
+            unit: "plogic-0-0-1|openai:gpt-4o|few-shot|0".into(),
+            ..s.clone()
+        },
+        Sample {
+            unit: "plogic-0-0-1|openai:gpt-4o|zero-shot|1".into(),
+            ..s.clone()
+        },
+        Sample {
+            round: 2,
+            ..s.clone()
+        },
+        Sample {
+            stage: Stage::Autoformalize,
+            ..s.clone()
+        },
+        Sample {
+            stage: Stage::Judge,
+            ..s.clone()
+        },
+    ];
+    let mut keys = std::collections::HashSet::new();
+    keys.insert(cache_key(&spec, "prompt", &p, &s));
+    for v in &variants {
+        assert!(
+            keys.insert(cache_key(&spec, "prompt", &p, v)),
+            "{v:?} shares a key"
+        );
+    }
 }
 
 #[test]

@@ -47,7 +47,8 @@ pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
                 phi0: &task.input,
                 shots: task.prompt,
                 alphabet: &alphabet,
-                sample: task.repeat,
+                unit: task.unit().to_string(),
+                round: task.round,
                 mode: stages.settings.mode,
             };
             round_trip(backend, &stages.templates, &request).await

@@ -5,7 +5,7 @@
 //! tokens, cost, latency, attempts, and an API failure if there was one.
 
 use autoeval_llm_client::{Backend, CallError, Reply};
-use autoeval_models::Usage;
+use autoeval_models::{Sample, Stage, Usage};
 use autoeval_prompts::{copy_check, CopyCheck, Family, Shots, Templates};
 use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
 use serde::{Deserialize, Serialize};
@@ -50,8 +50,11 @@ pub struct Request<'a> {
     pub shots: Shots,
     /// Regex alphabet.
     pub alphabet: &'a [char],
-    /// Sample index (repeats of one item are cached apart).
-    pub sample: u32,
+    /// The work unit this round belongs to, as the cache tells samples apart
+    /// (item id, model, prompt style, repeat).
+    pub unit: String,
+    /// Round r of (A∘I)^n, from 1.
+    pub round: u32,
     /// Which connectives φ1 may use.
     pub mode: Mode,
 }
@@ -85,7 +88,12 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         Err(e) => return out.failed(CallError::Setup(e.to_string())),
     };
     out.templates.push(i.template.clone());
-    let english = match backend.chat(&i.text, req.sample).await {
+    let sample = |stage| Sample {
+        unit: req.unit.clone(),
+        round: req.round,
+        stage,
+    };
+    let english = match backend.chat(&i.text, &sample(Stage::Informalize)).await {
         Ok(r) => {
             out.cached = r.cached;
             out.add(&r, true);
@@ -100,7 +108,7 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
     };
     out.templates.push(a.template.clone());
     out.english = Some(english);
-    let answer = match backend.chat(&a.text, req.sample).await {
+    let answer = match backend.chat(&a.text, &sample(Stage::Autoformalize)).await {
         Ok(r) => {
             out.cached &= r.cached;
             out.add(&r, false);

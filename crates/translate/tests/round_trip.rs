@@ -36,7 +36,8 @@ fn conjunction_request() -> Request<'static> {
         phi0: "(p1 ∧ p2)",
         shots: Shots::ZeroShot,
         alphabet: &[],
-        sample: 0,
+        unit: "test-unit".into(),
+        round: 1,
         mode: Mode::Strict,
     }
 }
@@ -77,7 +78,8 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
                 phi0: &item.fs,
                 shots,
                 alphabet: &sigma,
-                sample: 0,
+                unit: "test-unit".into(),
+                round: 1,
                 mode: Mode::Strict,
             };
             let rt = round_trip(&backend, &templates, &req).await;
