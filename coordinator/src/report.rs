@@ -56,7 +56,7 @@ pub fn model_accuracy(records: &[ResultRecord]) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for r in records
         .iter()
-        .filter(|r| r.round == 1 && r.verdict != Verdict::ApiFailure)
+        .filter(|r| r.round == 1 && !r.verdict.is_infrastructure_failure())
     {
         let e = by.entry(r.model.clone()).or_default();
         e.0 += (r.verdict == Verdict::Equivalent) as usize;

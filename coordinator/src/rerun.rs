@@ -1,5 +1,5 @@
-//! `autoeval rerun DIR --failed`: redo exactly the rounds that ended in an
-//! API failure or a timeout. Their records are removed and the run resumes;
+//! `autoeval rerun DIR [--failed]`: redo exactly the rounds that ended in an
+//! API failure, a verifier error or a timeout. Their records are removed and the run resumes;
 //! every other round stays as it was, and the response cache means a
 //! translation that had succeeded is not paid for again.
 
@@ -14,7 +14,8 @@ use std::path::PathBuf;
 pub struct Args {
     /// Run directory.
     dir: PathBuf,
-    /// Redo the rounds that ended in an API failure or a timeout (the only mode).
+    /// Redo the rounds that ended in an API failure, a verifier error or a
+    /// timeout (the only mode, and the default).
     #[arg(long)]
     failed: bool,
     /// Prover time limit per check in milliseconds (default: the run's).
@@ -33,9 +34,6 @@ pub struct Args {
 
 /// Runs `autoeval rerun`.
 pub fn run(args: Args) -> Result<()> {
-    if !args.failed {
-        bail!("say what to rerun: --failed (the rounds that ended in an API failure or a timeout)");
-    }
     let dir = RunDir(args.dir.clone());
     if !dir.config().exists() {
         bail!(
@@ -51,10 +49,16 @@ pub fn run(args: Args) -> Result<()> {
         })
         .resolve()?;
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
+    if removed == 0 {
+        if !args.quiet {
+            eprintln!("rerun: nothing to rerun: no round ended in an API failure, a verifier error or a timeout");
+        }
+        return Ok(());
+    }
     let display = progress_display(args.quiet, args.plain, 10);
     if !args.quiet {
         eprintln!(
-            "rerun: {removed} rounds ended in an API failure or a timeout; running them again"
+            "rerun: {removed} rounds ended in an API failure, a verifier error or a timeout; running them again"
         );
     }
     execute(&dir, &settings, display)

@@ -35,6 +35,7 @@ fn outcome(published: Option<bool>, has_error: bool, ours: Verdict) -> &'static 
         (_, true, Verdict::Equivalent | Verdict::NotEquivalent) => "published error, parses",
         (Some(_), false, Verdict::NonCompliant) => "published a verdict, does not parse",
         (_, _, Verdict::Unknown | Verdict::Timeout) => "undecided here",
+        (_, _, Verdict::VerifierError) => "verifier error here",
         (None, false, _) => "no published verdict",
     }
 }

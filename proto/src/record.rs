@@ -24,17 +24,21 @@ pub enum Verdict {
     NonCompliant,
     /// A model call failed for good; nothing is known about the model's answer.
     ApiFailure,
+    /// The verifier failed (a prover that could not start or crashed, a
+    /// formula it could not encode); nothing is known about the answer.
+    VerifierError,
 }
 
 impl Verdict {
     /// All verdicts, in the order tables list them.
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::Equivalent,
         Verdict::NotEquivalent,
         Verdict::Unknown,
         Verdict::Timeout,
         Verdict::NonCompliant,
         Verdict::ApiFailure,
+        Verdict::VerifierError,
     ];
 
     /// The name used in files.
@@ -46,12 +50,22 @@ impl Verdict {
             Verdict::Timeout => "timeout",
             Verdict::NonCompliant => "non_compliant",
             Verdict::ApiFailure => "api_failure",
+            Verdict::VerifierError => "verifier_error",
         }
     }
 
     /// True when a rerun could end differently without the model changing.
     pub fn is_retryable(self) -> bool {
-        matches!(self, Verdict::ApiFailure | Verdict::Timeout)
+        matches!(
+            self,
+            Verdict::ApiFailure | Verdict::VerifierError | Verdict::Timeout
+        )
+    }
+
+    /// True when our infrastructure failed (a model call or the verifier):
+    /// such rounds say nothing about the model and stay out of A2 and A3.
+    pub fn is_infrastructure_failure(self) -> bool {
+        matches!(self, Verdict::ApiFailure | Verdict::VerifierError)
     }
 
     /// True when the model's answer parsed (metric A2).
@@ -195,6 +209,8 @@ mod tests {
             assert_eq!(serde_json::to_value(v).unwrap(), v.name());
         }
         assert!(Verdict::ApiFailure.is_retryable() && Verdict::Timeout.is_retryable());
+        assert!(Verdict::VerifierError.is_retryable() && !Verdict::VerifierError.is_compliant());
+        assert!(Verdict::VerifierError.is_infrastructure_failure());
         assert!(!Verdict::NonCompliant.is_compliant() && !Verdict::ApiFailure.is_compliant());
     }
 

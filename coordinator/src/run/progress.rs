@@ -134,7 +134,7 @@ impl Observer for Progress {
     fn recorded(&self, record: &ResultRecord) {
         let t = &self.tally;
         t.recorded.fetch_add(1, Ordering::Relaxed);
-        if record.verdict != Verdict::ApiFailure {
+        if !record.verdict.is_infrastructure_failure() {
             t.measured.fetch_add(1, Ordering::Relaxed);
         }
         if record.verdict == Verdict::Equivalent {

@@ -2,8 +2,8 @@
 //! dataset, model, prompt style, round and complexity, with the spread
 //! across batches and repeats, and the accounting of tokens, cost and time.
 //!
-//! API failures tell nothing about a model, so they are left out of both
-//! denominators and counted apart; timeouts and unknowns stay in the
+//! API failures and verifier errors tell nothing about a model, so they are
+//! left out of both denominators and counted apart; timeouts and unknowns stay in the
 //! denominators (they are not proved equivalent) and are counted apart too.
 
 use autoeval_proto::{ResultRecord, Verdict};
@@ -36,9 +36,15 @@ impl Counts {
         self.verdicts.values().sum()
     }
 
-    /// Rounds that say something about the model: all but API failures, plus stopped units.
+    /// Rounds that say something about the model: all but API failures and
+    /// verifier errors, plus stopped units.
     pub fn measured(&self) -> usize {
-        self.total() - self.get(Verdict::ApiFailure) + self.stopped
+        let infrastructure: usize = Verdict::ALL
+            .iter()
+            .filter(|v| v.is_infrastructure_failure())
+            .map(|&v| self.get(v))
+            .sum();
+        self.total() - infrastructure + self.stopped
     }
 
     /// A2: share of measured rounds whose answer parsed.

@@ -96,6 +96,7 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
             autoeval_verify::Verdict::Unknown => Verdict::Unknown,
             autoeval_verify::Verdict::Timeout => Verdict::Timeout,
             autoeval_verify::Verdict::NonCompliant => Verdict::NonCompliant,
+            autoeval_verify::Verdict::VerifierError => Verdict::VerifierError,
         };
         record.reason = outcome.reason;
         record.counterexample = outcome

@@ -70,6 +70,6 @@ pub fn preserves_meaning(phi0: &str, injected: &Injection, kind: Kind) -> Option
     match check(kind, phi0, &injected.formula, &settings, &InProcessZ3).verdict {
         Verdict::Equivalent => Some(true),
         Verdict::NotEquivalent | Verdict::NonCompliant => Some(false),
-        Verdict::Unknown | Verdict::Timeout => None,
+        Verdict::Unknown | Verdict::Timeout | Verdict::VerifierError => None,
     }
 }

@@ -63,7 +63,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>8} {:>8}",
+        "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8}",
         "dataset",
         "model",
         "prompt",
@@ -75,6 +75,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
         "tmout",
         "non_c",
         "api",
+        "verr",
         "A2",
         "A3"
     );
@@ -86,7 +87,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
         }
         let _ = writeln!(
             out,
-            "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>8} {:>8}",
+            "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8}",
             g.key.dataset,
             model,
             g.key.prompt,
@@ -98,6 +99,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
             c.get(Verdict::Timeout),
             c.get(Verdict::NonCompliant),
             c.get(Verdict::ApiFailure),
+            c.get(Verdict::VerifierError),
             pct(g.compliance),
             pct(g.accuracy),
         );

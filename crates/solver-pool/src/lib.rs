@@ -153,7 +153,7 @@ impl Prover for SolverPool {
             Ok(w) => w,
             Err(e) => {
                 return gave_up(
-                    Verdict::Unknown,
+                    Verdict::VerifierError,
                     format!(
                         "cannot start the prover {}: {e}",
                         self.config.program.display()
@@ -197,7 +197,7 @@ impl Prover for SolverPool {
                 };
                 let status = self.discard(w);
                 gave_up(
-                    Verdict::Unknown,
+                    Verdict::VerifierError,
                     format!("the prover process ended unexpectedly ({status}){detail}; the check was abandoned"),
                 )
             }

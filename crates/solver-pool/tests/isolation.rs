@@ -68,10 +68,10 @@ fn a_process_that_hangs_is_killed_at_its_deadline() {
 }
 
 #[test]
-fn a_process_that_dies_gives_unknown_with_the_reason() {
+fn a_process_that_dies_is_a_verifier_error_with_the_reason() {
     let p = pool("true", &[]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
     assert!(o.reason.unwrap().contains("ended unexpectedly"));
 }
 
@@ -80,8 +80,9 @@ fn a_process_out_of_memory_dies_alone() {
     // 8 MiB of address space is not enough to start the prover.
     let p = pool(PROVER, &["8"]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
     let p = pool("no-such-prover-binary", &[]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
+    assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
     assert!(o.reason.unwrap().contains("cannot start the prover"));
 }

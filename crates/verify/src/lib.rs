@@ -65,6 +65,9 @@ pub enum Verdict {
     Timeout,
     /// φ1 is not a well-formed formula of the allowed vocabulary.
     NonCompliant,
+    /// The verifier itself failed (a prover that cannot start or crashed, a
+    /// formula it cannot encode): nothing is known about the answer.
+    VerifierError,
 }
 
 /// How a verdict was reached.
@@ -212,7 +215,7 @@ pub fn check(
         Ok(f) => f,
         Err(e) => {
             return Outcome::because(
-                Verdict::Unknown,
+                Verdict::VerifierError,
                 Method::Parser,
                 format!("φ0 does not parse: {e}"),
             )
@@ -276,7 +279,7 @@ pub fn check_regex(phi0: &str, phi1: &str, settings: &Settings) -> Outcome {
         Ok(r) => r,
         Err(e) => {
             return Outcome::because(
-                Verdict::Unknown,
+                Verdict::VerifierError,
                 Method::Parser,
                 format!("φ0 does not parse: {e}"),
             )
@@ -297,7 +300,8 @@ pub fn check_regex(phi0: &str, phi1: &str, settings: &Settings) -> Outcome {
     let (d0, d1) = match (build(&r0), build(&r1)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {
-            return Outcome::because(Verdict::Unknown, Method::Automata, e.to_string())
+            // The automaton outgrew its state budget: a resource limit, like a timeout.
+            return Outcome::because(Verdict::Timeout, Method::Automata, e.to_string());
         }
     };
     match d0.distinguish(&d1) {

@@ -71,37 +71,50 @@ impl<'ctx> Encoder<'ctx> {
         }
     }
 
-    fn encode(&mut self, f: &Sem) -> Bool<'ctx> {
-        match f {
+    /// The formula as a Z3 term; an atom Z3 cannot type is an error, never a truth value.
+    fn encode(&mut self, f: &Sem) -> Result<Bool<'ctx>, String> {
+        Ok(match f {
             Sem::Atom(p, args) => {
                 let args: Vec<Dynamic> = args.iter().map(|t| self.term(t)).collect();
                 let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
-                self.predicates[*p as usize]
-                    .apply(&refs)
-                    .as_bool()
-                    .unwrap_or_else(|| Bool::from_bool(self.ctx, false))
+                let decl = self
+                    .predicates
+                    .get(*p as usize)
+                    .ok_or_else(|| format!("predicate #{p} is not in the signature"))?;
+                decl.apply(&refs).as_bool().ok_or_else(|| {
+                    format!(
+                        "predicate #{p} applied to {} arguments is not Boolean",
+                        refs.len()
+                    )
+                })?
             }
-            Sem::Not(x) => self.encode(x).not(),
+            Sem::Not(x) => self.encode(x)?.not(),
             Sem::And(xs) => {
-                let parts: Vec<Bool> = xs.iter().map(|x| self.encode(x)).collect();
+                let parts = xs
+                    .iter()
+                    .map(|x| self.encode(x))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Bool::and(self.ctx, &parts.iter().collect::<Vec<_>>())
             }
             Sem::Or(xs) => {
-                let parts: Vec<Bool> = xs.iter().map(|x| self.encode(x)).collect();
+                let parts = xs
+                    .iter()
+                    .map(|x| self.encode(x))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Bool::or(self.ctx, &parts.iter().collect::<Vec<_>>())
             }
-            Sem::Implies(a, b) => self.encode(a).implies(&self.encode(b)),
-            Sem::Iff(a, b) => self.encode(a).iff(&self.encode(b)),
-            Sem::Xor(a, b) => self.encode(a).xor(&self.encode(b)),
+            Sem::Implies(a, b) => self.encode(a)?.implies(&self.encode(b)?),
+            Sem::Iff(a, b) => self.encode(a)?.iff(&self.encode(b)?),
+            Sem::Xor(a, b) => self.encode(a)?.xor(&self.encode(b)?),
             Sem::Quant(q, v, body) => {
                 let var = self.term(&Term::Var(*v));
-                let body = self.encode(body);
+                let body = self.encode(body)?;
                 match q {
                     Quantifier::Forall => z3::ast::forall_const(self.ctx, &[&var], &[], &body),
                     Quantifier::Exists => z3::ast::exists_const(self.ctx, &[&var], &[], &body),
                 }
             }
-        }
+        })
     }
 }
 
@@ -164,7 +177,15 @@ fn decide<'ctx>(
     sig: &Signature,
 ) -> Outcome {
     let mut enc = Encoder::new(ctx, sig);
-    let goal = enc.encode(a).iff(&enc.encode(b)).not();
+    let goal = match (enc.encode(a), enc.encode(b)) {
+        (Ok(a), Ok(b)) => a.iff(&b).not(),
+        (Err(e), _) | (_, Err(e)) => {
+            return Outcome {
+                reason: Some(format!("cannot encode the formulas for the prover: {e}")),
+                ..Outcome::new(Verdict::VerifierError, Method::Z3)
+            }
+        }
+    };
     solver.assert(&goal);
     match solver.check() {
         SatResult::Unsat => Outcome::new(Verdict::Equivalent, Method::Z3),
