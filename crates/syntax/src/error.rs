@@ -25,6 +25,12 @@ pub enum Reason {
         "{0:?} is not in the prompt's vocabulary (strict mode allows only the listed operators)"
     )]
     OutsideVocabulary(String),
+    /// An operator written in another notation than the prompt's (strict mode).
+    #[error("{0:?} is not the prompt's notation (strict parsing accepts only {1})")]
+    Notation(String, String),
+    /// An answer that offers more than one formula, or formula syntax beside one.
+    #[error("ambiguous answer: {0}")]
+    Ambiguous(String),
     /// An opening parenthesis without its closing one.
     #[error("'(' is never closed")]
     Unclosed,

@@ -80,9 +80,13 @@ fn precedence_and_over_or() {
 #[test]
 fn prose_and_code_fences_are_looked_past() {
     let answer = "Here is the formula:\n```\n(p1 ∧ p2)\n```\nHope this helps.";
-    let parsed = parse_formula(answer, Mode::Strict).unwrap();
+    let parsed = parse_formula(answer, Mode::Lenient).unwrap();
     assert_eq!(parsed.source, Source::CodeBlock);
     assert_eq!(canon(answer), "(p1 ∧ p2)");
+    // Strict reading takes the answer as it is, less one code fence.
+    assert!(parse_formula(answer, Mode::Strict).is_err());
+    let fenced = parse_formula("\n```text\n(p1 ∧ p2)\n```  ", Mode::Strict).unwrap();
+    assert_eq!(fenced.source, Source::CodeBlock);
     assert_eq!(canon("Formula: (p1 ∨ ¬p3)"), "(p1 ∨ ¬p3)");
     assert_eq!(canon("The answer is `p1 ∧ p2`."), "(p1 ∧ p2)");
     assert_eq!(
