@@ -7,7 +7,6 @@ use autoeval_llm_client::{Backend, BackendOptions};
 use autoeval_mock_llm::{router, MockConfig};
 use autoeval_models::ModelSpec;
 use autoeval_prompts::{Family, Shots, Templates};
-use autoeval_syntax::Mode;
 use autoeval_translate::{round_trip, Request};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -111,10 +110,9 @@ async fn measure(args: &Args, latency_ms: u64, items: Arc<Vec<String>>) -> Resul
                         alphabet: &[],
                         unit: format!("bench-{n}"),
                         round: 1,
-                        mode: Mode::Strict,
                     };
                     let rt = round_trip(&backend, &templates, &req).await;
-                    if rt.phi1.is_none() {
+                    if rt.strict.phi1.is_none() {
                         failures.fetch_add(1, Ordering::Relaxed);
                     }
                 }

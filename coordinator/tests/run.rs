@@ -290,9 +290,10 @@ fn runs_killed_three_times_resume_without_translating_anything_twice() {
         "--prompt",
         "zero-shot",
         "--per-bucket",
-        "1",
-        "--batches",
         "2",
+        // One batch: its formulas are distinct, so each prompt belongs to one unit.
+        "--batches",
+        "1",
         "--concurrency",
         "8",
         "--quiet",
@@ -300,16 +301,34 @@ fn runs_killed_three_times_resume_without_translating_anything_twice() {
         out.to_str().unwrap(),
     ];
     let mut snapshots: Vec<Snapshot> = Vec::new();
-    for k in 0..3u64 {
+    let recorded_now = || {
+        std::fs::read_to_string(out.join("results.jsonl"))
+            .map(|t| t.matches('\n').count())
+            .unwrap_or(0)
+    };
+    for k in 0..3usize {
+        let before = recorded_now();
         let mut child = Command::new(BIN)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // A different point in each run: 0.6 to 1.6 s after start.
-        let jitter = Instant::now().elapsed().subsec_nanos() as u64 % 500 + k * 250;
-        std::thread::sleep(Duration::from_millis(600 + jitter));
+        // Kill once this run has recorded some rounds of its own (a few more
+        // each time), however slowly the machine goes: progress, not a clock.
+        let target = before + 5 + 7 * k;
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while recorded_now() < target {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "run {k} ended before it was killed"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "run {k} made no progress in 300 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let done: HashSet<_> = records(&out).iter().map(|r| (r.unit(), r.round)).collect();
@@ -349,7 +368,7 @@ fn runs_killed_three_times_resume_without_translating_anything_twice() {
         }
     }
     let requests: u64 = counts.values().sum();
-    // Units with the same formula share prompts, and the cache answers the second.
+    // Each prompt belongs to one unit; a prompt sent twice was in flight at a kill.
     let resent: u64 = counts.values().map(|c| c - 1).sum();
     let stats = get_json(port, "/stats");
     eprintln!(

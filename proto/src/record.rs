@@ -110,6 +110,20 @@ pub struct Tokens {
     pub completion_tokens: u64,
 }
 
+/// The same answer read leniently: its φ1 and verdict, beside the strict
+/// (paper's) reading that the record's own fields hold.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LenientReading {
+    /// The outcome under lenient reading.
+    pub verdict: Verdict,
+    /// φ1 as read leniently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phi1: Option<String>,
+    /// Why the verdict is what it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// One results line: everything about one round of one work unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultRecord {
@@ -129,8 +143,11 @@ pub struct ResultRecord {
     pub round: u32,
     /// Repeat number, from 0.
     pub repeat: u32,
-    /// The outcome.
+    /// The outcome with the answer read strictly, as the paper does (the headline).
     pub verdict: Verdict,
+    /// The outcome with the answer read leniently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lenient: Option<LenientReading>,
     /// The ground truth φ0.
     pub phi0: String,
     /// What this round translated (φ_{r−1}); φ0 in round 1.
@@ -174,6 +191,9 @@ pub struct ResultRecord {
     /// True when both replies came from the response cache.
     #[serde(default)]
     pub cached: bool,
+    /// The prompt set and its version, `name@version` (e.g. `paper@1a2b3c4d`).
+    #[serde(default)]
+    pub prompt_set: String,
     /// Template versions used.
     #[serde(default)]
     pub templates: Vec<String>,
@@ -191,6 +211,11 @@ impl ResultRecord {
             prompt: self.prompt.clone(),
             repeat: self.repeat,
         }
+    }
+
+    /// The outcome under lenient reading (the strict one when none was recorded).
+    pub fn lenient_verdict(&self) -> Verdict {
+        self.lenient.as_ref().map_or(self.verdict, |l| l.verdict)
     }
 
     /// A metric of φ0 as a number, when the item has it.

@@ -31,6 +31,14 @@ impl Counts {
         self.verdicts.get(&v).copied().unwrap_or(0)
     }
 
+    /// Adds another count's verdicts and stopped units to this one.
+    pub fn merge(&mut self, other: &Counts) {
+        for (v, n) in &other.verdicts {
+            *self.verdicts.entry(*v).or_default() += n;
+        }
+        self.stopped += other.stopped;
+    }
+
     /// Records of every verdict.
     pub fn total(&self) -> usize {
         self.verdicts.values().sum()
@@ -135,6 +143,10 @@ pub struct Row {
     pub compliance_band: Option<Band>,
     /// Spread of A3 across batches and repeats.
     pub accuracy_band: Option<Band>,
+    /// A2 with answers read leniently.
+    pub lenient_compliance: Option<f64>,
+    /// A3 with answers read leniently.
+    pub lenient_accuracy: Option<f64>,
 }
 
 /// Everything reported for one (dataset, model, prompt style, round).
@@ -149,6 +161,12 @@ pub struct Group {
     pub compliance: Option<f64>,
     /// A3 over all complexities.
     pub accuracy: Option<f64>,
+    /// Verdict counts with answers read leniently.
+    pub lenient_counts: Counts,
+    /// A2 with answers read leniently.
+    pub lenient_compliance: Option<f64>,
+    /// A3 with answers read leniently.
+    pub lenient_accuracy: Option<f64>,
     /// Rounds whose English copied the formula.
     pub copied: usize,
     /// By complexity value.
@@ -204,7 +222,7 @@ fn band(parts: &BTreeMap<(u64, u32), Counts>, score: fn(&Counts) -> Option<f64>)
 /// Groups `records` and computes every score.
 pub fn summarize(records: &[ResultRecord]) -> Summary {
     let units = units_at_round_one(records);
-    type Parts = BTreeMap<u32, (Counts, BTreeMap<(u64, u32), Counts>)>;
+    type Parts = BTreeMap<u32, (Counts, BTreeMap<(u64, u32), Counts>, Counts)>;
     let mut groups: BTreeMap<GroupKey, (Vec<&ResultRecord>, Parts)> = BTreeMap::new();
     for r in records {
         let key = GroupKey {
@@ -215,8 +233,9 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
         };
         let (list, parts) = groups.entry(key).or_default();
         list.push(r);
-        let (counts, spread) = parts.entry(r.complexity).or_default();
+        let (counts, spread, lenient) = parts.entry(r.complexity).or_default();
         counts.add(r.verdict);
+        lenient.add(r.lenient_verdict());
         spread
             .entry((r.batch, r.repeat))
             .or_default()
@@ -228,8 +247,9 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
     };
     for (key, (list, parts)) in groups {
         let mut total = Counts::default();
+        let mut lenient_total = Counts::default();
         let mut rows = Vec::new();
-        for (complexity, (mut counts, spread)) in parts {
+        for (complexity, (mut counts, spread, mut lenient)) in parts {
             let reached = units
                 .get(&(
                     key.dataset.clone(),
@@ -240,22 +260,26 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
                 .copied()
                 .unwrap_or(0);
             counts.stopped = reached.saturating_sub(counts.total());
-            for (v, n) in &counts.verdicts {
-                *total.verdicts.entry(*v).or_default() += n;
-            }
-            total.stopped += counts.stopped;
+            lenient.stopped = counts.stopped;
+            total.merge(&counts);
+            lenient_total.merge(&lenient);
             rows.push(Row {
                 complexity,
                 compliance: counts.compliance(),
                 accuracy: counts.accuracy(),
                 compliance_band: band(&spread, Counts::compliance),
                 accuracy_band: band(&spread, Counts::accuracy),
+                lenient_compliance: lenient.compliance(),
+                lenient_accuracy: lenient.accuracy(),
                 counts,
             });
         }
         out.groups.push(Group {
             compliance: total.compliance(),
             accuracy: total.accuracy(),
+            lenient_compliance: lenient_total.compliance(),
+            lenient_accuracy: lenient_total.accuracy(),
+            lenient_counts: lenient_total,
             copied: list.iter().filter(|r| r.copied).count(),
             prompt_tokens: list.iter().map(|r| r.usage.prompt_tokens).sum(),
             completion_tokens: list.iter().map(|r| r.usage.completion_tokens).sum(),

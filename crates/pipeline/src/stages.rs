@@ -3,8 +3,9 @@
 use crate::message::{shots_name, TranslateTask, VerifyTask};
 use autoeval_llm_client::Backend;
 use autoeval_prompts::{Family, Templates};
-use autoeval_proto::{ResultRecord, Tokens, Verdict};
-use autoeval_translate::{round_trip, Request, RoundTrip};
+use autoeval_proto::{LenientReading, ResultRecord, Tokens, Verdict};
+use autoeval_syntax::Mode;
+use autoeval_translate::{round_trip, Reading, Request, RoundTrip};
 use autoeval_verify::{check, Kind, Prover, Settings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,7 +50,6 @@ pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
                 alphabet: &alphabet,
                 unit: task.unit().to_string(),
                 round: task.round,
-                mode: stages.settings.mode,
             };
             round_trip(backend, &stages.templates, &request).await
         }
@@ -61,54 +61,105 @@ pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
     VerifyTask { task, translation }
 }
 
-/// Stage two: proves φ_r against φ0. Returns the round's record and, when
-/// the round kept the meaning and more rounds are asked, the next task.
-pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
-    let VerifyTask { task, translation } = message;
-    let mut record = base_record(&task, &translation);
-    let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
-    if let Some(failure) = &translation.api_failure {
-        record.verdict = Verdict::ApiFailure;
-        record.reason = Some(failure.clone());
-    } else if let Some(why) = &translation.non_compliance {
-        record.verdict = Verdict::NonCompliant;
-        record.reason = Some(why.clone());
-    } else if copied {
-        record.verdict = Verdict::NonCompliant;
-        record.reason = Some("the English copies the formula".into());
-    } else if let Some(phi1) = &translation.phi1 {
-        let kind: Kind = task
-            .item
-            .dataset
-            .check_kind()
-            .parse()
-            .unwrap_or(Kind::Plogic);
-        let settings = Settings {
-            alphabet: task.alphabet.chars().collect(),
-            ..stages.settings.clone()
-        };
-        let started = Instant::now();
-        let outcome = check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref());
-        record.verify_ms = started.elapsed().as_secs_f64() * 1e3;
-        record.verdict = match outcome.verdict {
+/// The outcome of one reading of an answer.
+struct Judged {
+    verdict: Verdict,
+    reason: Option<String>,
+    counterexample: Option<serde_json::Value>,
+    method: Option<String>,
+    verify_ms: f64,
+}
+
+impl Judged {
+    fn because(verdict: Verdict, reason: impl Into<String>) -> Judged {
+        Judged {
+            verdict,
+            reason: Some(reason.into()),
+            counterexample: None,
+            method: None,
+            verify_ms: 0.0,
+        }
+    }
+}
+
+/// Proves one reading of the answer against φ0 (or says why it cannot be).
+fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Judged {
+    let Some(phi1) = &reading.phi1 else {
+        let why = reading.non_compliance.clone();
+        return Judged::because(
+            Verdict::NonCompliant,
+            why.unwrap_or_else(|| "no answer".into()),
+        );
+    };
+    let kind: Kind = task
+        .item
+        .dataset
+        .check_kind()
+        .parse()
+        .unwrap_or(Kind::Plogic);
+    // φ1 is already read and printed canonically; reading it again must not
+    // refuse what the reading accepted.
+    let settings = Settings {
+        alphabet: task.alphabet.chars().collect(),
+        mode: Mode::Lenient,
+        ..stages.settings.clone()
+    };
+    let started = Instant::now();
+    let outcome = check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref());
+    Judged {
+        verify_ms: started.elapsed().as_secs_f64() * 1e3,
+        verdict: match outcome.verdict {
             autoeval_verify::Verdict::Equivalent => Verdict::Equivalent,
             autoeval_verify::Verdict::NotEquivalent => Verdict::NotEquivalent,
             autoeval_verify::Verdict::Unknown => Verdict::Unknown,
             autoeval_verify::Verdict::Timeout => Verdict::Timeout,
             autoeval_verify::Verdict::NonCompliant => Verdict::NonCompliant,
             autoeval_verify::Verdict::VerifierError => Verdict::VerifierError,
-        };
-        record.reason = outcome.reason;
-        record.counterexample = outcome
+        },
+        reason: outcome.reason,
+        counterexample: outcome
             .counterexample
-            .and_then(|c| serde_json::to_value(c).ok());
-        record.method = serde_json::to_value(outcome.method)
+            .and_then(|c| serde_json::to_value(c).ok()),
+        method: serde_json::to_value(outcome.method)
             .ok()
-            .and_then(|v| v.as_str().map(String::from));
-    } else {
-        record.verdict = Verdict::NonCompliant;
-        record.reason = Some("no answer".into());
+            .and_then(|v| v.as_str().map(String::from)),
     }
+}
+
+/// Stage two: proves φ_r against φ0, reading the answer strictly (the
+/// record's verdict, the paper's) and leniently (`lenient`). Returns the
+/// round's record and, when the strict reading kept the meaning and more
+/// rounds are asked, the next task.
+pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
+    let VerifyTask { task, translation } = message;
+    let mut record = base_record(&task, &translation);
+    record.prompt_set = stages.templates.set_id();
+    let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
+    let (strict, lenient) = if let Some(failure) = &translation.api_failure {
+        let j = || Judged::because(Verdict::ApiFailure, failure.clone());
+        (j(), j())
+    } else if copied {
+        let j = || Judged::because(Verdict::NonCompliant, "the English copies the formula");
+        (j(), j())
+    } else {
+        let strict = judge_reading(&task, &translation.strict, stages);
+        let lenient = if translation.lenient == translation.strict {
+            strict_copy(&strict)
+        } else {
+            judge_reading(&task, &translation.lenient, stages)
+        };
+        (strict, lenient)
+    };
+    record.verdict = strict.verdict;
+    record.reason = strict.reason;
+    record.counterexample = strict.counterexample;
+    record.method = strict.method;
+    record.verify_ms = strict.verify_ms + lenient.verify_ms;
+    record.lenient = Some(LenientReading {
+        verdict: lenient.verdict,
+        phi1: translation.lenient.phi1.clone(),
+        reason: lenient.reason,
+    });
     let next = (record.verdict == Verdict::Equivalent && task.round < task.rounds).then(|| {
         TranslateTask {
             round: task.round + 1,
@@ -117,6 +168,17 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
         }
     });
     (record, next)
+}
+
+/// The strict outcome again, for a lenient reading that found the same φ1.
+fn strict_copy(j: &Judged) -> Judged {
+    Judged {
+        verdict: j.verdict,
+        reason: j.reason.clone(),
+        counterexample: j.counterexample.clone(),
+        method: j.method.clone(),
+        verify_ms: 0.0,
+    }
 }
 
 fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
@@ -138,7 +200,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         input: task.input.clone(),
         english: t.english.clone(),
         raw_answer: t.raw_answer.clone(),
-        phi1: t.phi1.clone(),
+        phi1: t.strict.phi1.clone(),
         reason: None,
         copied: t.copy_check.as_ref().is_some_and(|c| c.copied),
         counterexample: None,
@@ -153,6 +215,8 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         attempts: t.attempts,
         cached: t.cached,
         templates: t.templates.clone(),
+        prompt_set: String::new(),
+        lenient: None,
         metrics,
     }
 }

@@ -112,6 +112,7 @@ pub enum PromptError {
 /// A set of templates: the built-in ones, possibly with some replaced.
 #[derive(Clone, Debug)]
 pub struct Templates {
+    set: String,
     by_name: BTreeMap<String, Template>,
 }
 
@@ -157,7 +158,21 @@ impl Templates {
                 (name.to_string(), t)
             })
             .collect();
-        Templates { by_name }
+        Templates {
+            set: "extended".into(),
+            by_name,
+        }
+    }
+
+    /// The set's name and version, `name@hash`: the hash covers every
+    /// template, so a replaced template gives another version.
+    pub fn set_id(&self) -> String {
+        let joined: String = self.versions().join("\n");
+        let t = Template {
+            name: self.set.clone(),
+            text: joined,
+        };
+        t.version()
     }
 
     /// These templates with some replaced by `(name, text)` pairs, e.g. read
@@ -166,13 +181,18 @@ impl Templates {
         mut self,
         overrides: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Templates, TemplateError> {
+        let mut changed = false;
         for (name, text) in overrides {
+            changed = true;
             let t = Template {
                 name: name.clone(),
                 text,
             };
             template::validate(&t)?;
             self.by_name.insert(name, t);
+        }
+        if changed && !self.set.ends_with("+custom") {
+            self.set.push_str("+custom");
         }
         Ok(self)
     }

@@ -63,7 +63,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8}",
+        "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
         "dataset",
         "model",
         "prompt",
@@ -77,7 +77,9 @@ pub fn terminal_summary(summary: &Summary) -> String {
         "api",
         "verr",
         "A2",
-        "A3"
+        "A3",
+        "A2 len",
+        "A3 len"
     );
     for g in &summary.groups {
         let c = &g.counts;
@@ -87,7 +89,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
         }
         let _ = writeln!(
             out,
-            "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8}",
+            "{:<12} {:<24} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
             g.key.dataset,
             model,
             g.key.prompt,
@@ -102,6 +104,8 @@ pub fn terminal_summary(summary: &Summary) -> String {
             c.get(Verdict::VerifierError),
             pct(g.compliance),
             pct(g.accuracy),
+            pct(g.lenient_compliance),
+            pct(g.lenient_accuracy),
         );
     }
     out
@@ -313,7 +317,7 @@ fn outcome_table(out: &mut String, summary: &Summary) {
     for v in Verdict::ALL {
         let _ = write!(out, "<th>{}</th>", v.name());
     }
-    out.push_str("<th>stopped</th><th>copied</th><th>A2 compliance</th><th>A3 accuracy</th></tr>");
+    out.push_str("<th>stopped</th><th>copied</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
     for g in &summary.groups {
         let _ = write!(
             out,
@@ -328,14 +332,16 @@ fn outcome_table(out: &mut String, summary: &Summary) {
         }
         let _ = write!(
             out,
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             g.counts.stopped,
             g.copied,
             pct(g.compliance),
-            pct(g.accuracy)
+            pct(g.accuracy),
+            pct(g.lenient_compliance),
+            pct(g.lenient_accuracy)
         );
     }
-    out.push_str(r#"</table><p class="note">API failures are left out of both denominators; timeouts and unknowns stay in them. "stopped": units whose earlier round was not equivalent, so this round was not run.</p>"#);
+    out.push_str(r#"</table><p class="note">Counts are of the strict reading. API failures and verifier errors are left out of both denominators; timeouts and unknowns stay in them. "stopped": units whose earlier round was not equivalent, so this round was not run.</p>"#);
 }
 
 fn cost_table(out: &mut String, summary: &Summary) {
@@ -472,10 +478,26 @@ pub fn html(input: &ReportInput) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{0}</title><style>{STYLE}</style></head><body><h1>{0}</h1><p>{1} result records over {2} datasets. Sections: "#,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{0}</title><style>{STYLE}</style></head><body><h1>{0}</h1><p>{1} result records over {2} datasets."#,
         escape(&input.title),
         input.summary.records,
         datasets.len()
+    );
+    let sets: BTreeSet<&str> = input
+        .records
+        .iter()
+        .map(|r| r.prompt_set.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let sets: Vec<&str> = sets.into_iter().collect();
+    let _ = write!(
+        out,
+        r#"</p><p class="setting">Prompt set: <b>{}</b>. Parsing: <b>strict</b> (the paper's: exactly one formula in the prompt's notation) is the headline; <b>lenient</b> (formula found in prose, other notations) is shown beside it. Sections: "#,
+        if sets.is_empty() {
+            "–".to_string()
+        } else {
+            escape(&sets.join(", "))
+        }
     );
     for d in &datasets {
         let _ = write!(out, r##"<a href="#{0}">{0}</a> · "##, escape(d));

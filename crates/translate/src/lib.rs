@@ -1,6 +1,6 @@
 //! One round trip (A∘I)(φ0) as a library call: the model informalizes φ0
 //! (I), then autoformalizes its own English in a fresh context (A); the
-//! answer is parsed tolerantly. Everything a result line needs is recorded:
+//! answer is read in both declared modes, strict (the paper's) and lenient. Everything a result line needs is recorded:
 //! the English, the raw answer, φ1 or why it does not parse, the copy check,
 //! tokens, cost, latency, attempts, and an API failure if there was one.
 
@@ -21,10 +21,10 @@ pub struct RoundTrip {
     pub copy_check: Option<CopyCheck>,
     /// The model's raw autoformalization answer.
     pub raw_answer: Option<String>,
-    /// φ1 in canonical form, when the answer parses.
-    pub phi1: Option<String>,
-    /// Why the answer does not parse (syntactic non-compliance).
-    pub non_compliance: Option<String>,
+    /// The answer read strictly, as the paper does (the headline).
+    pub strict: Reading,
+    /// The answer read leniently.
+    pub lenient: Reading,
     /// Why a call failed for good; such an item is an API failure, not non-compliant.
     pub api_failure: Option<String>,
     /// Tokens of both calls.
@@ -37,6 +37,37 @@ pub struct RoundTrip {
     pub attempts: u32,
     /// True when both replies came from the cache.
     pub cached: bool,
+}
+
+/// One reading of the answer: φ1 in canonical form, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reading {
+    /// φ1 printed canonically, when the answer reads as one formula.
+    pub phi1: Option<String>,
+    /// Why it does not (syntactic non-compliance).
+    pub non_compliance: Option<String>,
+}
+
+impl Reading {
+    /// Reads `answer` in `mode` for a dataset of `family`.
+    pub fn of(answer: &str, family: Family, mode: Mode, alphabet: &[char]) -> Reading {
+        let parsed = if family == Family::Regex {
+            parse_regex(answer, mode, alphabet).map(|p| print::regex(&p.value))
+        } else {
+            parse_formula(answer, mode)
+                .map(|p| print::formula(&canonical(&p.value), Style::Unicode))
+        };
+        match parsed {
+            Ok(phi1) => Reading {
+                phi1: Some(phi1),
+                non_compliance: None,
+            },
+            Err(e) => Reading {
+                phi1: None,
+                non_compliance: Some(e.to_string()),
+            },
+        }
+    }
 }
 
 /// How a round trip is asked.
@@ -55,8 +86,6 @@ pub struct Request<'a> {
     pub unit: String,
     /// Round r of (A∘I)^n, from 1.
     pub round: u32,
-    /// Which connectives φ1 may use.
-    pub mode: Mode,
 }
 
 impl RoundTrip {
@@ -116,16 +145,8 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         }
         Err(e) => return out.failed(e),
     };
-    let parsed = if req.family == Family::Regex {
-        parse_regex(&answer, req.mode, req.alphabet).map(|p| print::regex(&p.value))
-    } else {
-        parse_formula(&answer, req.mode)
-            .map(|p| print::formula(&canonical(&p.value), Style::Unicode))
-    };
-    match parsed {
-        Ok(phi1) => out.phi1 = Some(phi1),
-        Err(e) => out.non_compliance = Some(e.to_string()),
-    }
+    out.strict = Reading::of(&answer, req.family, Mode::Strict, req.alphabet);
+    out.lenient = Reading::of(&answer, req.family, Mode::Lenient, req.alphabet);
     out.raw_answer = Some(answer);
     out
 }

@@ -5,7 +5,6 @@ use autoeval_llm_client::{Backend, BackendOptions};
 use autoeval_mock_llm::{router, MockConfig};
 use autoeval_models::{ModelSpec, RetryPolicy};
 use autoeval_prompts::{Family, Shots, Templates};
-use autoeval_syntax::Mode;
 use autoeval_translate::{round_trip, Request};
 use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
 use std::time::Duration;
@@ -38,7 +37,6 @@ fn conjunction_request() -> Request<'static> {
         alphabet: &[],
         unit: "test-unit".into(),
         round: 1,
-        mode: Mode::Strict,
     }
 }
 
@@ -80,15 +78,18 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
                 alphabet: &sigma,
                 unit: "test-unit".into(),
                 round: 1,
-                mode: Mode::Strict,
             };
             let rt = round_trip(&backend, &templates, &req).await;
             assert_eq!(rt.api_failure, None);
-            assert_eq!(rt.non_compliance, None, "{rt:?}");
+            assert_eq!(rt.strict.non_compliance, None, "{rt:?}");
+            assert_eq!(
+                rt.lenient, rt.strict,
+                "a formula alone reads the same both ways"
+            );
             assert!(!rt.copy_check.as_ref().unwrap().copied);
             assert_eq!(rt.templates.len(), 2);
             assert!(rt.attempts >= 2 && rt.usage.prompt_tokens > 0);
-            let phi1 = rt.phi1.unwrap();
+            let phi1 = rt.strict.phi1.unwrap();
             let o = check(
                 check_kind,
                 &item.fs,
@@ -107,8 +108,8 @@ async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
     let req = conjunction_request();
     let rt = round_trip(&backend, &Templates::builtin(), &req).await;
     assert!(rt.api_failure.unwrap().contains("2 attempt"));
-    assert_eq!(rt.non_compliance, None);
-    assert_eq!(rt.phi1, None);
+    assert_eq!(rt.strict, Default::default());
+    assert_eq!(rt.lenient, Default::default());
 }
 
 /// A log sink the test can read back.
