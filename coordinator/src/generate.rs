@@ -172,6 +172,14 @@ fn report(
         took.as_secs_f64(),
         out.display()
     );
+    let (unique, n) = autoeval_generate::diversity::unique_skeletons(
+        cfg.kind,
+        batches.iter().flat_map(|b| &b.items),
+    );
+    eprintln!(
+        "  diversity: {unique} of {n} items have a unique parse tree once the vocabulary is removed ({:.1}%)",
+        100.0 * unique as f64 / n.max(1) as f64
+    );
     for (b, batch) in batches.iter().enumerate() {
         if batch.shortfall.is_empty() {
             continue;

@@ -7,6 +7,7 @@
 //! vocabulary. Metrics are computed on the emitted formula. The same seed
 //! gives the same bytes on every machine.
 
+pub mod diversity;
 pub mod expand;
 pub mod grammar;
 mod instantiate;
@@ -276,6 +277,27 @@ fn leaf_complexity(template: &[u8], kind: DatasetKind, alphabet: &[char]) -> u32
     }
 }
 
+/// A k-SAT leaf with every literal's sign drawn afresh: the same as closing
+/// its form again (the literal productions P → ¬v | v are the only closing
+/// ones), which the operator count does not depend on.
+fn redraw_literals(leaf: &[u8], rng: &mut rng::Rng) -> Vec<u8> {
+    use grammar::t;
+    let mut out = Vec::with_capacity(leaf.len() + 4);
+    for &s in leaf {
+        match s {
+            t::NOT => {}
+            t::V => {
+                if rng.chance(0.5) {
+                    out.push(t::NOT);
+                }
+                out.push(t::V);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Generates batch number `batch` of the dataset described by `cfg`.
 pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigError> {
     cfg.validate()?;
@@ -303,12 +325,21 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
     }
     let mut out = Batch::default();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut used_trees: HashSet<Vec<u8>> = HashSet::new();
     for (&value, members) in &buckets {
         let mut got = 0;
         for _slot in 0..cfg.per_bucket {
-            for _try in 0..cfg.tries_per_slot {
-                let leaf = &leaves[*rng.pick(members)];
-                let (fs, metrics) = match instantiate::build(leaf, cfg, &alphabet, &mut rng) {
+            for attempt in 0..cfg.tries_per_slot {
+                let mut leaf = leaves[*rng.pick(members)].clone();
+                if cfg.kind == DatasetKind::Ksat {
+                    leaf = redraw_literals(&leaf, &mut rng);
+                }
+                // A parse tree not yet in the batch first (App. M's diversity);
+                // a repeated tree with new vocabulary only when none is found.
+                if attempt < cfg.tries_per_slot / 2 && used_trees.contains(&leaf) {
+                    continue;
+                }
+                let (fs, metrics) = match instantiate::build(&leaf, cfg, &alphabet, &mut rng) {
                     Built::Logic(f) => (
                         print::formula(&f, Style::Unicode),
                         metrics::logic(&f, cfg.kind),
@@ -316,6 +347,7 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
                     Built::Regex(r) => (print::regex(&r), metrics::regex(&r, &alphabet)),
                 };
                 if seen.insert(fs.clone()) {
+                    used_trees.insert(leaf);
                     let index = out.items.len();
                     out.items.push(Item {
                         id: format!("{}-{}-{}-{}", cfg.kind.name(), cfg.seed, batch, index),
