@@ -87,6 +87,34 @@ fn print_table(records: &[JudgeRecord]) {
     }
 }
 
+/// The judgements of a judge file, one per pair: an answer over an earlier
+/// failed call, and the first answer when a pair was answered twice.
+pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
+    let mut by_pair: std::collections::BTreeMap<(String, String, String, u32, u32), JudgeRecord> =
+        std::collections::BTreeMap::new();
+    // A torn last line (a killed run) is not a judgement.
+    for j in text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok())
+    {
+        let key = (
+            j.id.clone(),
+            j.model.clone(),
+            j.prompt.clone(),
+            j.round,
+            j.repeat,
+        );
+        match by_pair.get(&key) {
+            Some(kept) if kept.api_failure.is_none() => {}
+            _ => {
+                by_pair.insert(key, j);
+            }
+        }
+    }
+    by_pair.into_values().collect()
+}
+
 /// Runs `autoeval judge`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
@@ -132,26 +160,25 @@ pub fn run(args: Args) -> Result<()> {
             })
         })
         .collect();
-    // Keep the answered judgements; failed calls are asked again.
-    let kept: Vec<&JudgeRecord> = existing
-        .iter()
-        .filter(|j| j.api_failure.is_none())
-        .collect();
-    let mut file =
-        std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-    for j in &kept {
-        writeln!(file, "{}", serde_json::to_string(j)?)?;
-    }
+    // Answered judgements stay as they are; failed calls are asked again and
+    // their new answers appended, never rewriting what was recorded.
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     if !args.quiet {
         eprintln!(
             "judge: {} pairs already judged, {} to ask {}",
-            kept.len(),
+            done.len(),
             todo.len(),
             args.judge
         );
     }
     let cache: Option<Arc<dyn ResponseCache>> = match spec {
-        ModelSpec::Reference | ModelSpec::ReferenceNoisy { .. } => None,
+        ModelSpec::Reference
+        | ModelSpec::ReferenceNoisy { .. }
+        | ModelSpec::ReferenceJudgeNoisy { .. } => None,
         _ => Some(Arc::new(DiskCache::new(dir.0.join("cache"))?)),
     };
     let backend = Arc::new(Backend::new(
@@ -221,10 +248,7 @@ pub fn run(args: Args) -> Result<()> {
     });
     bar.finish_and_clear();
     drop(file);
-    let all: Vec<JudgeRecord> = std::fs::read_to_string(&path)?
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let all = latest_judgements(&std::fs::read_to_string(&path)?);
     if !args.quiet {
         print_table(&all);
     }

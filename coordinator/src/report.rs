@@ -42,11 +42,7 @@ pub fn read_judgements(dir: &Path) -> Result<Vec<JudgeRecord>> {
     for p in paths {
         let text =
             std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        // A torn last line (a judge run killed mid-write) is skipped.
-        out.extend(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok()),
-        );
+        out.extend(crate::judge::latest_judgements(&text));
     }
     Ok(out)
 }

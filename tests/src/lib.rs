@@ -2,6 +2,8 @@
 //! services: run a built binary, read JSONL, make scratch directories. The
 //! fleet's end-to-end tests against RabbitMQ and Redis will live beside them.
 
+pub mod oracle;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

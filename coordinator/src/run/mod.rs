@@ -295,7 +295,9 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         let spec: ModelSpec = m.parse()?;
         // The built-in models cost nothing and answer in microseconds: caching them only costs disk.
         let cache: Option<Arc<dyn ResponseCache>> = match spec {
-            ModelSpec::Reference | ModelSpec::ReferenceNoisy { .. } => None,
+            ModelSpec::Reference
+            | ModelSpec::ReferenceNoisy { .. }
+            | ModelSpec::ReferenceJudgeNoisy { .. } => None,
             _ => Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
                 format!("cannot create the response cache {}", cache_dir.display())
             })?)),

@@ -180,6 +180,11 @@ impl Backend {
                 Usage::default(),
                 1,
             ),
+            ModelSpec::ReferenceJudgeNoisy { rate } => (
+                autoeval_reference_model::answer_judge_noisy(prompt, *rate),
+                Usage::default(),
+                1,
+            ),
             _ => self.call_with_retries(prompt).await?,
         };
         if let Some(cache) = &self.options.cache {

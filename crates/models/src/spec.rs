@@ -14,6 +14,14 @@ pub enum ModelSpec {
         /// Fraction of items, 0 to 1.
         rate: f64,
     },
+    /// A judge (A4) that answers like the reference model's verifier but
+    /// gives the opposite answer for `rate` of the pairs, chosen by a hash of
+    /// the prompt: a judge with a known error rate. Other prompts it answers
+    /// as `reference`.
+    ReferenceJudgeNoisy {
+        /// Fraction of judgements flipped, 0 to 1.
+        rate: f64,
+    },
     /// OpenAI's chat completions.
     Openai {
         /// Model name, e.g. `gpt-4o`.
@@ -35,7 +43,7 @@ pub enum ModelSpec {
 
 /// Why a model spec was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
+#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, reference-judge-noisy:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
@@ -60,7 +68,7 @@ impl std::str::FromStr for ModelSpec {
         };
         match kind {
             "reference" if rest.is_none() => Ok(ModelSpec::Reference),
-            "reference-noisy" => {
+            "reference-noisy" | "reference-judge-noisy" => {
                 let rate: f64 = rest
                     .ok_or_else(|| bad("the rate is missing"))?
                     .parse()
@@ -68,7 +76,11 @@ impl std::str::FromStr for ModelSpec {
                 if !(0.0..=1.0).contains(&rate) {
                     return Err(bad("the rate must be between 0 and 1"));
                 }
-                Ok(ModelSpec::ReferenceNoisy { rate })
+                Ok(if kind == "reference-noisy" {
+                    ModelSpec::ReferenceNoisy { rate }
+                } else {
+                    ModelSpec::ReferenceJudgeNoisy { rate }
+                })
             }
             "openai" => Ok(ModelSpec::Openai {
                 model: named(rest)?,
@@ -101,6 +113,7 @@ impl std::fmt::Display for ModelSpec {
         match self {
             ModelSpec::Reference => write!(f, "reference"),
             ModelSpec::ReferenceNoisy { rate } => write!(f, "reference-noisy:{rate}"),
+            ModelSpec::ReferenceJudgeNoisy { rate } => write!(f, "reference-judge-noisy:{rate}"),
             ModelSpec::Openai { model } => write!(f, "openai:{model}"),
             ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
             ModelSpec::OpenaiCompatible { model, base_url } => {
@@ -116,6 +129,7 @@ impl ModelSpec {
         match self {
             ModelSpec::Reference => "reference",
             ModelSpec::ReferenceNoisy { .. } => "reference-noisy",
+            ModelSpec::ReferenceJudgeNoisy { .. } => "reference-judge-noisy",
             ModelSpec::Openai { .. } => "openai",
             ModelSpec::Anthropic { .. } => "anthropic",
             ModelSpec::OpenaiCompatible { .. } => "openai-compatible",
@@ -127,6 +141,7 @@ impl ModelSpec {
         match self {
             ModelSpec::Reference => "reference".into(),
             ModelSpec::ReferenceNoisy { rate } => format!("reference-noisy:{rate}"),
+            ModelSpec::ReferenceJudgeNoisy { rate } => format!("reference-judge-noisy:{rate}"),
             ModelSpec::Openai { model }
             | ModelSpec::Anthropic { model }
             | ModelSpec::OpenaiCompatible { model, .. } => model.clone(),

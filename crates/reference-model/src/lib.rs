@@ -58,6 +58,26 @@ fn judge(prompt: &str, a: &str, b: &str) -> String {
     }
 }
 
+/// [`answer`] as `reference-judge-noisy:RATE`: the A4 answer is flipped
+/// (yes ↔ no) for `rate` of the questions, chosen by a hash of the prompt;
+/// every other prompt is answered as [`answer`] does.
+pub fn answer_judge_noisy(prompt: &str, rate: f64) -> String {
+    let reply = answer(prompt);
+    let h = prompt.bytes().fold(0x84222325_cbf29ce4u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    let flip = ((h >> 11) as f64 / (1u64 << 53) as f64) < rate;
+    match (
+        flip,
+        reply.strip_suffix("[Answer] yes"),
+        reply.strip_suffix("[Answer] no"),
+    ) {
+        (true, Some(head), _) => format!("{head}[Answer] no"),
+        (true, _, Some(head)) => format!("{head}[Answer] yes"),
+        _ => reply,
+    }
+}
+
 /// The text after `marker` in a prompt, up to the next blank line or the end.
 fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
     let start = prompt.rfind(marker)? + marker.len();
