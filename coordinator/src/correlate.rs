@@ -1,7 +1,10 @@
-//! `autoeval correlate`: metric A1 between this benchmark's scores and another's.
+//! `autoeval correlate`: metric A1 between this benchmark's scores and
+//! another's. Our scores come from a CSV or, as App. K.4 computes them, from
+//! a run directory: one dataset, zero-shot, round 1, up to a complexity cut-off.
 
+use crate::run::RunDir;
 use anyhow::{bail, Context, Result};
-use autoeval_metrics::{pearson, predictive_power};
+use autoeval_metrics::{conditional_accuracy, paper_max_complexity, pearson, predictive_power};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -9,8 +12,18 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// CSV of this benchmark's scores: model,score (a header row is allowed).
+    #[arg(long, required_unless_present = "run", conflicts_with = "run")]
+    ours: Option<PathBuf>,
+    /// A run directory: our scores are its zero-shot round-1 accuracy per
+    /// model on --dataset up to --max-complexity (App. K.4).
+    #[arg(long, requires = "dataset")]
+    run: Option<PathBuf>,
+    /// Dataset of the run to score (ksat, plogic, fol, fol-english, regex).
     #[arg(long)]
-    ours: PathBuf,
+    dataset: Option<String>,
+    /// Highest complexity counted [default: the paper's, 6 operators for logic, depth 7 for regexes].
+    #[arg(long)]
+    max_complexity: Option<u32>,
     /// CSV of the other benchmark's scores: model,score.
     #[arg(long)]
     other: PathBuf,
@@ -49,7 +62,25 @@ pub fn read_scores(path: &Path) -> Result<BTreeMap<String, f64>> {
 
 /// Runs `autoeval correlate`.
 pub fn run(args: Args) -> Result<()> {
-    let ours = read_scores(&args.ours)?;
+    let ours = match (&args.ours, &args.run, &args.dataset) {
+        (Some(path), _, _) => read_scores(path)?,
+        (None, Some(dir), Some(dataset)) => {
+            let cut = args
+                .max_complexity
+                .unwrap_or_else(|| paper_max_complexity(dataset));
+            let records = RunDir(dir.clone()).records()?;
+            let scores = conditional_accuracy(&records, dataset, cut);
+            if scores.is_empty() {
+                bail!(
+                    "{} has no zero-shot round-1 records of {dataset} with complexity up to {cut}",
+                    dir.display()
+                );
+            }
+            println!("ours: {dataset}, zero-shot, round 1, complexity <= {cut}");
+            scores
+        }
+        _ => bail!("give --ours FILE.csv, or --run DIR with --dataset"),
+    };
     let other = read_scores(&args.other)?;
     let models: Vec<&String> = ours.keys().filter(|m| other.contains_key(*m)).collect();
     let missing: Vec<&String> = ours
@@ -72,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
     let c = pearson(&y, &x)?;
     println!("models: {}", c.n);
     println!("pearson rho: {:.3}", c.rho);
-    println!("p-value: {:.6}", c.p_value);
+    println!("p-value: {:.3e}", c.p_value);
     if let Some((p, both, given)) = predictive_power(&x, &y) {
         println!("predictive power P(other1 >= other2 | ours1 >= ours2): {p:.3} ({both} of {given} ordered pairs)");
     }

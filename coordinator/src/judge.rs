@@ -252,7 +252,7 @@ pub fn run(args: Args) -> Result<()> {
     if !args.quiet {
         print_table(&all);
     }
-    let report = crate::report::write(&dir, &records, None)?;
+    let report = crate::report::write(&dir, &records, Vec::new())?;
     println!("judgements: {}", path.display());
     println!("report: {}", report.display());
     Ok(())

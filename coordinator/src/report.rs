@@ -2,10 +2,11 @@
 
 use crate::run::RunDir;
 use anyhow::{Context, Result};
-use autoeval_metrics::{pearson, predictive_power, summary::summarize};
-use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
+use autoeval_metrics::{
+    conditional_accuracy, paper_max_complexity, pearson, predictive_power, summary::summarize,
+};
+use autoeval_proto::{JudgeRecord, ResultRecord};
 use autoeval_report::{CorrelationInput, ReportInput};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Settings of `autoeval report`.
@@ -13,9 +14,16 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// Run directory (holds results.jsonl).
     dir: PathBuf,
-    /// CSV of another benchmark's scores (model,score): adds A1 against this run's per-model accuracy.
+    /// CSV of another benchmark's scores (model,score): adds A1 per dataset against this run's
+    /// zero-shot round-1 accuracy up to the complexity cut-off (App. K.4).
     #[arg(long)]
     other: Option<PathBuf>,
+    /// The dataset whose scores are correlated [default: each dataset of the run].
+    #[arg(long)]
+    dataset: Option<String>,
+    /// Highest complexity counted for A1 [default: the paper's, 6 operators for logic, depth 7 for regexes].
+    #[arg(long)]
+    max_complexity: Option<u32>,
     /// Name of the other benchmark in the report.
     #[arg(long, default_value = "other benchmark")]
     other_name: String,
@@ -47,24 +55,15 @@ pub fn read_judgements(dir: &Path) -> Result<Vec<JudgeRecord>> {
     Ok(out)
 }
 
-/// Per-model accuracy over round 1 (API failures left out).
-pub fn model_accuracy(records: &[ResultRecord]) -> BTreeMap<String, f64> {
-    let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for r in records
-        .iter()
-        .filter(|r| r.round == 1 && !r.verdict.is_infrastructure_failure())
-    {
-        let e = by.entry(r.model.clone()).or_default();
-        e.0 += (r.verdict == Verdict::Equivalent) as usize;
-        e.1 += 1;
-    }
-    by.into_iter()
-        .map(|(m, (eq, n))| (m, eq as f64 / n as f64))
-        .collect()
-}
-
-fn correlation(records: &[ResultRecord], other: &Path, name: &str) -> Result<CorrelationInput> {
-    let ours = model_accuracy(records);
+/// A1 for one dataset of the run: its App. K.4 scores against the other benchmark's.
+fn correlation(
+    records: &[ResultRecord],
+    dataset: &str,
+    max_complexity: u32,
+    other: &Path,
+    name: &str,
+) -> Result<CorrelationInput> {
+    let ours = conditional_accuracy(records, dataset, max_complexity);
     let theirs = crate::correlate::read_scores(other)?;
     let points: Vec<(String, f64, f64)> = ours
         .iter()
@@ -74,12 +73,14 @@ fn correlation(records: &[ResultRecord], other: &Path, name: &str) -> Result<Cor
     let ys: Vec<f64> = points.iter().map(|p| p.2).collect();
     let c = pearson(&xs, &ys).with_context(|| {
         format!(
-            "cannot correlate with {}: the run's models and the file's must overlap in at least 3",
+            "cannot correlate {dataset} with {}: the run's models and the file's must overlap in at least 3",
             other.display()
         )
     })?;
     Ok(CorrelationInput {
         other_name: name.to_string(),
+        dataset: dataset.to_string(),
+        max_complexity,
         rho: c.rho,
         p_value: c.p_value,
         predictive_power: predictive_power(&ys, &xs).map(|p| p.0),
@@ -91,15 +92,15 @@ fn correlation(records: &[ResultRecord], other: &Path, name: &str) -> Result<Cor
 pub fn write(
     dir: &RunDir,
     records: &[ResultRecord],
-    correlation: Option<CorrelationInput>,
+    correlations: Vec<CorrelationInput>,
 ) -> Result<PathBuf> {
-    write_with(dir, records, correlation, 4)
+    write_with(dir, records, correlations, 4)
 }
 
 fn write_with(
     dir: &RunDir,
     records: &[ResultRecord],
-    correlation: Option<CorrelationInput>,
+    correlations: Vec<CorrelationInput>,
     examples: usize,
 ) -> Result<PathBuf> {
     let summary = summarize(records);
@@ -112,7 +113,7 @@ fn write_with(
         records,
         summary: &summary,
         judgements: &judgements,
-        correlation,
+        correlations,
         examples_per_dataset: examples,
     });
     let path = dir.report();
@@ -124,11 +125,33 @@ fn write_with(
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let records = dir.records()?;
-    let correlation = match &args.other {
-        Some(p) => Some(correlation(&records, p, &args.other_name)?),
-        None => None,
-    };
-    let path = write_with(&dir, &records, correlation, args.examples)?;
+    let mut correlations = Vec::new();
+    if let Some(other) = &args.other {
+        let datasets: Vec<String> = match &args.dataset {
+            Some(d) => vec![d.clone()],
+            None => records
+                .iter()
+                .map(|r| r.dataset.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        };
+        for d in datasets {
+            let cut = args
+                .max_complexity
+                .unwrap_or_else(|| paper_max_complexity(&d));
+            let c = correlation(&records, &d, cut, other, &args.other_name)?;
+            println!(
+                "A1 {d} (zero-shot, round 1, complexity <= {cut}) vs {}: rho {:.3}, p {:.3e}, {} models",
+                args.other_name,
+                c.rho,
+                c.p_value,
+                c.points.len()
+            );
+            correlations.push(c);
+        }
+    }
+    let path = write_with(&dir, &records, correlations, args.examples)?;
     eprint!(
         "{}",
         autoeval_report::terminal_summary(&summarize(&records))

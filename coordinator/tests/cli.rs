@@ -181,25 +181,166 @@ fn check_streams_verdicts_in_input_order_and_survives_bad_lines() {
         .contains("end of the answer"));
 }
 
+/// A number printed after `label` on a line of `text`.
+fn printed_number(text: &str, label: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} in {text}"));
+    line[label.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 #[test]
-fn correlate_on_the_papers_table_8() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let out = autoeval(&[
+fn correlate_matches_an_independent_computation_on_tables_8_to_14() {
+    // expected.json: ρ and p from scipy.stats.pearsonr, predictive power by
+    // counting ordered pairs, computed outside this project from the tables.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/a1");
+    let expected: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("expected.json")).unwrap())
+            .unwrap();
+    assert_eq!(expected.len(), 10, "Tables 8-12, 13 (four scores) and 14");
+    for e in &expected {
+        let name = e["fixture"].as_str().unwrap();
+        let file = |side: &str| fixtures.join(format!("{name}-{side}.csv"));
+        let out = autoeval(&[
+            "correlate",
+            "--ours",
+            file("ours").to_str().unwrap(),
+            "--other",
+            file("other").to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("models: 16"), "{name}: {text}");
+        let rho = printed_number(&text, "pearson rho:");
+        assert!(
+            (rho - e["rho"].as_f64().unwrap()).abs() < 5e-4,
+            "{name}: {text}"
+        );
+        let p = printed_number(&text, "p-value:");
+        let want = e["p_value"].as_f64().unwrap();
+        assert!((p - want).abs() <= 1e-3 * want, "{name}: p {p} vs {want}");
+        let pp = &e["pp"];
+        let needle = format!(
+            "P(other1 >= other2 | ours1 >= ours2): {:.3} ({} of {} ordered pairs)",
+            pp[0].as_f64().unwrap() / pp[1].as_f64().unwrap(),
+            pp[0],
+            pp[1]
+        );
+        assert!(text.contains(&needle), "{name}: {needle} not in {text}");
+        eprintln!("{name}: rho {rho}, p {p:e}, {}/{}", pp[0], pp[1]);
+    }
+    // Table 8 as the paper states it.
+    let t8 = &expected[0];
+    assert_eq!(t8["fixture"], "table8");
+    assert_eq!(
+        (t8["pp"][0].as_u64(), t8["pp"][1].as_u64()),
+        (Some(107), Some(120))
+    );
+}
+
+#[test]
+fn a1_from_a_run_uses_one_dataset_zero_shot_round_one_up_to_the_cut_off() {
+    use autoeval_proto::{ResultRecord, Verdict};
+    let dir = scratch("a1-run");
+    let out = dir.join("run");
+    let mut args = vec![
+        "run",
+        "--dataset",
+        "plogic",
+        "--dataset",
+        "regex",
+        "--per-bucket",
+        "3",
+        "--batches",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let models = ["reference", "reference-noisy:0.3", "reference-noisy:0.6"];
+    for m in models {
+        args.extend(["--model", m]);
+    }
+    autoeval(&args);
+    let records: Vec<ResultRecord> = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The other benchmark ranks the models the opposite way.
+    let other = dir.join("other.csv");
+    std::fs::write(
+        &other,
+        "model,score\nreference,0.2\nreference-noisy:0.3,0.5\nreference-noisy:0.6,0.7\n",
+    )
+    .unwrap();
+    let corr = autoeval(&[
         "correlate",
-        "--ours",
-        fixtures.join("table8_autoeval.csv").to_str().unwrap(),
+        "--run",
+        out.to_str().unwrap(),
+        "--dataset",
+        "plogic",
         "--other",
-        fixtures.join("table8_folio.csv").to_str().unwrap(),
+        other.to_str().unwrap(),
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    // Independent computation: ρ = 0.80435, p = 0.000172 (t density integrated numerically).
-    assert!(text.contains("models: 16"), "{text}");
-    assert!(text.contains("pearson rho: 0.804"), "{text}");
-    assert!(text.contains("p-value: 0.000172"), "{text}");
+    let text = String::from_utf8_lossy(&corr.stdout);
     assert!(
-        text.contains("P(other1 >= other2 | ours1 >= ours2): 0.892 (107 of 120"),
+        text.contains("ours: plogic, zero-shot, round 1, complexity <= 6"),
         "{text}"
     );
+    // Our scores, counted here: plogic, zero-shot, round 1, at most 6 operators.
+    let score = |m: &str| {
+        let rs: Vec<&ResultRecord> = records
+            .iter()
+            .filter(|r| {
+                r.model == m
+                    && r.dataset == "plogic"
+                    && r.prompt == "zero-shot"
+                    && r.complexity <= 6
+            })
+            .collect();
+        rs.iter()
+            .filter(|r| r.verdict == Verdict::Equivalent)
+            .count() as f64
+            / rs.len() as f64
+    };
+    let ours: Vec<f64> = models.iter().map(|m| score(m)).collect();
+    let theirs = [0.2, 0.5, 0.7];
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / 3.0;
+    let (mo, mt) = (mean(&ours), mean(&theirs));
+    let cov: f64 = (0..3).map(|i| (ours[i] - mo) * (theirs[i] - mt)).sum();
+    let sd = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>().sqrt();
+    let rho = cov / (sd(&ours, mo) * sd(&theirs, mt));
+    let printed = printed_number(&text, "pearson rho:");
+    assert!(
+        (printed - rho).abs() < 5e-4,
+        "{printed} vs {rho} from {ours:?}"
+    );
+    // The report computes A1 per dataset with the paper's cut-offs.
+    let report = autoeval(&[
+        "report",
+        out.to_str().unwrap(),
+        "--other",
+        other.to_str().unwrap(),
+        "--other-name",
+        "Other",
+    ]);
+    let said = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        said.contains("A1 plogic (zero-shot, round 1, complexity <= 6) vs Other"),
+        "{said}"
+    );
+    assert!(
+        said.contains("A1 regex (zero-shot, round 1, complexity <= 7) vs Other"),
+        "{said}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Correlation with Other (A1): regex"));
 }
 
 #[test]

@@ -404,7 +404,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     });
     std::fs::write(dir.summary(), serde_json::to_string_pretty(&run_info)?)
         .with_context(|| format!("cannot write {}", dir.summary().display()))?;
-    let report = crate::report::write(dir, &records, None)?;
+    let report = crate::report::write(dir, &records, Vec::new())?;
     if display != Display::Quiet {
         eprintln!(
             "run: {} rounds recorded in {:.1} s ({:.0}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",

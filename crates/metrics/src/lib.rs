@@ -67,6 +67,42 @@ pub fn pearson(xs: &[f64], ys: &[f64]) -> Result<Correlation, StatsError> {
     Ok(Correlation { rho, p_value, n })
 }
 
+/// The complexity cut-off App. K.4 uses for a dataset type when comparing
+/// with other benchmarks: 6 operators for logic (FOLIO's premises rarely
+/// have more), CFG depth 7 for regular expressions (HumanEval).
+pub fn paper_max_complexity(dataset: &str) -> u32 {
+    if dataset == "regex" {
+        7
+    } else {
+        6
+    }
+}
+
+/// ∀uto∃val's score per model as App. K.4 computes it for A1: accuracy on
+/// one dataset, zero-shot, round 1, over items of complexity at most
+/// `max_complexity`, with infrastructure failures left out.
+pub fn conditional_accuracy(
+    records: &[autoeval_proto::ResultRecord],
+    dataset: &str,
+    max_complexity: u32,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for r in records.iter().filter(|r| {
+        r.dataset == dataset
+            && r.prompt == "zero-shot"
+            && r.round == 1
+            && r.complexity <= max_complexity
+            && !r.verdict.is_infrastructure_failure()
+    }) {
+        let e = by.entry(r.model.clone()).or_default();
+        e.0 += (r.verdict == autoeval_proto::Verdict::Equivalent) as usize;
+        e.1 += 1;
+    }
+    by.into_iter()
+        .map(|(m, (eq, n))| (m, eq as f64 / n as f64))
+        .collect()
+}
+
 /// Def. 5.1 estimated by maximum likelihood: among ordered pairs of distinct
 /// models with `y_i ≥ y_j`, the share that also have `x_i ≥ x_j`. Returns
 /// (probability, pairs with both, pairs with the condition).

@@ -16,6 +16,10 @@ use svg::{escape, LineChart, Series};
 pub struct CorrelationInput {
     /// Name of the other benchmark.
     pub other_name: String,
+    /// The dataset our scores come from.
+    pub dataset: String,
+    /// The highest complexity counted (App. K.4).
+    pub max_complexity: u32,
     /// (model, ours, other).
     pub points: Vec<(String, f64, f64)>,
     /// Pearson ρ.
@@ -36,8 +40,8 @@ pub struct ReportInput<'a> {
     pub summary: &'a Summary,
     /// A4 judgements of the run's pairs, if any were asked.
     pub judgements: &'a [JudgeRecord],
-    /// A1, if another benchmark's scores were given.
-    pub correlation: Option<CorrelationInput>,
+    /// A1 per dataset, if another benchmark's scores were given.
+    pub correlations: Vec<CorrelationInput>,
     /// Failing examples shown per dataset.
     pub examples_per_dataset: usize,
 }
@@ -509,11 +513,14 @@ pub fn html(input: &ReportInput) -> String {
     outcome_table(&mut out, input.summary);
     cost_table(&mut out, input.summary);
     judge_table(&mut out, input.judgements);
-    if let Some(c) = &input.correlation {
+    for c in &input.correlations {
         let _ = write!(
             out,
-            r#"<h2 id="a1">Correlation with {} (A1)</h2><p>Pearson ρ = {:.3}, p = {:.3}{}; {} models.</p><div class="fig">{}</div>"#,
+            r#"<h2 id="a1">Correlation with {} (A1): {}</h2><p>Our score: zero-shot, round-1 accuracy on {} with complexity ≤ {} (App. K.4). Pearson ρ = {:.3}, p = {:.2e}{}; {} models.</p><div class="fig">{}</div>"#,
             escape(&c.other_name),
+            escape(&c.dataset),
+            escape(&c.dataset),
+            c.max_complexity,
             c.rho,
             c.p_value,
             c.predictive_power
