@@ -5,7 +5,7 @@
 
 use crate::run::config::RunConfig;
 use crate::run::store::JsonlStore;
-use crate::run::{execute, progress_display, RunDir};
+use crate::run::{execute, progress_display, resolve_settings, RunDir};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 
@@ -41,13 +41,11 @@ pub fn run(args: Args) -> Result<()> {
             args.dir.display()
         );
     }
-    let settings = RunConfig::read(&dir.config())?
-        .overridden_by(RunConfig {
-            timeout_ms: args.timeout_ms,
-            concurrency: args.concurrency,
-            ..RunConfig::default()
-        })
-        .resolve()?;
+    let settings = resolve_settings(RunConfig::read(&dir.config())?.overridden_by(RunConfig {
+        timeout_ms: args.timeout_ms,
+        concurrency: args.concurrency,
+        ..RunConfig::default()
+    }))?;
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
     if removed == 0 {
         if !args.quiet {

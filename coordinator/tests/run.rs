@@ -770,3 +770,91 @@ fn a_config_file_sets_the_run_and_flags_override_it() {
         "{err}"
     );
 }
+
+#[test]
+fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
+    let dir = scratch("items-run");
+    let items = dir.join("items.jsonl");
+    run_ok(
+        Path::new(BIN),
+        &[
+            "generate",
+            "--dataset",
+            "plogic",
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--seed",
+            "5",
+            "--quiet",
+            "--out",
+            items.to_str().unwrap(),
+        ],
+    );
+    let n_items = std::fs::read_to_string(&items).unwrap().lines().count();
+    let out = dir.join("run");
+    run_ok(
+        Path::new(BIN),
+        &[
+            "run",
+            "--items",
+            items.to_str().unwrap(),
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--prompt-set",
+            "extended",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let rs = records(&out);
+    assert_eq!(rs.len(), n_items, "one unit per item of the file");
+    assert!(rs
+        .iter()
+        .all(|r| r.id.starts_with("plogic-5-0-") && r.prompt_set.starts_with("extended@")));
+    assert!(rs
+        .iter()
+        .all(|r| r.lenient.as_ref().is_some_and(|l| l.verdict == r.verdict)));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("Prompt set: <b>extended@"),
+        "the report header names the prompt set"
+    );
+
+    // The paper's protocol sets the defaults: zero-shot, the paper's prompts.
+    let paper = dir.join("paper");
+    run_ok(
+        Path::new(BIN),
+        &[
+            "run",
+            "--protocol",
+            "paper",
+            "--dataset",
+            "ksat",
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--quiet",
+            "--out",
+            paper.to_str().unwrap(),
+        ],
+    );
+    let saved = std::fs::read_to_string(paper.join("config.toml")).unwrap();
+    for line in [
+        "prompts = [\"zero-shot\"]",
+        "prompt-set = \"paper\"",
+        "protocol = \"paper\"",
+        "rounds = 1",
+        "repeats = 1",
+    ] {
+        assert!(saved.contains(line), "{line} not in {saved}");
+    }
+    assert!(records(&paper)
+        .iter()
+        .all(|r| r.prompt_set.starts_with("paper@") && r.prompt == "zero-shot"));
+}

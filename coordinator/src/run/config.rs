@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
 use autoeval_pipeline::{CopyPolicy, RunPlan};
-use autoeval_prompts::Shots;
+use autoeval_prompts::{PromptSet, Shots};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,22 @@ pub struct RunConfig {
     pub secrets: Option<PathBuf>,
     /// Response cache directory (default: the run directory's `cache`).
     pub cache: Option<PathBuf>,
+    /// Prompt set: paper (App. F) or extended.
+    pub prompt_set: Option<PromptSet>,
+    /// A protocol whose settings replace the built-in defaults.
+    pub protocol: Option<Protocol>,
+    /// Items to evaluate instead of generated ones (our JSONL or the reference's dataset JSON).
+    pub items: Option<PathBuf>,
+}
+
+/// A named protocol: defaults that reproduce a published setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// The paper's: the five datasets at Table 1 settings, 50 items per
+    /// complexity value, 10 batches, zero-shot, one round, one sample
+    /// (Pass@1), the paper's prompts; strict parsing is the headline.
+    Paper,
 }
 
 /// The settings after defaults are filled in.
@@ -83,6 +99,10 @@ pub struct Resolved {
     pub secrets: Option<PathBuf>,
     /// Response cache directory.
     pub cache: Option<PathBuf>,
+    /// The protocol the defaults came from, if any.
+    pub protocol: Option<Protocol>,
+    /// The items file, if items are read rather than generated.
+    pub items: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -123,26 +143,44 @@ impl RunConfig {
             templates,
             prices,
             secrets,
-            cache
+            cache,
+            prompt_set,
+            protocol,
+            items
         )
     }
 
-    /// Fills in the built-in defaults: the `reference` model on a small set of all five datasets.
-    pub fn resolve(self) -> Result<Resolved> {
+    /// Fills in the defaults: the protocol's when one is named, otherwise
+    /// the built-in ones (the `reference` model on a small set of all five
+    /// datasets). `items_digest` names the contents of the items file.
+    pub fn resolve_with(self, items_digest: Option<String>) -> Result<Resolved> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let paper = self.protocol == Some(Protocol::Paper);
+        let (per_bucket, batches, prompts) = if paper {
+            (50, 10, vec![Shots::ZeroShot])
+        } else {
+            (4, 3, vec![Shots::ZeroShot, Shots::FewShot])
+        };
+        let items_file = match (&self.items, items_digest) {
+            (Some(path), Some(digest)) => Some(format!("{}#{digest}", path.display())),
+            (Some(path), None) => Some(path.display().to_string()),
+            _ => None,
+        };
         let r = Resolved {
             plan: RunPlan {
                 datasets: self.datasets.unwrap_or_else(|| DatasetKind::ALL.to_vec()),
                 models: self.models.unwrap_or_else(|| vec!["reference".into()]),
-                prompts: self
-                    .prompts
-                    .unwrap_or_else(|| vec![Shots::ZeroShot, Shots::FewShot]),
-                per_bucket: self.per_bucket.unwrap_or(4),
-                batches: self.batches.unwrap_or(3),
+                prompts: self.prompts.unwrap_or(prompts),
+                per_bucket: self.per_bucket.unwrap_or(per_bucket),
+                batches: self.batches.unwrap_or(batches),
                 rounds: self.rounds.unwrap_or(1),
                 repeats: self.repeats.unwrap_or(1),
                 seed: self.seed.unwrap_or(0),
+                prompt_set: self.prompt_set.unwrap_or_default(),
+                items_file,
             },
+            protocol: self.protocol,
+            items: self.items,
             concurrency: self.concurrency.unwrap_or(32),
             verifiers: self.verifiers.unwrap_or(cores),
             timeout_ms: self.timeout_ms.unwrap_or(10_000),
@@ -191,6 +229,9 @@ impl Resolved {
             prices: self.prices.clone(),
             secrets: self.secrets.clone(),
             cache: self.cache.clone(),
+            prompt_set: Some(self.plan.prompt_set),
+            protocol: self.protocol,
+            items: self.items.clone(),
         }
     }
 

@@ -15,9 +15,9 @@ use autoeval_models::{GenerationParams, ModelSpec, PriceTable, RetryPolicy};
 use autoeval_pipeline::{
     drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Stages,
 };
-use autoeval_prompts::{Shots, Templates};
+use autoeval_prompts::{PromptSet, Shots, Templates};
 use autoeval_verify::{ProverLimits, Settings};
-use config::{Resolved, RunConfig};
+use config::{Protocol, Resolved, RunConfig};
 use progress::{Display, Progress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,6 +116,19 @@ pub struct Args {
     /// Response cache directory, shared between runs if you like [default: DIR/cache].
     #[arg(long)]
     cache: Option<PathBuf>,
+    /// Prompt set: paper (App. F's prompts) or extended (every name of φ0 in both prompts,
+    /// English predicate meanings, the regex alphabet) [default: paper].
+    #[arg(long, value_parser = |s: &str| s.parse::<PromptSet>())]
+    prompt_set: Option<PromptSet>,
+    /// Take the defaults of a published protocol. paper: the five datasets at Table 1
+    /// settings, 50 items per complexity value, 10 batches, zero-shot, Pass@1, the paper's
+    /// prompts, strict parsing as the headline (flags still override).
+    #[arg(long, value_enum)]
+    protocol: Option<Protocol>,
+    /// Evaluate the items of a file instead of generated ones: this project's JSONL
+    /// (`autoeval generate`) or the reference implementation's dataset JSON.
+    #[arg(long)]
+    items: Option<PathBuf>,
     /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -167,8 +180,58 @@ impl Args {
             prices: self.prices.clone(),
             secrets: self.secrets.clone(),
             cache: self.cache.clone(),
+            prompt_set: self.prompt_set,
+            protocol: self.protocol,
+            items: self.items.clone(),
         }
     }
+}
+
+/// The settings with defaults filled in; an items file is read for its digest.
+pub fn resolve_settings(config: RunConfig) -> Result<Resolved> {
+    let digest = match &config.items {
+        Some(path) => {
+            use sha2::{Digest, Sha256};
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("cannot read the items file {}", path.display()))?;
+            let d = Sha256::digest(&bytes);
+            Some(d.iter().take(6).map(|b| format!("{b:02x}")).collect())
+        }
+        None => None,
+    };
+    config.resolve_with(digest)
+}
+
+/// The items of a file: JSONL items, or the reference implementation's JSON.
+fn read_items(path: &Path) -> Result<Vec<autoeval_generate::Item>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the items file {}", path.display()))?;
+    if text.trim_start().starts_with('{') && text.lines().count() > 0 {
+        let first = text.lines().next().unwrap_or("");
+        if let Ok(item) = serde_json::from_str::<autoeval_generate::Item>(first) {
+            let mut items = vec![item];
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .skip(1)
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                items.push(serde_json::from_str(line).with_context(|| {
+                    format!("{}: line {} is not an item", path.display(), i + 1)
+                })?);
+            }
+            return Ok(items);
+        }
+    }
+    let file = autoeval_generate::reference::read(&text).with_context(|| {
+        format!(
+            "{} is neither items JSONL nor a reference dataset",
+            path.display()
+        )
+    })?;
+    let kind = autoeval_generate::reference::detect_kind(&file);
+    autoeval_generate::reference::import(&file, kind)
+        .with_context(|| format!("in {}", path.display()))
 }
 
 /// The files of a run directory.
@@ -224,7 +287,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.config {
         config = RunConfig::read(path)?;
     }
-    let settings = config.overridden_by(args.as_config()).resolve()?;
+    let settings = resolve_settings(config.overridden_by(args.as_config()))?;
     let dir = match &args.out {
         Some(d) => d.clone(),
         None => Path::new("runs").join(settings.default_dir_name()),
@@ -243,7 +306,7 @@ fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
     if dir.config().exists() {
-        let before = RunConfig::read(&dir.config())?.resolve()?;
+        let before = resolve_settings(RunConfig::read(&dir.config())?)?;
         if before.plan != settings.plan {
             anyhow::bail!(
                 "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
@@ -259,7 +322,7 @@ fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
 
 /// The stages for these settings: backends, prompts and verifier.
 fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
-    let mut templates = Templates::builtin();
+    let mut templates = Templates::of_set(s.plan.prompt_set);
     if let Some(tdir) = &s.templates {
         let mut overrides = Vec::new();
         for entry in std::fs::read_dir(tdir)
@@ -348,7 +411,23 @@ fn peak_memory_mib() -> Option<f64> {
 pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
     claim_dir(dir, settings)?;
     let t0 = Instant::now();
-    let (items, short) = generate_items(&settings.plan)?;
+    let (items, short) = match &settings.items {
+        Some(path) => {
+            let wanted = &settings.plan.datasets;
+            let items: Vec<_> = read_items(path)?
+                .into_iter()
+                .filter(|i| wanted.contains(&i.dataset))
+                .collect();
+            if items.is_empty() {
+                anyhow::bail!(
+                    "{} holds no items of the datasets asked for",
+                    path.display()
+                );
+            }
+            (items, Vec::new())
+        }
+        None => generate_items(&settings.plan)?,
+    };
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
     let store = Arc::new(JsonlStore::open(&dir.results())?);

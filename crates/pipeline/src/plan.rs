@@ -2,7 +2,7 @@
 
 use crate::message::TranslateTask;
 use autoeval_generate::{generate_batch, ConfigError, DatasetConfig, DatasetKind, Item, Shortfall};
-use autoeval_prompts::Shots;
+use autoeval_prompts::{PromptSet, Shots};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -26,6 +26,13 @@ pub struct RunPlan {
     pub repeats: u32,
     /// Seed of the generated datasets.
     pub seed: u64,
+    /// The prompt set the models are asked with.
+    #[serde(default)]
+    pub prompt_set: PromptSet,
+    /// Items read from a file instead of generated: its path and a digest of
+    /// its contents, so another file (or an edited one) is another plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_file: Option<String>,
 }
 
 /// Why a plan cannot run.
@@ -52,7 +59,10 @@ impl RunPlan {
         if self.prompts.is_empty() {
             return bad("no prompt style: name at least one with --prompt");
         }
-        if self.batches == 0 || self.per_bucket == 0 || self.rounds == 0 || self.repeats == 0 {
+        if self.rounds == 0 || self.repeats == 0 {
+            return bad("--rounds and --repeats must be at least 1");
+        }
+        if self.items_file.is_none() && (self.batches == 0 || self.per_bucket == 0) {
             return bad("--batches, --per-bucket, --rounds and --repeats must be at least 1");
         }
         Ok(())

@@ -38,6 +38,8 @@ fn plan(model: &str, rounds: u32) -> RunPlan {
         rounds,
         repeats: 2,
         seed: 3,
+        prompt_set: Default::default(),
+        items_file: None,
     }
 }
 

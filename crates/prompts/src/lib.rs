@@ -63,6 +63,15 @@ impl Family {
         matches!(self, Family::FirstOrder | Family::FirstOrderEnglish)
     }
 
+    /// The kind of formula with capitals, as App. F's verification prompt writes it.
+    fn logic_title(self) -> &'static str {
+        match self {
+            Family::Propositional => "Propositional Logic",
+            Family::FirstOrder | Family::FirstOrderEnglish => "First-Order Logic",
+            Family::Regex => "Regular Expression",
+        }
+    }
+
     fn logic_name(self) -> &'static str {
         match self {
             Family::Propositional => "propositional logic",
@@ -112,43 +121,103 @@ pub enum PromptError {
 /// A set of templates: the built-in ones, possibly with some replaced.
 #[derive(Clone, Debug)]
 pub struct Templates {
-    set: String,
+    set: PromptSet,
+    custom: bool,
     by_name: BTreeMap<String, Template>,
 }
 
-const BUILTIN: [(&str, &str); 8] = [
-    (
-        "informalize-logic",
-        include_str!("../templates/informalize-logic.txt"),
-    ),
-    (
-        "autoformalize-logic",
-        include_str!("../templates/autoformalize-logic.txt"),
-    ),
-    (
-        "informalize-regex",
-        include_str!("../templates/informalize-regex.txt"),
-    ),
-    (
-        "autoformalize-regex",
-        include_str!("../templates/autoformalize-regex.txt"),
-    ),
-    ("judge-cot", include_str!("../templates/judge-cot.txt")),
-    ("judge-yesno", include_str!("../templates/judge-yesno.txt")),
-    (
-        "examples-logic",
-        include_str!("../templates/examples-logic.txt"),
-    ),
-    (
-        "examples-regex",
-        include_str!("../templates/examples-regex.txt"),
-    ),
-];
+/// The template files of one built-in set, by name.
+macro_rules! template_set {
+    ($dir:literal) => {
+        [
+            (
+                "informalize-logic",
+                include_str!(concat!("../templates/", $dir, "/informalize-logic.txt")),
+            ),
+            (
+                "autoformalize-logic",
+                include_str!(concat!("../templates/", $dir, "/autoformalize-logic.txt")),
+            ),
+            (
+                "informalize-regex",
+                include_str!(concat!("../templates/", $dir, "/informalize-regex.txt")),
+            ),
+            (
+                "autoformalize-regex",
+                include_str!(concat!("../templates/", $dir, "/autoformalize-regex.txt")),
+            ),
+            (
+                "judge-cot",
+                include_str!(concat!("../templates/", $dir, "/judge-cot.txt")),
+            ),
+            (
+                "judge-yesno",
+                include_str!(concat!("../templates/", $dir, "/judge-yesno.txt")),
+            ),
+            (
+                "examples-logic",
+                include_str!(concat!("../templates/", $dir, "/examples-logic.txt")),
+            ),
+            (
+                "examples-regex",
+                include_str!(concat!("../templates/", $dir, "/examples-regex.txt")),
+            ),
+        ]
+    };
+}
+
+const PAPER: [(&str, &str); 8] = template_set!("paper");
+const EXTENDED: [(&str, &str); 8] = template_set!("extended");
+
+/// The built-in prompt sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptSet {
+    /// App. F's prompts as the paper used them: autoformalization lists only
+    /// the operators (and, for English FOL, the predicates with their arity).
+    #[default]
+    Paper,
+    /// The paper's prompts with this product's additions: every name of φ0
+    /// in both prompts, English predicate meanings, the regex alphabet.
+    Extended,
+}
+
+impl PromptSet {
+    /// The set's name on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            PromptSet::Paper => "paper",
+            PromptSet::Extended => "extended",
+        }
+    }
+}
+
+impl std::str::FromStr for PromptSet {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PromptSet, String> {
+        match s {
+            "paper" => Ok(PromptSet::Paper),
+            "extended" => Ok(PromptSet::Extended),
+            _ => Err(format!(
+                "unknown prompt set {s:?}; expected paper or extended"
+            )),
+        }
+    }
+}
 
 impl Templates {
-    /// The templates shipped with the project.
+    /// The paper's templates (App. F), the default set.
     pub fn builtin() -> Templates {
-        let by_name = BUILTIN
+        Templates::of_set(PromptSet::Paper)
+    }
+
+    /// The templates of a built-in set.
+    pub fn of_set(set: PromptSet) -> Templates {
+        let files = match set {
+            PromptSet::Paper => PAPER,
+            PromptSet::Extended => EXTENDED,
+        };
+        let by_name = files
             .iter()
             .map(|(name, text)| {
                 let t = Template {
@@ -159,7 +228,8 @@ impl Templates {
             })
             .collect();
         Templates {
-            set: "extended".into(),
+            set,
+            custom: false,
             by_name,
         }
     }
@@ -168,11 +238,12 @@ impl Templates {
     /// template, so a replaced template gives another version.
     pub fn set_id(&self) -> String {
         let joined: String = self.versions().join("\n");
-        let t = Template {
-            name: self.set.clone(),
-            text: joined,
+        let name = if self.custom {
+            format!("{}+custom", self.set.name())
+        } else {
+            self.set.name().to_string()
         };
-        t.version()
+        Template { name, text: joined }.version()
     }
 
     /// These templates with some replaced by `(name, text)` pairs, e.g. read
@@ -191,9 +262,7 @@ impl Templates {
             template::validate(&t)?;
             self.by_name.insert(name, t);
         }
-        if changed && !self.set.ends_with("+custom") {
-            self.set.push_str("+custom");
-        }
+        self.custom |= changed;
         Ok(self)
     }
 
@@ -248,11 +317,17 @@ impl Templates {
         values.insert("examples", self.examples(family, shots, true));
         let name = if family == Family::Regex {
             let r = parse_regex_exact(phi0, Mode::Lenient, &autoeval_syntax::alphabet(36))?;
-            values.insert("vocabulary", vocabulary::informalize_regex(&r, alphabet));
+            values.insert(
+                "vocabulary",
+                vocabulary::informalize_regex(&r, alphabet, self.set),
+            );
             "informalize-regex"
         } else {
             let f = parse_formula_exact(phi0, Mode::Lenient)?;
-            values.insert("vocabulary", vocabulary::informalize_logic(&f, family));
+            values.insert(
+                "vocabulary",
+                vocabulary::informalize_logic(&f, family, self.set),
+            );
             values.insert("logic", family.logic_name().into());
             "informalize-logic"
         };
@@ -277,11 +352,17 @@ impl Templates {
         values.insert("description", description.to_string());
         values.insert("examples", self.examples(family, shots, false));
         let name = if family == Family::Regex {
-            values.insert("vocabulary", vocabulary::autoformalize_regex(alphabet));
+            values.insert(
+                "vocabulary",
+                vocabulary::autoformalize_regex(alphabet, self.set),
+            );
             "autoformalize-regex"
         } else {
             let f = parse_formula_exact(phi0, Mode::Lenient)?;
-            values.insert("vocabulary", vocabulary::autoformalize_logic(&f, family));
+            values.insert(
+                "vocabulary",
+                vocabulary::autoformalize_logic(&f, family, self.set),
+            );
             values.insert("logic", family.logic_name().into());
             "autoformalize-logic"
         };
@@ -296,6 +377,7 @@ impl Templates {
     pub fn judge(&self, family: Family, phi0: &str, phi1: &str, style: JudgeStyle) -> Prompt {
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
         values.insert("logic", family.logic_name().into());
+        values.insert("logic_title", family.logic_title().into());
         values.insert("formula1", phi0.to_string());
         values.insert("formula2", phi1.to_string());
         let t = self.get(match style {

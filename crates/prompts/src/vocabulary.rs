@@ -1,6 +1,6 @@
 //! The [VOCABULARY] block, built from the ground-truth formula (paper App. F).
 
-use crate::Family;
+use crate::{Family, PromptSet};
 use autoeval_syntax::{Formula, Regex};
 
 /// Names a formula uses, in order of first appearance.
@@ -14,6 +14,8 @@ pub struct Names {
     pub predicates: Vec<(String, usize)>,
     /// Quantified variables.
     pub variables: Vec<String>,
+    /// Every argument, objects and bound variables alike.
+    pub arguments: Vec<String>,
 }
 
 fn push_new<T: PartialEq>(v: &mut Vec<T>, x: T) {
@@ -36,6 +38,9 @@ fn collect(f: &Formula, scope: &mut Vec<String>, out: &mut Names) {
         }
         Formula::Atom { name, args } => {
             push_new(&mut out.predicates, (name.clone(), args.len()));
+            for a in args {
+                push_new(&mut out.arguments, a.clone());
+            }
             for a in args.iter().filter(|a| !scope.contains(a)) {
                 push_new(&mut out.objects, a.clone());
             }
@@ -98,8 +103,10 @@ fn list(label: &str, items: &[String]) -> Option<String> {
     (!items.is_empty()).then(|| format!("The {label} are: {}", items.join(", ")))
 }
 
-/// The vocabulary block for informalization of a logic formula.
-pub fn informalize_logic(f: &Formula, family: Family) -> String {
+/// The vocabulary block for informalization of a logic formula. The paper's
+/// set writes the quantifier lines as App. F does and, like the reference
+/// implementation, lists variables used as arguments among the objects.
+pub fn informalize_logic(f: &Formula, family: Family, set: PromptSet) -> String {
     let n = names(f);
     let mut lines: Vec<String> = [
         "∨ represents disjunction",
@@ -112,27 +119,47 @@ pub fn informalize_logic(f: &Formula, family: Family) -> String {
     .to_vec();
     if family.is_first_order() {
         lines.push("predicates can be used verbatim".into());
-        lines.push("∀ x1 <x2> ... <xn>. represents universal quantification with x1... representing free variables".into());
-        lines.push("∃ x1 <x2> ... <xn>. represents existential quantification with x1... representing free variables".into());
+        let vars = match set {
+            PromptSet::Paper => "<x1> <x2> ... <xn>",
+            PromptSet::Extended => "x1 <x2> ... <xn>",
+        };
+        lines.push(format!(
+            "∀ {vars}. represents universal quantification with x1... representing free variables"
+        ));
+        lines.push(format!("∃ {vars}. represents existential quantification with x1... representing free variables"));
     }
-    lines.extend(common_names(&n, family));
+    match set {
+        PromptSet::Paper if family.is_first_order() => {
+            let mut objects = Vec::new();
+            for a in &n.arguments {
+                push_new(&mut objects, a.clone());
+            }
+            lines.extend(list("objects", &objects));
+            lines.extend(list("parameterized predicates", &predicates(&n)));
+        }
+        PromptSet::Paper => lines.extend(list("propositions", &n.propositions)),
+        PromptSet::Extended => lines.extend(extended_names(&n, family)),
+    }
     if !n.variables.is_empty() {
         lines.extend(list("free variables", &n.variables));
     }
     lines.join("\n")
 }
 
-fn common_names(n: &Names, family: Family) -> Vec<String> {
+fn predicates(n: &Names) -> Vec<String> {
+    n.predicates
+        .iter()
+        .map(|(p, k)| parameterized(p, *k))
+        .collect()
+}
+
+/// Every name of φ0, and for English predicates their meanings (the extended set).
+fn extended_names(n: &Names, family: Family) -> Vec<String> {
     let mut lines = Vec::new();
     if family.is_first_order() {
         lines.extend(list("objects", &n.objects));
         lines.extend(list("propositions", &n.propositions));
-        let preds: Vec<String> = n
-            .predicates
-            .iter()
-            .map(|(p, k)| parameterized(p, *k))
-            .collect();
-        lines.extend(list("parameterized predicates", &preds));
+        lines.extend(list("parameterized predicates", &predicates(n)));
         if family == Family::FirstOrderEnglish {
             let meanings: Vec<String> = n
                 .predicates
@@ -147,8 +174,10 @@ fn common_names(n: &Names, family: Family) -> Vec<String> {
     lines
 }
 
-/// The vocabulary block for autoformalization into a logic formula.
-pub fn autoformalize_logic(f: &Formula, family: Family) -> String {
+/// The vocabulary block for autoformalization into a logic formula. The
+/// paper's set gives only the operators, and for English FOL the predicates
+/// with their arity (App. F); the extended set adds every name of φ0.
+pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> String {
     let n = names(f);
     let mut lines: Vec<String> = [
         "Use ∨ to represent disjunction",
@@ -164,27 +193,37 @@ pub fn autoformalize_logic(f: &Formula, family: Family) -> String {
         lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
         lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
     }
-    lines.extend(common_names(&n, family));
+    match set {
+        PromptSet::Paper if family == Family::FirstOrderEnglish => {
+            lines.extend(list("parameterized predicates", &predicates(&n)));
+        }
+        PromptSet::Paper => {}
+        PromptSet::Extended => lines.extend(extended_names(&n, family)),
+    }
     lines.join("\n")
 }
 
-/// The vocabulary block for informalization of a regular expression.
-pub fn informalize_regex(r: &Regex, alphabet: &[char]) -> String {
+/// The vocabulary block for informalization of a regular expression; the
+/// extended set adds the alphabet.
+pub fn informalize_regex(r: &Regex, alphabet: &[char], set: PromptSet) -> String {
+    let head = "you may use symbols from the vocabulary\nyou can use *";
+    if set == PromptSet::Paper {
+        return head.into();
+    }
     let mut symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
     for c in r.symbols() {
         push_new(&mut symbols, c.to_string());
     }
-    format!(
-        "you may use symbols from the vocabulary\nyou can use *\nThe symbols are: {}",
-        symbols.join(", ")
-    )
+    format!("{head}\nThe symbols are: {}", symbols.join(", "))
 }
 
-/// The vocabulary block for autoformalization into a regular expression.
-pub fn autoformalize_regex(alphabet: &[char]) -> String {
+/// The vocabulary block for autoformalization into a regular expression;
+/// the extended set adds the alphabet.
+pub fn autoformalize_regex(alphabet: &[char], set: PromptSet) -> String {
+    let head = "Use * to represent zero or more duplications of the same expression\nUse ( and ) to represent parentheses";
+    if set == PromptSet::Paper {
+        return head.into();
+    }
     let symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
-    format!(
-        "Use * to represent zero or more duplications of the same expression\nUse ( and ) to represent parentheses\nThe symbols are: {}",
-        symbols.join(", ")
-    )
+    format!("{head}\nThe symbols are: {}", symbols.join(", "))
 }

@@ -39,9 +39,10 @@ pub fn autoformalize(description: &str, regex: bool) -> Result<String, ReadError
 /// The A4 question, answered by the verifier: an explanation, then `[Answer] yes|no`.
 fn judge(prompt: &str, a: &str, b: &str) -> String {
     use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
-    let kind = if prompt.contains("regular expression") {
+    let lower = prompt.to_lowercase();
+    let kind = if lower.contains("regular expression") {
         Kind::Regex
-    } else if prompt.contains("first-order") {
+    } else if lower.contains("first-order") {
         Kind::Fol
     } else {
         Kind::Plogic
@@ -78,10 +79,18 @@ pub fn answer_judge_noisy(prompt: &str, rate: f64) -> String {
     }
 }
 
-/// The text after `marker` in a prompt, up to the next blank line or the end.
+/// The text of the last block a line `marker` opens (tags in any case, as
+/// prompt sets write `[FORMULA 1]` or `[Formula 1]`), up to the next blank line.
 fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
-    let start = prompt.rfind(marker)? + marker.len();
-    let rest = prompt[start..].trim_start_matches(['\n', '\r']);
+    let mut start = None;
+    let mut at = 0;
+    for line in prompt.split_inclusive('\n') {
+        if line.trim().eq_ignore_ascii_case(marker) {
+            start = Some(at + line.len());
+        }
+        at += line.len();
+    }
+    let rest = prompt[start?..].trim_start_matches(['\n', '\r']);
     let end = rest.find("\n\n").unwrap_or(rest.len());
     Some(rest[..end].trim())
 }
@@ -97,7 +106,7 @@ pub fn answer(prompt: &str) -> String {
 /// [`answer`] as `reference-noisy:RATE`: informalizations of the chosen
 /// items describe a formula with one injected error ([`noise::injection`]).
 pub fn answer_noisy(prompt: &str, rate: f64) -> String {
-    let regex = prompt.contains("regular expression");
+    let regex = prompt.to_lowercase().contains("regular expression");
     if let (Some(a), Some(b)) = (
         section(prompt, "[FORMULA 1]"),
         section(prompt, "[FORMULA 2]"),
