@@ -178,7 +178,8 @@ pub fn run(args: Args) -> Result<()> {
     let cache: Option<Arc<dyn ResponseCache>> = match spec {
         ModelSpec::Reference
         | ModelSpec::ReferenceNoisy { .. }
-        | ModelSpec::ReferenceJudgeNoisy { .. } => None,
+        | ModelSpec::ReferenceJudgeNoisy { .. }
+        | ModelSpec::ReferenceChatty { .. } => None,
         _ => Some(Arc::new(DiskCache::new(dir.0.join("cache"))?)),
     };
     let backend = Arc::new(Backend::new(

@@ -11,7 +11,7 @@ pub struct Args {
     /// Port on 127.0.0.1 (0 picks a free one and prints it).
     #[arg(long, default_value_t = 8000)]
     port: u16,
-    /// `reference` or `reference-noisy:RATE`.
+    /// `reference`, `reference-noisy:RATE` or `reference-chatty:RATE`.
     #[arg(long, default_value = "reference")]
     model: String,
     /// Delay before every answer, in milliseconds.
@@ -27,16 +27,20 @@ pub struct Args {
 
 /// Runs `autoeval mock-llm` until interrupted.
 pub fn run(args: Args) -> Result<()> {
-    let noise = match args.model.parse::<ModelSpec>()? {
-        ModelSpec::Reference => None,
-        ModelSpec::ReferenceNoisy { rate } => Some(rate),
-        other => bail!("the mock server plays reference or reference-noisy:RATE, not {other}"),
+    let (noise, chatty) = match args.model.parse::<ModelSpec>()? {
+        ModelSpec::Reference => (None, None),
+        ModelSpec::ReferenceNoisy { rate } => (Some(rate), None),
+        ModelSpec::ReferenceChatty { rate } => (None, Some(rate)),
+        other => bail!(
+            "the mock server plays reference, reference-noisy:RATE or reference-chatty:RATE, not {other}"
+        ),
     };
     if !(0.0..=1.0).contains(&args.error_rate) {
         bail!("--error-rate must be between 0 and 1");
     }
     let config = MockConfig {
         noise,
+        chatty,
         latency: Duration::from_millis(args.latency_ms),
         error_rate: args.error_rate,
         rate_limit_rpm: args.rate_limit,

@@ -858,3 +858,99 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
         .iter()
         .all(|r| r.prompt_set.starts_with("paper@") && r.prompt == "zero-shot"));
 }
+
+#[test]
+fn strict_and_lenient_reading_of_dressed_answers() {
+    const RATE: f64 = 0.3;
+    let dir = scratch("chatty-run");
+    let out = dir.join("run");
+    run_ok(
+        Path::new(BIN),
+        &[
+            "run",
+            "--model",
+            "reference-chatty:0.3",
+            "--prompt",
+            "zero-shot",
+            "--dataset",
+            "plogic",
+            "--dataset",
+            "fol",
+            "--dataset",
+            "regex",
+            "--per-bucket",
+            "4",
+            "--batches",
+            "2",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let rs = records(&out);
+    let n = rs.len() as f64;
+    let (mut plain, mut dressed, mut equations) = (0.0, 0.0, 0.0);
+    for r in &rs {
+        let raw = r.raw_answer.as_deref().unwrap();
+        let lenient = r.lenient.as_ref().unwrap();
+        // Classified here from the answer's text alone.
+        if raw.contains(" = ") {
+            equations += 1.0;
+            assert_eq!(r.verdict, Verdict::NonCompliant, "{raw}");
+            assert_eq!(lenient.verdict, Verdict::NonCompliant, "{raw}");
+            assert!(
+                lenient
+                    .reason
+                    .as_deref()
+                    .unwrap()
+                    .contains("ambiguous answer"),
+                "{raw}"
+            );
+        } else if raw.starts_with("The formula")
+            || raw.starts_with("Regex:")
+            || raw.contains(['&', '|', '~'])
+        {
+            dressed += 1.0;
+            assert_eq!(r.verdict, Verdict::NonCompliant, "strict refuses {raw}");
+            assert_eq!(lenient.verdict, Verdict::Equivalent, "lenient reads {raw}");
+        } else {
+            plain += 1.0;
+            assert_eq!(
+                (r.verdict, lenient.verdict),
+                (Verdict::Equivalent, Verdict::Equivalent),
+                "{raw}"
+            );
+        }
+    }
+    let s = summary(&out);
+    let groups = s["summary"]["groups"].as_array().unwrap();
+    let total = |key: &str| -> f64 {
+        groups
+            .iter()
+            .map(|g| {
+                g[key].as_f64().unwrap()
+                    * g["counts"]["verdicts"]
+                        .as_object()
+                        .unwrap()
+                        .values()
+                        .map(|v| v.as_f64().unwrap())
+                        .sum::<f64>()
+            })
+            .sum::<f64>()
+            / n
+    };
+    let (strict_a2, lenient_a2) = (total("compliance"), total("lenient_compliance"));
+    eprintln!(
+        "{n} rounds: {plain} plain, {dressed} dressed (prose, ASCII, code), {equations} equations; \
+         A2 strict {strict_a2:.3}, lenient {lenient_a2:.3}; A3 strict {:.3}, lenient {:.3}",
+        total("accuracy"),
+        total("lenient_accuracy")
+    );
+    assert!((strict_a2 - plain / n).abs() < 1e-9);
+    assert!((lenient_a2 - (plain + dressed) / n).abs() < 1e-9);
+    let sd = (RATE * (1.0 - RATE) / n).sqrt();
+    assert!(
+        ((dressed + equations) / n - RATE).abs() <= 3.5 * sd,
+        "dressed share"
+    );
+}

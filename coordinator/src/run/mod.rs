@@ -360,7 +360,8 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         let cache: Option<Arc<dyn ResponseCache>> = match spec {
             ModelSpec::Reference
             | ModelSpec::ReferenceNoisy { .. }
-            | ModelSpec::ReferenceJudgeNoisy { .. } => None,
+            | ModelSpec::ReferenceJudgeNoisy { .. }
+            | ModelSpec::ReferenceChatty { .. } => None,
             _ => Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
                 format!("cannot create the response cache {}", cache_dir.display())
             })?)),

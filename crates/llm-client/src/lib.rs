@@ -180,6 +180,11 @@ impl Backend {
                 Usage::default(),
                 1,
             ),
+            ModelSpec::ReferenceChatty { rate } => (
+                autoeval_reference_model::answer_chatty(prompt, *rate),
+                Usage::default(),
+                1,
+            ),
             ModelSpec::ReferenceJudgeNoisy { rate } => (
                 autoeval_reference_model::answer_judge_noisy(prompt, *rate),
                 Usage::default(),

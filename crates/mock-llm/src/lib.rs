@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 pub struct MockConfig {
     /// `None` for the exact reference model, `Some(rate)` for reference-noisy.
     pub noise: Option<f64>,
+    /// `Some(rate)` to answer as `reference-chatty:RATE` (formulas dressed in prose, ASCII or equations).
+    pub chatty: Option<f64>,
     /// Delay before every answer.
     pub latency: Duration,
     /// Fraction of requests that fail: half with 500, half by dropping the connection.
@@ -35,6 +37,7 @@ impl Default for MockConfig {
     fn default() -> MockConfig {
         MockConfig {
             noise: None,
+            chatty: None,
             latency: Duration::ZERO,
             error_rate: 0.0,
             rate_limit_rpm: None,
@@ -162,7 +165,10 @@ async fn chat(
             .body(failing_body())
             .unwrap_or_default();
     }
-    let text = autoeval_reference_model::answer_noisy(prompt, s.config.noise.unwrap_or(0.0));
+    let text = match s.config.chatty {
+        Some(rate) => autoeval_reference_model::answer_chatty(prompt, rate),
+        None => autoeval_reference_model::answer_noisy(prompt, s.config.noise.unwrap_or(0.0)),
+    };
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
     let completion_tokens = text.split_whitespace().count();

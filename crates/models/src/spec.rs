@@ -22,6 +22,12 @@ pub enum ModelSpec {
         /// Fraction of judgements flipped, 0 to 1.
         rate: f64,
     },
+    /// The reference model dressing `rate` of its formulas in prose, ASCII
+    /// notation or an equation: answers that strict and lenient reading tell apart.
+    ReferenceChatty {
+        /// Fraction of autoformalization answers dressed, 0 to 1.
+        rate: f64,
+    },
     /// OpenAI's chat completions.
     Openai {
         /// Model name, e.g. `gpt-4o`.
@@ -43,7 +49,7 @@ pub enum ModelSpec {
 
 /// Why a model spec was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, reference-judge-noisy:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
+#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, reference-judge-noisy:RATE, reference-chatty:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
@@ -68,7 +74,7 @@ impl std::str::FromStr for ModelSpec {
         };
         match kind {
             "reference" if rest.is_none() => Ok(ModelSpec::Reference),
-            "reference-noisy" | "reference-judge-noisy" => {
+            "reference-noisy" | "reference-judge-noisy" | "reference-chatty" => {
                 let rate: f64 = rest
                     .ok_or_else(|| bad("the rate is missing"))?
                     .parse()
@@ -76,10 +82,10 @@ impl std::str::FromStr for ModelSpec {
                 if !(0.0..=1.0).contains(&rate) {
                     return Err(bad("the rate must be between 0 and 1"));
                 }
-                Ok(if kind == "reference-noisy" {
-                    ModelSpec::ReferenceNoisy { rate }
-                } else {
-                    ModelSpec::ReferenceJudgeNoisy { rate }
+                Ok(match kind {
+                    "reference-noisy" => ModelSpec::ReferenceNoisy { rate },
+                    "reference-chatty" => ModelSpec::ReferenceChatty { rate },
+                    _ => ModelSpec::ReferenceJudgeNoisy { rate },
                 })
             }
             "openai" => Ok(ModelSpec::Openai {
@@ -114,6 +120,7 @@ impl std::fmt::Display for ModelSpec {
             ModelSpec::Reference => write!(f, "reference"),
             ModelSpec::ReferenceNoisy { rate } => write!(f, "reference-noisy:{rate}"),
             ModelSpec::ReferenceJudgeNoisy { rate } => write!(f, "reference-judge-noisy:{rate}"),
+            ModelSpec::ReferenceChatty { rate } => write!(f, "reference-chatty:{rate}"),
             ModelSpec::Openai { model } => write!(f, "openai:{model}"),
             ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
             ModelSpec::OpenaiCompatible { model, base_url } => {
@@ -130,6 +137,7 @@ impl ModelSpec {
             ModelSpec::Reference => "reference",
             ModelSpec::ReferenceNoisy { .. } => "reference-noisy",
             ModelSpec::ReferenceJudgeNoisy { .. } => "reference-judge-noisy",
+            ModelSpec::ReferenceChatty { .. } => "reference-chatty",
             ModelSpec::Openai { .. } => "openai",
             ModelSpec::Anthropic { .. } => "anthropic",
             ModelSpec::OpenaiCompatible { .. } => "openai-compatible",
@@ -142,6 +150,7 @@ impl ModelSpec {
             ModelSpec::Reference => "reference".into(),
             ModelSpec::ReferenceNoisy { rate } => format!("reference-noisy:{rate}"),
             ModelSpec::ReferenceJudgeNoisy { rate } => format!("reference-judge-noisy:{rate}"),
+            ModelSpec::ReferenceChatty { rate } => format!("reference-chatty:{rate}"),
             ModelSpec::Openai { model }
             | ModelSpec::Anthropic { model }
             | ModelSpec::OpenaiCompatible { model, .. } => model.clone(),

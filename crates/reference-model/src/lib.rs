@@ -79,6 +79,31 @@ pub fn answer_judge_noisy(prompt: &str, rate: f64) -> String {
     }
 }
 
+/// [`answer`] as `reference-chatty:RATE`: for `rate` of the
+/// autoformalization prompts (by a hash of the prompt) the right formula is
+/// dressed as models often dress it: in a sentence, in ASCII notation, or as
+/// an equation. Strict reading refuses all three; lenient reading accepts
+/// the first two and refuses the equation as ambiguous.
+pub fn answer_chatty(prompt: &str, rate: f64) -> String {
+    let reply = answer(prompt);
+    if section(prompt, "[NL DESCRIPTION]").is_none() || reply.starts_with("I cannot") {
+        return reply;
+    }
+    let h = prompt.bytes().fold(0x2325_cbf2_9ce4_8422u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    if ((h >> 11) as f64 / (1u64 << 53) as f64) >= rate {
+        return reply;
+    }
+    let regex = prompt.to_lowercase().contains("regular expression");
+    match (h % 3, regex) {
+        (0, _) => format!("The formula that matches the description is {reply}."),
+        (1, false) => reply.replace('∧', "&").replace('∨', "|").replace('¬', "~"),
+        (1, true) => format!("Regex: `{reply}`"),
+        _ => format!("φ1 = {reply}"),
+    }
+}
+
 /// The text of the last block a line `marker` opens (tags in any case, as
 /// prompt sets write `[FORMULA 1]` or `[Formula 1]`), up to the next blank line.
 fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
