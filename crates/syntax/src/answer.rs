@@ -13,6 +13,7 @@
 use crate::error::{ParseError, Reason};
 use crate::extract::{self, Source};
 use crate::lex::{self, Tok};
+use crate::{attempt, canonical, parse_logic, print, Formula, Mode, Parsed, Style};
 use std::ops::Range;
 
 /// Characters that only formula syntax uses: next to a formula in prose they
@@ -191,4 +192,199 @@ pub(crate) fn candidate_ranges(text: &str, markdown_stars: bool) -> Vec<(Source,
         .into_iter()
         .map(|(s, part)| (s, range_in(text, part)))
         .collect()
+}
+
+/// The prompt's own spelling of each operator, which strict parsing requires.
+fn strict_spelling(text: &str, tok: &lex::Spanned) -> Result<(), ParseError> {
+    let here = &text[tok.at..];
+    let (ok, wanted): (bool, &str) = match tok.tok {
+        lex::Tok::Not => (here.starts_with('¬'), "¬"),
+        lex::Tok::And => (here.starts_with('∧'), "∧"),
+        lex::Tok::Or => (here.starts_with('∨'), "∨"),
+        lex::Tok::Forall => (here.starts_with('∀') || here.starts_with("all"), "∀ or all"),
+        lex::Tok::Exists => (
+            here.starts_with('∃') || here.starts_with("exists"),
+            "∃ or exists",
+        ),
+        lex::Tok::Dot => (here.starts_with('.'), "."),
+        _ => (true, ""),
+    };
+    if ok {
+        return Ok(());
+    }
+    // The spelling as written: a word, a LaTeX command, or a run of symbols.
+    let first = here.chars().next().unwrap_or(' ');
+    let found: String = if first.is_alphabetic() || first == '\\' {
+        std::iter::once(first)
+            .chain(here.chars().skip(1).take_while(|c| c.is_alphabetic()))
+            .collect()
+    } else {
+        here.chars()
+            .take_while(|c| !c.is_alphanumeric() && !c.is_whitespace() && !"()".contains(*c))
+            .take(4)
+            .collect()
+    };
+    Err(ParseError::new(
+        tok.at,
+        Reason::Notation(found, wanted.to_string()),
+    ))
+}
+
+pub(crate) fn strict_formula(text: &str) -> Result<Parsed<Formula>, ParseError> {
+    let (source, body) = unfenced(text);
+    let offset = range_in(text, body).start;
+    let shift = |e: ParseError| ParseError::new(e.at + offset, e.reason);
+    let toks = lex::tokenize(body).map_err(shift)?;
+    if toks.is_empty() {
+        return Err(ParseError::new(0, Reason::Empty));
+    }
+    for t in &toks {
+        strict_spelling(body, t).map_err(shift)?;
+    }
+    let mut p = parse_logic::Parser::new(&toks, Mode::Strict, body.len());
+    let value = p.formula().map_err(shift)?;
+    p.finish().map_err(shift)?;
+    Ok(Parsed { value, source })
+}
+
+/// A formula's canonical text, which tells identical repeats apart from different formulas.
+fn canonical_text(f: &Formula) -> String {
+    print::formula(&canonical(f), Style::Unicode)
+}
+
+/// True for a lone word without digits or arguments (`Answer`, `Explanation`):
+/// prose, not a formula, when it stands apart on a line or in quotes.
+fn is_bare_word(f: &Formula) -> bool {
+    matches!(f, Formula::Atom { name, args } if args.is_empty() && !name.chars().any(|c| c.is_ascii_digit()))
+}
+
+pub(crate) fn lenient_formula(original: &str) -> Result<Parsed<Formula>, ParseError> {
+    let normalized = brackets_as_parentheses(original);
+    let text = normalized.as_str();
+    // Most answers are just the formula; try that before looking for one.
+    let whole = match attempt(text.trim(), Mode::Lenient) {
+        Ok(value) => {
+            return Ok(Parsed {
+                value,
+                source: Source::Whole,
+            })
+        }
+        Err((e, _)) if matches!(e.reason, Reason::TooDeep(_)) => return Err(e),
+        Err(failure) => failure,
+    };
+    let mut closest: Option<(ParseError, usize)> = Some(whole);
+    let mut note = |e: ParseError, progress: usize| {
+        if closest.as_ref().is_none_or(|(_, best)| progress > *best) {
+            closest = Some((e, progress));
+        }
+    };
+    let mut found = Vec::new();
+    for (source, range) in candidate_ranges(text, true) {
+        match attempt(&text[range.clone()], Mode::Lenient) {
+            Ok(value) if !(source != Source::CodeBlock && is_bare_word(&value)) => {
+                found.push(Found {
+                    text: canonical_text(&value),
+                    value,
+                    source,
+                    range,
+                    crowded: None,
+                })
+            }
+            Ok(_) => {}
+            Err((e, _)) if matches!(e.reason, Reason::TooDeep(_)) => return Err(e),
+            Err((e, progress)) => note(e, progress),
+        }
+    }
+    spans(text, &mut found, &mut note);
+    match single(found, 0)? {
+        Some(f) => Ok(Parsed {
+            value: f.value,
+            source: f.source,
+        }),
+        None => Err(closest.map_or_else(|| ParseError::new(0, Reason::Empty), |(e, _)| e)),
+    }
+}
+
+/// True for `and`, `or` and `not` spelled as English words.
+fn is_word_connective(text: &str, t: &lex::Spanned) -> bool {
+    matches!(t.tok, lex::Tok::And | lex::Tok::Or | lex::Tok::Not)
+        && text[t.at..]
+            .chars()
+            .take_while(|c| c.is_alphabetic())
+            .count()
+            > 1
+}
+
+/// Where a formula may start inside a line of prose.
+fn starts_formula(c: char) -> bool {
+    matches!(c, '(' | '¬' | '∀' | '∃' | '~')
+}
+
+/// Formulas inside lines of prose, from a bounded number of start positions
+/// per line: each is kept with what stands beside it, so that a formula
+/// with more formula syntax next to it is refused rather than scored.
+fn spans(text: &str, found: &mut Vec<Found<Formula>>, note: &mut impl FnMut(ParseError, usize)) {
+    const MAX_STARTS_PER_LINE: usize = 8;
+    for line in text.lines().rev().take(48) {
+        let line_at = range_in(text, line).start;
+        let starts = std::iter::once(0)
+            .chain(
+                line.char_indices()
+                    .filter(|&(_, c)| starts_formula(c))
+                    .map(|(i, _)| i),
+            )
+            .take(MAX_STARTS_PER_LINE);
+        for start in starts {
+            let before = &line[..start];
+            let rest = &line[start..];
+            let (mut toks, mut stop) = lex::tokenize_prefix(rest);
+            // Inside prose, `and`, `or` and `not` are words: "(p1 ∧ p2) or
+            // (p2 ∨ p3)" offers two formulas, it does not join them.
+            if let Some(i) = toks.iter().position(|t| is_word_connective(rest, t)) {
+                stop = Some(ParseError::new(toks[i].at, Reason::Empty));
+                toks.truncate(i);
+            }
+            let mut p = parse_logic::Parser::new(&toks, Mode::Lenient, line.len() - start);
+            let f = match p.formula() {
+                Ok(f) => f,
+                Err(e) => {
+                    note(e, p.position());
+                    continue;
+                }
+            };
+            let used = p.position();
+            // A lone word of prose parses as a proposition; demand more.
+            if used < 2 {
+                continue;
+            }
+            let end = start
+                + toks
+                    .get(used)
+                    .map(|t| t.at)
+                    .or(stop.as_ref().map(|e| e.at))
+                    .unwrap_or(line.len() - start);
+            let after = &line[end..];
+            let syntax_beside = before.chars().chain(after.chars()).any(is_formula_syntax);
+            let crowded = if syntax_beside {
+                crowding(before, after, is_formula_syntax)
+                    .or_else(|| Some("more formula syntax on its line".into()))
+            } else if is_prose(before, &lex::tokenize_prefix(before).0)
+                && is_prose(after, &lex::tokenize_prefix(after).0)
+            {
+                None
+            } else {
+                // Cut short by something that is neither prose nor an
+                // operator (a stray parenthesis): not a formula of the answer.
+                continue;
+            };
+            let range = line_at + start..line_at + start + line[start..end].trim_end().len();
+            found.push(Found {
+                text: canonical_text(&f),
+                value: f,
+                source: Source::Span,
+                range,
+                crowded,
+            });
+        }
+    }
 }
