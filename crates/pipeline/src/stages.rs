@@ -62,6 +62,7 @@ pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
 }
 
 /// The outcome of one reading of an answer.
+#[derive(Clone)]
 struct Judged {
     verdict: Verdict,
     reason: Option<String>,
@@ -144,7 +145,11 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
     } else {
         let strict = judge_reading(&task, &translation.strict, stages);
         let lenient = if translation.lenient == translation.strict {
-            strict_copy(&strict)
+            // The same φ1: the same verdict, proved once.
+            Judged {
+                verify_ms: 0.0,
+                ..strict.clone()
+            }
         } else {
             judge_reading(&task, &translation.lenient, stages)
         };
@@ -168,17 +173,6 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
         }
     });
     (record, next)
-}
-
-/// The strict outcome again, for a lenient reading that found the same φ1.
-fn strict_copy(j: &Judged) -> Judged {
-    Judged {
-        verdict: j.verdict,
-        reason: j.reason.clone(),
-        counterexample: j.counterexample.clone(),
-        method: j.method.clone(),
-        verify_ms: 0.0,
-    }
 }
 
 fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
