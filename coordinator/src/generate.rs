@@ -52,7 +52,8 @@ pub struct Args {
     /// Largest predicate arity (Table 1: max_predicate_arity).
     #[arg(long, alias = "max-predicate-arity", default_value_t = 2)]
     max_arity: usize,
-    /// Chance that an argument inside a quantifier's scope is a bound variable.
+    /// Chance that a predicate's argument inside a quantifier's scope is one of
+    /// the variables bound there rather than an object (Table 1: 0.25).
     #[arg(long, default_value_t = 0.25)]
     free_variable_prob: f64,
     /// Most quantified variables per formula (Table 1: ∞, the default).
