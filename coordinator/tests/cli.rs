@@ -372,3 +372,23 @@ fn reverify_finds_where_the_published_regex_verdicts_are_wrong() {
     );
     assert_eq!(rows[0]["counterexample"]["word"], "0");
 }
+
+#[test]
+fn a_user_error_is_one_clean_line_even_with_backtraces_asked_for() {
+    let out = Command::new(env!("CARGO_BIN_EXE_autoeval"))
+        .args(["run", "--model", "no-such-backend:x", "--quiet"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: invalid model \"no-such-backend:x\""),
+        "{err}"
+    );
+    assert!(
+        !err.contains("backtrace") && !err.contains('\u{1b}'),
+        "{err}"
+    );
+}
