@@ -123,13 +123,8 @@ pub fn run(args: Args) -> Result<()> {
     let style = style_name(args.prompt);
     let safe = file_name_part(&args.judge, 60);
     let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
-    let existing: Vec<JudgeRecord> = std::fs::read_to_string(&path)
-        .map(|t| {
-            t.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let recorded = std::fs::read_to_string(&path).unwrap_or_default();
+    let existing = latest_judgements(&recorded);
     let key = |id: &str, model: &str, prompt: &str, round: u32, repeat: u32| {
         format!("{id}\u{1}{model}\u{1}{prompt}\u{1}{round}\u{1}{repeat}")
     };
@@ -162,11 +157,15 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     // Answered judgements stay as they are; failed calls are asked again and
     // their new answers appended, never rewriting what was recorded.
-    let file = std::fs::OpenOptions::new()
+    let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // A line torn by a killed run is ended first, so it cannot swallow the next one.
+    if !recorded.is_empty() && !recorded.ends_with('\n') {
+        writeln!(file)?;
+    }
     if !args.quiet {
         eprintln!(
             "judge: {} pairs already judged, {} to ask {}",

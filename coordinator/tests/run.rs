@@ -438,6 +438,13 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
         before,
         "nothing rewritten"
     );
+    // A line torn by a killed judge run is not a judgement, and what comes
+    // after it is not swallowed.
+    std::fs::write(&file, format!("{before}{{\"id\":\"torn")).unwrap();
+    let torn = run_ok(Path::new(BIN), &args);
+    assert!(String::from_utf8_lossy(&torn.stderr)
+        .contains(&format!("{} pairs already judged, 0 to ask", n as usize)));
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with(&before));
 }
 
 /// Digests of the two prompts of a recorded round, as the mock server counts them.
