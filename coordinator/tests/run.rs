@@ -75,6 +75,14 @@ fn mock_server(port: u16, extra: &[&str]) -> Server {
     Server(child)
 }
 
+/// Runs `autoeval run ARGS --quiet --out OUT`, which must succeed.
+fn run_into(out: &Path, args: &[&str]) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend(["--quiet", "--out", out.to_str().unwrap()]);
+    run_ok(Path::new(BIN), &all);
+}
+
 fn get_json(port: u16, path: &str) -> Value {
     reqwest::blocking::get(format!("http://127.0.0.1:{port}{path}"))
         .unwrap()
@@ -222,10 +230,9 @@ fn noisy_accuracy_matches_the_injected_rate_by_an_independent_oracle() {
     const RATE: f64 = 0.2;
     let dir = scratch("noisy-run");
     let out = dir.join("run");
-    run_ok(
-        Path::new(BIN),
+    run_into(
+        &out,
         &[
-            "run",
             "--model",
             "reference-noisy:0.2",
             "--prompt",
@@ -234,9 +241,6 @@ fn noisy_accuracy_matches_the_injected_rate_by_an_independent_oracle() {
             "6",
             "--batches",
             "3",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
             // A wall-clock budget generous enough for a machine whose cores are busy.
             "--timeout-ms",
             "60000",
@@ -350,10 +354,9 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
     const FLIP: f64 = 0.2;
     let dir = scratch("noisy-judge");
     let out = dir.join("run");
-    run_ok(
-        Path::new(BIN),
+    run_into(
+        &out,
         &[
-            "run",
             "--model",
             "reference-noisy:0.4",
             "--prompt",
@@ -368,9 +371,6 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
             "12",
             "--batches",
             "2",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
         ],
     );
     let rs = records(&out);
@@ -735,18 +735,9 @@ fn a_config_file_sets_the_run_and_flags_override_it() {
     )
     .unwrap();
     let out = dir.join("run");
-    run_ok(
-        Path::new(BIN),
-        &[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--batches",
-            "1",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+    run_into(
+        &out,
+        &["--config", config.to_str().unwrap(), "--batches", "1"],
     );
     let rs = records(&out);
     assert!(rs
@@ -807,10 +798,9 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
     );
     let n_items = std::fs::read_to_string(&items).unwrap().lines().count();
     let out = dir.join("run");
-    run_ok(
-        Path::new(BIN),
+    run_into(
+        &out,
         &[
-            "run",
             "--items",
             items.to_str().unwrap(),
             "--dataset",
@@ -819,9 +809,6 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
             "zero-shot",
             "--prompt-set",
             "extended",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
         ],
     );
     let rs = records(&out);
@@ -840,10 +827,9 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
 
     // The paper's protocol sets the defaults: zero-shot, the paper's prompts.
     let paper = dir.join("paper");
-    run_ok(
-        Path::new(BIN),
+    run_into(
+        &paper,
         &[
-            "run",
             "--protocol",
             "paper",
             "--dataset",
@@ -852,9 +838,6 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
             "1",
             "--batches",
             "1",
-            "--quiet",
-            "--out",
-            paper.to_str().unwrap(),
         ],
     );
     let saved = std::fs::read_to_string(paper.join("config.toml")).unwrap();
@@ -877,10 +860,9 @@ fn strict_and_lenient_reading_of_dressed_answers() {
     const RATE: f64 = 0.3;
     let dir = scratch("chatty-run");
     let out = dir.join("run");
-    run_ok(
-        Path::new(BIN),
+    run_into(
+        &out,
         &[
-            "run",
             "--model",
             "reference-chatty:0.3",
             "--prompt",
@@ -895,9 +877,6 @@ fn strict_and_lenient_reading_of_dressed_answers() {
             "4",
             "--batches",
             "2",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
         ],
     );
     let rs = records(&out);

@@ -134,7 +134,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Ju
 pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
     let VerifyTask { task, translation } = message;
     let mut record = base_record(&task, &translation);
-    record.prompt_set = stages.templates.set_id();
+    record.prompt_set = stages.templates.set_id().to_string();
     let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
     let (strict, lenient) = if let Some(failure) = &translation.api_failure {
         let j = || Judged::because(Verdict::ApiFailure, failure.clone());

@@ -122,7 +122,8 @@ pub enum PromptError {
 #[derive(Clone, Debug)]
 pub struct Templates {
     set: PromptSet,
-    custom: bool,
+    /// `name@hash` of the set as it stands, kept up to date by every change.
+    id: String,
     by_name: BTreeMap<String, Template>,
 }
 
@@ -227,18 +228,24 @@ impl Templates {
                 (name.to_string(), t)
             })
             .collect();
-        Templates {
+        let mut t = Templates {
             set,
-            custom: false,
+            id: String::new(),
             by_name,
-        }
+        };
+        t.id = t.computed_id(false);
+        t
     }
 
     /// The set's name and version, `name@hash`: the hash covers every
     /// template, so a replaced template gives another version.
-    pub fn set_id(&self) -> String {
+    pub fn set_id(&self) -> &str {
+        &self.id
+    }
+
+    fn computed_id(&self, custom: bool) -> String {
         let joined: String = self.versions().join("\n");
-        let name = if self.custom {
+        let name = if custom {
             format!("{}+custom", self.set.name())
         } else {
             self.set.name().to_string()
@@ -262,7 +269,9 @@ impl Templates {
             template::validate(&t)?;
             self.by_name.insert(name, t);
         }
-        self.custom |= changed;
+        if changed {
+            self.id = self.computed_id(true);
+        }
         Ok(self)
     }
 

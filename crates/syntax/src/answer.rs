@@ -19,31 +19,7 @@ use std::ops::Range;
 /// Characters that only formula syntax uses: next to a formula in prose they
 /// mean the answer says more than one formula.
 pub(crate) fn is_formula_syntax(c: char) -> bool {
-    matches!(
-        c,
-        '=' | '≠'
-            | '<'
-            | '>'
-            | '∧'
-            | '∨'
-            | '¬'
-            | '∀'
-            | '∃'
-            | '→'
-            | '↔'
-            | '⊕'
-            | '⇒'
-            | '⇔'
-            | '≡'
-            | '⊃'
-            | '⊻'
-            | '⋀'
-            | '⋁'
-            | '&'
-            | '|'
-            | '~'
-            | '\\'
-    )
+    lex::is_operator(c) || matches!(c, '=' | '<' | '>' | '&' | '|' | '~' | '\\')
 }
 
 /// The answer without surrounding whitespace and one surrounding code fence

@@ -94,7 +94,7 @@ fn is_name_char(c: char) -> bool {
 }
 
 /// The non-ASCII operator symbols, which are never part of a name.
-fn is_operator(c: char) -> bool {
+pub(crate) fn is_operator(c: char) -> bool {
     matches!(
         c,
         '¬' | '∧'
