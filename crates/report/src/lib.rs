@@ -516,7 +516,7 @@ pub fn html(input: &ReportInput) -> String {
     for c in &input.correlations {
         let _ = write!(
             out,
-            r#"<h2 id="a1">Correlation with {} (A1): {}</h2><p>Our score: zero-shot, round-1 accuracy on {} with complexity ≤ {} (App. K.4). Pearson ρ = {:.3}, p = {:.2e}{}; {} models.</p><div class="fig">{}</div>"#,
+            r#"<h2 id="a1-{2}">Correlation with {} (A1): {}</h2><p>Our score: zero-shot, round-1 accuracy on {} with complexity ≤ {} (App. K.4). Pearson ρ = {:.3}, p = {:.2e}{}; {} models.</p><div class="fig">{}</div>"#,
             escape(&c.other_name),
             escape(&c.dataset),
             escape(&c.dataset),
