@@ -289,8 +289,9 @@ fn noisy_accuracy_matches_the_injected_rate_by_an_independent_oracle() {
         } else {
             Verdict::NotEquivalent
         };
-        // A check that ran out of time is undecided, never a wrong verdict.
-        if r.verdict != Verdict::Timeout {
+        // A check the prover could not finish (out of time, or gave up on a
+        // hard ∃∀ pair) is undecided, never a wrong verdict.
+        if !matches!(r.verdict, Verdict::Timeout | Verdict::Unknown) {
             assert_eq!(r.verdict, expected, "{}: {} vs {:?}", r.id, r.phi0, r.phi1);
         }
     }
