@@ -2,7 +2,7 @@
 //! reference implementation's verified-dataset layout (one JSON file per
 //! dataset, model and prompt style, round 1), or as one CSV row per round.
 
-use crate::run::{file_name_part, RunDir};
+use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
 use autoeval_proto::{ResultRecord, Verdict};
@@ -100,7 +100,7 @@ fn reference_files(
         let dir = out.join(dataset);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(format!("{}-{}.json", file_name_part(model, 60), prompt));
+        let path = dir.join(format!("{}-{}.json", model_file_name(model), prompt));
         std::fs::write(&path, serde_json::to_string_pretty(&file)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         println!("{}: {} items", path.display(), rs.len());

@@ -4,7 +4,7 @@
 //! `DIR/judge-<model>-<style>.jsonl` as they come, so a stopped judge run
 //! resumes where it was.
 
-use crate::run::{file_name_part, RunDir};
+use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
@@ -121,7 +121,7 @@ pub fn run(args: Args) -> Result<()> {
     let records = dir.records()?;
     let spec: ModelSpec = args.judge.parse()?;
     let style = style_name(args.prompt);
-    let safe = file_name_part(&args.judge, 60);
+    let safe = model_file_name(&args.judge);
     let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
     let recorded = std::fs::read_to_string(&path).unwrap_or_default();
     let existing = latest_judgements(&recorded);

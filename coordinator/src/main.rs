@@ -28,7 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "autoeval",
     version,
-    after_help = "Examples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -86,10 +86,16 @@ fn main() -> std::process::ExitCode {
     // One clean line for a failed command, whatever RUST_BACKTRACE says.
     match dispatch() {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
+        Err(e) => match e.downcast_ref::<run::Incomplete>() {
+            Some(incomplete) => {
+                eprintln!("warning: {incomplete}");
+                std::process::ExitCode::from(run::EXIT_INCOMPLETE)
+            }
+            None => {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        },
     }
 }
 

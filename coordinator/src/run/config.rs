@@ -4,7 +4,9 @@ use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
 use autoeval_pipeline::{CopyPolicy, RunPlan};
 use autoeval_prompts::{PromptSet, Shots};
+use autoeval_models::{ModelSettings, ModelSpec};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Every setting of `autoeval run`, as the config file spells it. Missing
@@ -58,7 +60,16 @@ pub struct RunConfig {
     pub protocol: Option<Protocol>,
     /// Items to evaluate instead of generated ones (our JSONL or the reference's dataset JSON).
     pub items: Option<PathBuf>,
+    /// Settings per model, as `[model."SPEC"]` tables: temperature,
+    /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s
+    /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
+    pub model: Option<BTreeMap<String, ModelSettings>>,
 }
+
+/// The models of a run that names none: a perfect translator beside one
+/// that errs on a tenth of the items, so the first report shows its plots
+/// telling two models apart.
+pub const DEFAULT_MODELS: [&str; 2] = ["reference", "reference-noisy:0.1"];
 
 /// A named protocol: defaults that reproduce a published setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -103,6 +114,8 @@ pub struct Resolved {
     pub protocol: Option<Protocol>,
     /// The items file, if items are read rather than generated.
     pub items: Option<PathBuf>,
+    /// Per-model settings from the config file, by spec as written.
+    pub model: BTreeMap<String, ModelSettings>,
 }
 
 impl RunConfig {
@@ -146,13 +159,14 @@ impl RunConfig {
             cache,
             prompt_set,
             protocol,
-            items
+            items,
+            model
         )
     }
 
     /// Fills in the defaults: the protocol's when one is named, otherwise
-    /// the built-in ones (the `reference` model on a small set of all five
-    /// datasets). `items_digest` names the contents of the items file.
+    /// the built-in ones (the `reference` model beside `reference-noisy:0.1`
+    /// on a small set of all five datasets). `items_digest` names the contents of the items file.
     pub fn resolve_with(self, items_digest: Option<String>) -> Result<Resolved> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let paper = self.protocol == Some(Protocol::Paper);
@@ -169,7 +183,9 @@ impl RunConfig {
         let r = Resolved {
             plan: RunPlan {
                 datasets: self.datasets.unwrap_or_else(|| DatasetKind::ALL.to_vec()),
-                models: self.models.unwrap_or_else(|| vec!["reference".into()]),
+                models: self
+                    .models
+                    .unwrap_or_else(|| DEFAULT_MODELS.iter().map(|m| m.to_string()).collect()),
                 prompts: self.prompts.unwrap_or(prompts),
                 per_bucket: self.per_bucket.unwrap_or(per_bucket),
                 batches: self.batches.unwrap_or(batches),
@@ -193,10 +209,19 @@ impl RunConfig {
             prices: self.prices,
             secrets: self.secrets,
             cache: self.cache,
+            model: self.model.unwrap_or_default(),
         };
         r.plan.validate()?;
         for m in &r.plan.models {
-            m.parse::<autoeval_models::ModelSpec>()?;
+            ModelSpec::parse_with_settings(m)?;
+        }
+        for m in r.model.keys() {
+            if !r.plan.models.contains(m) {
+                bail!(
+                    "the config file has settings for model {m:?}, which the run does not evaluate; \
+                     the table's name must be the model spec exactly as in `models`"
+                );
+            }
         }
         if r.concurrency == 0 || r.verifiers == 0 || r.max_attempts == 0 {
             bail!("--concurrency, --verifiers and --max-attempts must be at least 1");
@@ -232,7 +257,23 @@ impl Resolved {
             prompt_set: Some(self.plan.prompt_set),
             protocol: self.protocol,
             items: self.items.clone(),
+            model: (!self.model.is_empty()).then(|| self.model.clone()),
         }
+    }
+
+    /// The settings of `model` (a spec as written): the run's, then its
+    /// config table's, then its spec's `?…` tail.
+    pub fn model_settings(&self, model: &str) -> Result<(ModelSpec, ModelSettings)> {
+        let (spec, from_spec) = ModelSpec::parse_with_settings(model)?;
+        let run = ModelSettings {
+            temperature: Some(self.temperature),
+            max_tokens: Some(self.max_tokens),
+            concurrency: Some(self.concurrency),
+            request_timeout_s: Some(self.request_timeout_s),
+            ..ModelSettings::default()
+        };
+        let table = self.model.get(model).cloned().unwrap_or_default();
+        Ok((spec, run.overridden_by(table).overridden_by(from_spec)))
     }
 
     /// A short stable name for the run's directory when none is given:
@@ -242,13 +283,20 @@ impl Resolved {
         let text = serde_json::to_string(&self.plan).unwrap_or_default();
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-        let models: Vec<String> = self
-            .plan
-            .models
-            .iter()
-            .map(|m| super::file_name_part(m, usize::MAX))
-            .collect();
-        let joined: String = models.join("+").chars().take(48).collect();
+        // Whole model names only, never cut in the middle; the hash tells
+        // apart plans whose names would be alike.
+        let mut joined = String::new();
+        for (i, m) in self.plan.models.iter().enumerate() {
+            let name = super::model_file_name(m);
+            if i > 0 && joined.len() + name.len() > 80 {
+                joined.push_str(&format!("+{}-more", self.plan.models.len() - i));
+                break;
+            }
+            if i > 0 {
+                joined.push('+');
+            }
+            joined.push_str(&name);
+        }
         format!("{joined}-{hex}")
     }
 }

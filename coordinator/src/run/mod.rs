@@ -4,6 +4,7 @@
 //! At the end come `summary.json`, `report.html` and a terminal summary.
 
 pub mod config;
+pub mod dry_run;
 pub mod progress;
 pub mod store;
 
@@ -135,6 +136,10 @@ pub struct Args {
     /// Run directory [default: runs/<models>-<hash of the plan>, so the same command resumes].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Print the plan (units, requests, estimated tokens and cost per model)
+    /// and stop before anything is sent.
+    #[arg(long)]
+    dry_run: bool,
     /// Print nothing but where the report is.
     #[arg(long, short)]
     quiet: bool,
@@ -183,6 +188,7 @@ impl Args {
             prompt_set: self.prompt_set,
             protocol: self.protocol,
             items: self.items.clone(),
+            model: None,
         }
     }
 }
@@ -266,10 +272,29 @@ impl RunDir {
     }
 }
 
-/// `text` made safe as part of a file name: other than letters, digits, `.`
-/// and `-`, every character becomes `-`; at most `max` characters.
-pub fn file_name_part(text: &str, max: usize) -> String {
-    text.chars()
+/// A model spec as part of a file name, whole: the backend and model name,
+/// the host and port of a server, and a short hash of any `?…` settings;
+/// characters other than letters, digits, `.` and `-` become `-`.
+/// `openai-compatible:llama3:8b@http://127.0.0.1:8000/v1` becomes
+/// `openai-compatible-llama3-8b-127.0.0.1-8000`.
+pub fn model_file_name(model: &str) -> String {
+    let (base, settings) = match model.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (model, None),
+    };
+    let mut name = match base.parse::<ModelSpec>() {
+        Ok(ModelSpec::OpenaiCompatible { model, base_url }) => {
+            let at = host_port(&base_url);
+            format!("openai-compatible-{model}-{at}")
+        }
+        _ => base.to_string(),
+    };
+    if let Some(q) = settings {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(q.as_bytes());
+        name.push_str(&format!("-s{:02x}{:02x}", d[0], d[1]));
+    }
+    name.chars()
         .map(|c| {
             if c.is_alphanumeric() || c == '.' || c == '-' {
                 c
@@ -277,8 +302,15 @@ pub fn file_name_part(text: &str, max: usize) -> String {
                 '-'
             }
         })
-        .take(max)
         .collect()
+}
+
+/// `host-port` of a URL such as `http://127.0.0.1:8000/v1` (the path dropped).
+fn host_port(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    authority.replace(':', "-")
 }
 
 /// Runs `autoeval run`.
@@ -292,8 +324,65 @@ pub fn run(args: Args) -> Result<()> {
         Some(d) => d.clone(),
         None => Path::new("runs").join(settings.default_dir_name()),
     };
+    if args.dry_run {
+        let items = load_items(&settings)?.0;
+        print!("{}", dry_run::plan(&settings, &items)?);
+        return Ok(());
+    }
     let display = progress_display(args.quiet, args.plain, args.log_every);
     execute(&RunDir(dir), &settings, display)
+}
+
+/// Exit status of a run that finished with rounds that tell nothing about
+/// the model (API failures, verifier errors): they are worth redoing.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// A run that finished, but with rounds to redo.
+#[derive(Debug)]
+pub struct Incomplete {
+    /// Rounds that ended in an API failure or a verifier error.
+    pub failed: usize,
+    /// The run directory.
+    pub dir: PathBuf,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} rounds ended in an API failure or a verifier error and are not counted; once the cause is fixed, redo them with: autoeval rerun {} --failed",
+            self.failed,
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+/// The run's items, read or generated, with the complexity values a dataset could not fill.
+fn load_items(
+    settings: &Resolved,
+) -> Result<(
+    Vec<autoeval_generate::Item>,
+    Vec<autoeval_pipeline::BatchShortfall>,
+)> {
+    match &settings.items {
+        Some(path) => {
+            let wanted = &settings.plan.datasets;
+            let items: Vec<_> = read_items(path)?
+                .into_iter()
+                .filter(|i| wanted.contains(&i.dataset))
+                .collect();
+            if items.is_empty() {
+                anyhow::bail!(
+                    "{} holds no items of the datasets asked for",
+                    path.display()
+                );
+            }
+            Ok((items, Vec::new()))
+        }
+        None => Ok(generate_items(&settings.plan)?),
+    }
 }
 
 /// How progress is shown: bars on a terminal, log lines every `log_every` seconds otherwise.
@@ -320,8 +409,8 @@ fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
         .with_context(|| format!("cannot write {}", dir.config().display()))
 }
 
-/// The stages for these settings: backends, prompts and verifier.
-fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
+/// The prompt templates of these settings: the prompt set's, with any overrides.
+fn load_templates(s: &Resolved) -> Result<Templates> {
     let mut templates = Templates::of_set(s.plan.prompt_set);
     if let Some(tdir) = &s.templates {
         let mut overrides = Vec::new();
@@ -344,40 +433,35 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
             .with_overrides(overrides)
             .with_context(|| format!("in the templates of {}", tdir.display()))?;
     }
-    let mut prices = PriceTable::builtin();
-    if let Some(p) = &s.prices {
-        let text = std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read the price table {}", p.display()))?;
-        prices = prices
-            .extended_with(&text)
-            .with_context(|| format!("{} is not a price table", p.display()))?;
-    }
+    Ok(templates)
+}
+
+/// The stages for these settings: backends, prompts and verifier.
+fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
+    let templates = load_templates(s)?;
+    let prices = price_table(s.prices.as_deref())?;
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
     let mut backends = BTreeMap::new();
     for m in &s.plan.models {
-        let spec: ModelSpec = m.parse()?;
+        let (spec, model) = s.model_settings(m)?;
         // The built-in models cost nothing and answer in microseconds: caching them only costs disk.
-        let cache: Option<Arc<dyn ResponseCache>> = match spec {
-            ModelSpec::Reference
-            | ModelSpec::ReferenceNoisy { .. }
-            | ModelSpec::ReferenceJudgeNoisy { .. }
-            | ModelSpec::ReferenceChatty { .. } => None,
-            _ => Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
+        let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
+            None
+        } else {
+            Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
                 format!("cannot create the response cache {}", cache_dir.display())
-            })?)),
+            })?))
         };
         let options = BackendOptions {
-            concurrency: s.concurrency,
-            request_timeout: Duration::from_secs(s.request_timeout_s),
+            concurrency: model.concurrency.unwrap_or(s.concurrency),
+            request_timeout: Duration::from_secs(
+                model.request_timeout_s.unwrap_or(s.request_timeout_s),
+            ),
             retry: RetryPolicy {
                 max_attempts: s.max_attempts,
                 ..RetryPolicy::default()
             },
-            params: GenerationParams {
-                temperature: s.temperature,
-                max_tokens: s.max_tokens,
-                seed: None,
-            },
+            params: model.params(&GenerationParams::default()),
             prices: prices.clone(),
             cache,
             secrets_file: s.secrets.clone(),
@@ -400,6 +484,22 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
     })
 }
 
+/// The shipped price table, extended with the user's file if one is given.
+pub fn price_table(file: Option<&Path>) -> Result<PriceTable> {
+    let prices = PriceTable::builtin();
+    let Some(p) = file else {
+        return Ok(prices);
+    };
+    let text = std::fs::read_to_string(p)
+        .with_context(|| format!("cannot read the price table {}", p.display()))?;
+    prices.extended_with(&text).with_context(|| {
+        format!(
+            "{} is not a price table: {{\"model\": {{\"input\": USD per Mtok, \"output\": USD per Mtok}}}}",
+            p.display()
+        )
+    })
+}
+
 /// Peak resident memory of this process in MiB, where the system tells.
 fn peak_memory_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -412,23 +512,7 @@ fn peak_memory_mib() -> Option<f64> {
 pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
     claim_dir(dir, settings)?;
     let t0 = Instant::now();
-    let (items, short) = match &settings.items {
-        Some(path) => {
-            let wanted = &settings.plan.datasets;
-            let items: Vec<_> = read_items(path)?
-                .into_iter()
-                .filter(|i| wanted.contains(&i.dataset))
-                .collect();
-            if items.is_empty() {
-                anyhow::bail!(
-                    "{} holds no items of the datasets asked for",
-                    path.display()
-                );
-            }
-            (items, Vec::new())
-        }
-        None => generate_items(&settings.plan)?,
-    };
+    let (items, short) = load_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
     let store = Arc::new(JsonlStore::open(&dir.results())?);
@@ -449,6 +533,10 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         );
     }
     let stages = Arc::new(build_stages(dir, settings)?);
+    let halted = {
+        let stages = stages.clone();
+        move || stages.halted()
+    };
     let progress = Arc::new(Progress::new(pending.tasks.len(), display));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -466,6 +554,11 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     ));
     progress.finish();
     let times = times?;
+    if let Some(why) = halted() {
+        anyhow::bail!(
+            "{why}. Nothing is lost: rounds not sent are still to do, so run the same command again once this is fixed"
+        );
+    }
     drop(store);
     let records = store::read_all(&dir.results())?;
     let summary = autoeval_metrics::summary::summarize(&records);
@@ -499,5 +592,16 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         eprint!("{}", autoeval_report::terminal_summary(&summary));
     }
     println!("report: {}", report.display());
+    let failed = records
+        .iter()
+        .filter(|r| r.verdict.is_infrastructure_failure())
+        .count();
+    if failed > 0 {
+        return Err(Incomplete {
+            failed,
+            dir: dir.0.clone(),
+        }
+        .into());
+    }
     Ok(())
 }

@@ -8,10 +8,14 @@
 //! secrets file and never appear in errors.
 
 mod cache;
+mod health;
 mod secret;
 
 pub use cache::{CachedReply, DiskCache, ResponseCache};
+pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
 pub use secret::ApiKey;
+
+use health::Health;
 
 use autoeval_models::{
     cache_key, parse_retry_after, retryable_status, GenerationParams, ModelSpec, PriceTable,
@@ -40,6 +44,24 @@ pub enum CallError {
     /// The backend cannot be used as configured.
     #[error("{0}")]
     Setup(String),
+    /// The backend halted: every attempt so far failed the same way.
+    #[error("not sent: every attempt so far failed the same way ({cause})")]
+    Halted {
+        /// The failure that halted it.
+        cause: String,
+        /// Attempts this call made before it stopped.
+        attempts: u32,
+    },
+}
+
+impl CallError {
+    /// Attempts the call made.
+    pub fn attempts(&self) -> u32 {
+        match self {
+            CallError::Api { attempts, .. } | CallError::Halted { attempts, .. } => *attempts,
+            CallError::Setup(_) => 0,
+        }
+    }
 }
 
 /// One reply.
@@ -49,7 +71,8 @@ pub struct Reply {
     pub text: String,
     /// Tokens used.
     pub usage: Usage,
-    /// Cost in USD, when the price table knows the model (zero when cached).
+    /// Cost in USD, when the price table knows the model and the server
+    /// reported usage (zero when cached).
     pub cost: Option<f64>,
     /// Wall-clock time of the call, retries included.
     pub latency_ms: f64,
@@ -102,6 +125,7 @@ pub struct Backend {
     key: Option<ApiKey>,
     permits: Semaphore,
     options: BackendOptions,
+    health: Health,
 }
 
 impl std::fmt::Debug for Backend {
@@ -116,10 +140,14 @@ impl std::fmt::Debug for Backend {
 /// One attempt's failure: retryable or final, with the server's wait if it gave one.
 struct Failure {
     status: Option<u16>,
+    cause: Cause,
     message: String,
     retryable: bool,
     retry_after: Option<Duration>,
 }
+
+/// What a successful attempt returned: the text, and the usage when the server reported it.
+type Answer = (String, Option<Usage>);
 
 impl Backend {
     /// A backend for `spec`; OpenAI and Anthropic need their key.
@@ -143,7 +171,13 @@ impl Backend {
             http,
             key,
             options,
+            health: Health::default(),
         })
+    }
+
+    /// Why this backend halted, if every attempt so far failed the same way.
+    pub fn halt(&self) -> Option<Halt> {
+        self.health.halt()
     }
 
     /// The model this backend calls.
@@ -169,28 +203,28 @@ impl Backend {
                 cached: true,
             });
         }
-        let (text, usage, attempts) = match &self.spec {
-            ModelSpec::Reference => (
-                autoeval_reference_model::answer(prompt),
-                Usage::default(),
-                1,
-            ),
-            ModelSpec::ReferenceNoisy { rate } => (
-                autoeval_reference_model::answer_noisy(prompt, *rate),
-                Usage::default(),
-                1,
-            ),
-            ModelSpec::ReferenceChatty { rate } => (
-                autoeval_reference_model::answer_chatty(prompt, *rate),
-                Usage::default(),
-                1,
-            ),
-            ModelSpec::ReferenceJudgeNoisy { rate } => (
-                autoeval_reference_model::answer_judge_noisy(prompt, *rate),
-                Usage::default(),
-                1,
-            ),
-            _ => self.call_with_retries(prompt).await?,
+        let builtin = match &self.spec {
+            ModelSpec::Reference => Some(autoeval_reference_model::answer(prompt)),
+            ModelSpec::ReferenceNoisy { rate } => {
+                Some(autoeval_reference_model::answer_noisy(prompt, *rate))
+            }
+            ModelSpec::ReferenceChatty { rate } => {
+                Some(autoeval_reference_model::answer_chatty(prompt, *rate))
+            }
+            ModelSpec::ReferenceJudgeNoisy { rate } => {
+                Some(autoeval_reference_model::answer_judge_noisy(prompt, *rate))
+            }
+            _ => None,
+        };
+        let (text, reported, attempts) = match builtin {
+            // The built-in models run here and cost nothing.
+            Some(text) => (text, Some(Usage::default()), 1),
+            None => self.call_with_retries(prompt).await?,
+        };
+        let usage = reported.unwrap_or_default();
+        let cost = match builtin_cost(&self.spec) {
+            Some(zero) => Some(zero),
+            None => reported.and_then(|u| self.options.prices.cost(&self.spec.model(), u)),
         };
         if let Some(cache) = &self.options.cache {
             cache.put(
@@ -203,7 +237,7 @@ impl Backend {
             );
         }
         Ok(Reply {
-            cost: self.options.prices.cost(&self.spec.model(), usage),
+            cost,
             text,
             usage,
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
@@ -212,7 +246,10 @@ impl Backend {
         })
     }
 
-    async fn call_with_retries(&self, prompt: &str) -> Result<(String, Usage, u32), CallError> {
+    async fn call_with_retries(
+        &self,
+        prompt: &str,
+    ) -> Result<(String, Option<Usage>, u32), CallError> {
         let _permit = self
             .permits
             .acquire()
@@ -221,12 +258,25 @@ impl Backend {
         let policy = self.options.retry;
         let mut attempt = 0;
         loop {
+            if let Some(halt) = self.health.halt() {
+                return Err(CallError::Halted {
+                    cause: halt.cause,
+                    attempts: attempt,
+                });
+            }
             attempt += 1;
             let failure = match self.attempt(prompt).await {
-                Ok((text, usage)) => return Ok((text, usage, attempt)),
+                Ok((text, usage)) => {
+                    self.health.succeeded();
+                    return Ok((text, usage, attempt));
+                }
                 Err(f) => f,
             };
-            if !failure.retryable || attempt >= policy.max_attempts {
+            let key_variable = self.spec.key_variable();
+            let halted = self.health.failed(failure.cause.clone(), &failure.message, |c| {
+                c.fix(key_variable)
+            });
+            if halted || !failure.retryable || attempt >= policy.max_attempts {
                 let message = match &self.key {
                     Some(k) => k.redact(&failure.message),
                     None => failure.message,
@@ -252,12 +302,20 @@ impl Backend {
                     .base_url
                     .clone()
                     .unwrap_or_else(|| "https://api.anthropic.com".into());
-                let body = json!({
+                let mut body = json!({
                     "model": model,
                     "max_tokens": p.max_tokens,
                     "temperature": p.temperature,
                     "messages": [{"role": "user", "content": prompt}],
                 });
+                if let Some(system) = &p.system {
+                    body["system"] = json!(system);
+                }
+                if p.reasoning {
+                    // Extended thinking takes no temperature other than the default.
+                    body.as_object_mut().map(|b| b.remove("temperature"));
+                }
+                add_extra(&mut body, p);
                 let mut r = self
                     .http
                     .post(format!("{}/v1/messages", base.trim_end_matches('/')))
@@ -281,15 +339,23 @@ impl Backend {
                             .unwrap_or_else(|| "https://api.openai.com/v1".into()),
                     ),
                 };
-                let mut body = json!({
-                    "model": model,
-                    "messages": [{"role": "user", "content": prompt}],
-                    "temperature": p.temperature,
-                    "max_tokens": p.max_tokens,
-                });
+                let mut messages = Vec::new();
+                if let Some(system) = &p.system {
+                    messages.push(json!({"role": "system", "content": system}));
+                }
+                messages.push(json!({"role": "user", "content": prompt}));
+                let mut body = json!({"model": model, "messages": messages});
+                if p.reasoning {
+                    // o1/o3-style models reject max_tokens and any temperature.
+                    body["max_completion_tokens"] = json!(p.max_tokens);
+                } else {
+                    body["temperature"] = json!(p.temperature);
+                    body["max_tokens"] = json!(p.max_tokens);
+                }
                 if let Some(seed) = p.seed {
                     body["seed"] = json!(seed);
                 }
+                add_extra(&mut body, p);
                 let mut r = self
                     .http
                     .post(format!("{}/chat/completions", base.trim_end_matches('/')))
@@ -302,31 +368,102 @@ impl Backend {
         }
     }
 
-    async fn attempt(&self, prompt: &str) -> Result<(String, Usage), Failure> {
-        let transport = |e: reqwest::Error| Failure {
+    /// Where requests go, for messages about failures to reach it.
+    fn address(&self) -> String {
+        let base = match &self.spec {
+            ModelSpec::OpenaiCompatible { base_url, .. } => base_url.clone(),
+            ModelSpec::Anthropic { .. } => self
+                .options
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.anthropic.com".into()),
+            _ => self
+                .options
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+        };
+        reqwest::Url::parse(&base)
+            .ok()
+            .and_then(|u| {
+                let host = u.host_str()?.to_string();
+                Some(match u.port_or_known_default() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host,
+                })
+            })
+            .unwrap_or(base)
+    }
+
+    /// A transport error in words that name its real cause and the address.
+    fn transport_failure(&self, e: reqwest::Error) -> Failure {
+        let address = self.address();
+        let root = root_cause(&e);
+        let (cause, message) = if e.is_timeout() {
+            (
+                Cause::TimedOut(address.clone()),
+                format!(
+                    "no answer from {address} within {} s",
+                    self.options.request_timeout.as_secs_f64()
+                ),
+            )
+        } else if root.contains("refused") {
+            (
+                Cause::Refused(address.clone()),
+                format!("connection refused to {address}"),
+            )
+        } else if root.contains("dns error") || root.contains("failed to lookup") {
+            (
+                Cause::UnknownHost(address.clone()),
+                format!("cannot resolve the host of {address}: {root}"),
+            )
+        } else if e.is_connect() {
+            (Cause::Other, format!("cannot connect to {address}: {root}"))
+        } else {
+            (Cause::Other, format!("request to {address} failed: {root}"))
+        };
+        Failure {
             status: None,
-            message: format!("request failed: {}", e.without_url()),
+            cause,
+            message,
             retryable: true,
             retry_after: None,
-        };
-        let response = self.request(prompt).send().await.map_err(transport)?;
+        }
+    }
+
+    async fn attempt(&self, prompt: &str) -> Result<Answer, Failure> {
+        let response = self
+            .request(prompt)
+            .send()
+            .await
+            .map_err(|e| self.transport_failure(e))?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let body = response.text().await.map_err(transport)?;
+        let body = response
+            .text()
+            .await
+            .map_err(|e| self.transport_failure(e))?;
         if !(200..300).contains(&status) {
+            let reason = reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("");
+            let excerpt: String = body.chars().take(300).collect();
             return Err(Failure {
                 status: Some(status),
-                message: body.chars().take(500).collect(),
+                cause: Cause::Status(status),
+                message: format!("{} answered HTTP {status} {reason}: {excerpt}", self.address()),
                 retryable: retryable_status(status),
                 retry_after,
             });
         }
         let malformed = |what: &str| Failure {
             status: Some(status),
+            cause: Cause::Other,
             message: format!(
                 "malformed response ({what}): {}",
                 body.chars().take(200).collect::<String>()
@@ -335,7 +472,7 @@ impl Backend {
             retry_after: None,
         };
         let v: Value = serde_json::from_str(&body).map_err(|_| malformed("not JSON"))?;
-        let (text, usage) = match &self.spec {
+        match &self.spec {
             ModelSpec::Anthropic { .. } => {
                 let text: String = v["content"]
                     .as_array()
@@ -343,25 +480,52 @@ impl Backend {
                     .iter()
                     .filter_map(|c| c["text"].as_str())
                     .collect();
-                let usage = Usage {
-                    prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
-                    completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
-                };
-                (text, usage)
+                let usage = reported_usage(&v["usage"], "input_tokens", "output_tokens");
+                Ok((text, usage))
             }
             _ => {
-                let text = v["choices"][0]["message"]["content"]
-                    .as_str()
+                let message = v["choices"][0]
+                    .get("message")
                     .ok_or_else(|| malformed("no choices"))?;
-                let usage = Usage {
-                    prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                    completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-                };
-                (text.to_string(), usage)
+                // A null content (a reasoning model that ran out of tokens,
+                // a refusal) is an empty answer: the model's, not the API's, failure.
+                let text = message["content"].as_str().unwrap_or_default();
+                let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens");
+                Ok((text.to_string(), usage))
             }
-        };
-        Ok((text, usage))
+        }
     }
+}
+
+/// Zero for the built-in models, which run in this process.
+fn builtin_cost(spec: &ModelSpec) -> Option<f64> {
+    spec.is_builtin().then_some(0.0)
+}
+
+/// Token counts from a response's usage object, when the server sent one.
+fn reported_usage(usage: &Value, prompt: &str, completion: &str) -> Option<Usage> {
+    Some(Usage {
+        prompt_tokens: usage.get(prompt)?.as_u64()?,
+        completion_tokens: usage.get(completion)?.as_u64()?,
+    })
+}
+
+/// Adds the extra body fields, replacing fields of the same name.
+fn add_extra(body: &mut Value, params: &GenerationParams) {
+    if let Some(b) = body.as_object_mut() {
+        for (k, v) in &params.extra {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// The innermost error's words: reqwest's own say only "error sending request".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last: &dyn std::error::Error = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    last.to_string().to_lowercase()
 }
 
 /// A uniform draw in [0, 1) for backoff jitter; it needs no reproducibility.

@@ -3,12 +3,17 @@
 //! table users can extend, and the retry policy (exponential backoff with
 //! jitter that honours Retry-After).
 
+mod prices;
+mod settings;
 mod spec;
 
+pub use prices::{Price, PriceTable};
+pub use settings::ModelSettings;
 pub use spec::{ModelSpec, SpecError};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
@@ -21,6 +26,17 @@ pub struct GenerationParams {
     pub max_tokens: u32,
     /// Seed, for backends that take one.
     pub seed: Option<u64>,
+    /// A reasoning model (o1/o3 style): send `max_completion_tokens` and no
+    /// temperature, which such models reject.
+    #[serde(default)]
+    pub reasoning: bool,
+    /// A system message sent before each prompt.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// More request-body fields (`top_p`, `stop`, …), sent as given; they
+    /// replace fields of the same name.
+    #[serde(default)]
+    pub extra: BTreeMap<String, Value>,
 }
 
 impl Default for GenerationParams {
@@ -29,6 +45,9 @@ impl Default for GenerationParams {
             temperature: 0.1,
             max_tokens: 1024,
             seed: None,
+            reasoning: false,
+            system: None,
+            extra: BTreeMap::new(),
         }
     }
 }
@@ -68,7 +87,7 @@ pub fn cache_key(
     params: &GenerationParams,
     sample: &Sample,
 ) -> String {
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "backend": spec.backend(),
         "model": spec.model(),
         "url": match spec { ModelSpec::OpenaiCompatible { base_url, .. } => base_url.as_str(), _ => "" },
@@ -80,6 +99,16 @@ pub fn cache_key(
         "round": sample.round,
         "stage": sample.stage,
     });
+    // Only when set, so that the keys of plain requests stay what they were.
+    if params.reasoning {
+        canonical["reasoning"] = Value::Bool(true);
+    }
+    if let Some(system) = &params.system {
+        canonical["system"] = Value::String(system.clone());
+    }
+    if !params.extra.is_empty() {
+        canonical["extra"] = serde_json::to_value(&params.extra).unwrap_or_default();
+    }
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -91,62 +120,6 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
-}
-
-/// Dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Price {
-    /// Per million prompt tokens.
-    pub input: f64,
-    /// Per million completion tokens.
-    pub output: f64,
-}
-
-/// Prices by model name; users extend it with a JSON object of the same shape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PriceTable(pub BTreeMap<String, Price>);
-
-impl PriceTable {
-    /// Published list prices of a few common models (USD per million tokens).
-    pub fn builtin() -> PriceTable {
-        let rows = [
-            ("gpt-4o", 2.5, 10.0),
-            ("gpt-4o-mini", 0.15, 0.6),
-            ("gpt-3.5-turbo", 0.5, 1.5),
-            ("claude-3-5-sonnet-latest", 3.0, 15.0),
-            ("claude-3-5-haiku-latest", 0.8, 4.0),
-            ("reference", 0.0, 0.0),
-        ];
-        PriceTable(
-            rows.iter()
-                .map(|&(m, i, o)| {
-                    (
-                        m.to_string(),
-                        Price {
-                            input: i,
-                            output: o,
-                        },
-                    )
-                })
-                .collect(),
-        )
-    }
-
-    /// This table with the entries of a JSON object `{"model": {"input": …, "output": …}}` added or replaced.
-    pub fn extended_with(mut self, json: &str) -> Result<PriceTable, serde_json::Error> {
-        let extra: PriceTable = serde_json::from_str(json)?;
-        self.0.extend(extra.0);
-        Ok(self)
-    }
-
-    /// Cost of `usage` on `model`, when the table knows the model.
-    pub fn cost(&self, model: &str, usage: Usage) -> Option<f64> {
-        let p = self.0.get(model)?;
-        Some(
-            (usage.prompt_tokens as f64 * p.input + usage.completion_tokens as f64 * p.output)
-                / 1e6,
-        )
-    }
 }
 
 /// When to retry a failed call and how long to wait.

@@ -1,5 +1,6 @@
 //! Model specs as users write them on the command line.
 
+use crate::ModelSettings;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -49,7 +50,7 @@ pub enum ModelSpec {
 
 /// Why a model spec was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, reference-judge-noisy:RATE, reference-chatty:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL")]
+#[error("invalid model {spec:?}: {why}; expected reference, reference-noisy:RATE, reference-judge-noisy:RATE, reference-chatty:RATE, openai:MODEL, anthropic:MODEL or openai-compatible:MODEL@URL, optionally followed by ?key=value&… settings")]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
@@ -57,11 +58,24 @@ pub struct SpecError {
     pub why: String,
 }
 
+impl ModelSpec {
+    /// A spec as written, with its optional `?key=value&…` tail of settings
+    /// (`openai:o3-mini?reasoning=true`, `openai-compatible:m@URL?top_p=0.9`).
+    pub fn parse_with_settings(s: &str) -> Result<(ModelSpec, ModelSettings), SpecError> {
+        match s.split_once('?') {
+            Some((spec, query)) => Ok((spec.parse()?, ModelSettings::from_query(s, query)?)),
+            None => Ok((s.parse()?, ModelSettings::default())),
+        }
+    }
+}
+
 impl std::str::FromStr for ModelSpec {
     type Err = SpecError;
-    fn from_str(s: &str) -> Result<ModelSpec, SpecError> {
+    /// The spec without settings; a `?…` tail is ignored here (see [`ModelSpec::parse_with_settings`]).
+    fn from_str(written: &str) -> Result<ModelSpec, SpecError> {
+        let s = written.split_once('?').map_or(written, |(spec, _)| spec);
         let bad = |why: &str| SpecError {
-            spec: s.to_string(),
+            spec: written.to_string(),
             why: why.to_string(),
         };
         let (kind, rest) = match s.split_once(':') {
@@ -95,8 +109,13 @@ impl std::str::FromStr for ModelSpec {
                 model: named(rest)?,
             }),
             "openai-compatible" => {
+                // Model names may hold `:`, `/` or even `@` (llama3:8b,
+                // org/model); the URL starts at the last `@http`.
                 let (model, url) = rest
-                    .and_then(|r| r.split_once('@'))
+                    .and_then(|r| {
+                        let at = r.rfind("@http").or_else(|| r.find('@'))?;
+                        Some((&r[..at], &r[at + 1..]))
+                    })
                     .ok_or_else(|| bad("write it as openai-compatible:MODEL@URL"))?;
                 if model.is_empty() {
                     return Err(bad("the model name is missing"));
@@ -155,6 +174,17 @@ impl ModelSpec {
             | ModelSpec::Anthropic { model }
             | ModelSpec::OpenaiCompatible { model, .. } => model.clone(),
         }
+    }
+
+    /// Whether this is one of the built-in models, which run in this process and cost nothing.
+    pub fn is_builtin(&self) -> bool {
+        matches!(
+            self,
+            ModelSpec::Reference
+                | ModelSpec::ReferenceNoisy { .. }
+                | ModelSpec::ReferenceJudgeNoisy { .. }
+                | ModelSpec::ReferenceChatty { .. }
+        )
     }
 
     /// The environment variable holding the API key, for backends that need one.

@@ -15,6 +15,11 @@ fn specs_parse_print_and_explain_mistakes() {
         let spec: ModelSpec = text.parse().unwrap();
         assert_eq!(spec.to_string(), text);
     }
+    let (spec, settings) =
+        ModelSpec::parse_with_settings("openai-compatible:llama3:8b@home@http://h:1/v1?top_p=0.5")
+            .unwrap();
+    assert_eq!(spec.model(), "llama3:8b@home");
+    assert_eq!(settings.extra["top_p"], serde_json::json!(0.5));
     let s: ModelSpec = "openai-compatible:m@http://h:1/v1/".parse().unwrap();
     assert_eq!(
         s,
@@ -69,6 +74,19 @@ fn cache_keys_change_with_everything_that_changes_the_reply() {
         ..p.clone()
     };
     assert_ne!(base, cache_key(&spec, "prompt", &seeded, &s));
+    let reasoning = GenerationParams {
+        reasoning: true,
+        ..p.clone()
+    };
+    assert_ne!(base, cache_key(&spec, "prompt", &reasoning, &s));
+    let system = GenerationParams {
+        system: Some("Be brief.".into()),
+        ..p.clone()
+    };
+    assert_ne!(base, cache_key(&spec, "prompt", &system, &s));
+    let mut extra = p.clone();
+    extra.extra.insert("top_p".into(), serde_json::json!(0.9));
+    assert_ne!(base, cache_key(&spec, "prompt", &extra, &s));
 }
 
 #[test]

@@ -58,6 +58,9 @@ fn add(counter: &AtomicU64, since: Instant) {
 /// Runs `tasks` (and the later rounds they lead to) to the end, appending
 /// each round's record to `store` as soon as it is proved. A store that
 /// fails stops the run with its error; everything recorded before stays.
+/// A backend that halts (see [`Stages::halted`]) stops the run early: no
+/// new task is started, calls already made are recorded, and tasks never
+/// sent stay pending for the next run.
 pub async fn drive(
     tasks: Vec<TranslateTask>,
     stages: Arc<Stages>,
@@ -79,23 +82,41 @@ pub async fn drive(
         let _ = to_translate.push(t).await;
     }
     let mut workers = tokio::task::JoinSet::new();
+    let translators = Arc::new(AtomicUsize::new(concurrency.translate.max(1)));
     for _ in 0..concurrency.translate.max(1) {
-        let (tq, vq, stages, observer, clock) = (
+        let (tq, vq, stages, observer, clock, translators) = (
             to_translate.clone(),
             to_verify.clone(),
             stages.clone(),
             observer.clone(),
             clock.clone(),
+            translators.clone(),
         );
         workers.spawn(async move {
             while let Some(task) = tq.pop().await {
+                if stages.halted().is_some() {
+                    // Closing lets the other translators drain the queue and stop.
+                    tq.close();
+                    break;
+                }
                 let t0 = Instant::now();
                 let done = translate(task, &stages).await;
                 add(&clock.translate, t0);
+                let unsent =
+                    done.translation.api_failure.is_some() && done.translation.attempts == 0;
+                if unsent && stages.halted().is_some() {
+                    // Never sent: it stays pending rather than counting as a failure.
+                    tq.close();
+                    continue;
+                }
                 observer.translated(&done);
                 if vq.push(done).await.is_err() {
                     break;
                 }
+            }
+            // Once every translator has stopped (a halt), the verifiers drain and stop too.
+            if translators.fetch_sub(1, Ordering::AcqRel) == 1 {
+                vq.close();
             }
         });
     }

@@ -37,6 +37,21 @@ pub struct Stages {
     pub copy_policy: CopyPolicy,
 }
 
+impl Stages {
+    /// Why the run must stop, if a model's backend halted: every attempt
+    /// so far failed the same way.
+    pub fn halted(&self) -> Option<String> {
+        self.backends.iter().find_map(|(model, b)| {
+            b.halt().map(|h| {
+                format!(
+                    "stopped after {} attempts to reach {model} failed the same way: {}; {}",
+                    h.attempts, h.cause, h.fix
+                )
+            })
+        })
+    }
+}
+
 /// Stage one: the model informalizes the task's formula, then formalizes its English back.
 pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
     let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);

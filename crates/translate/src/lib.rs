@@ -104,6 +104,8 @@ impl RoundTrip {
     }
 
     fn failed(mut self, e: CallError) -> RoundTrip {
+        // The attempts of the failed call count too: `attempts` is what the server saw.
+        self.attempts += e.attempts();
         self.api_failure = Some(e.to_string());
         self
     }

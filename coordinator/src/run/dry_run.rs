@@ -1,0 +1,117 @@
+//! `autoeval run --dry-run`: what a run would ask and cost, before anything is paid for.
+//!
+//! Prompts are rendered exactly as the run would send them. The English of
+//! the I step and the answer of the A step are unknown before a model
+//! answers, so the built-in reference model's answers stand in for their
+//! length; tokens are estimated at one per four bytes of UTF-8.
+
+use super::config::Resolved;
+use super::{load_templates, price_table};
+use anyhow::Result;
+use autoeval_generate::Item;
+use autoeval_models::Usage;
+use autoeval_pipeline::initial_tasks;
+use autoeval_prompts::Family;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Bytes of text per estimated token.
+const BYTES_PER_TOKEN: usize = 4;
+
+/// Estimated tokens of `text`.
+fn tokens(text: &str) -> u64 {
+    text.len().div_ceil(BYTES_PER_TOKEN) as u64
+}
+
+/// What one model would be asked.
+#[derive(Default)]
+struct Estimate {
+    units: usize,
+    requests: u64,
+    usage: Usage,
+}
+
+/// The plan of a run as a table: per model, units, requests (at most: a
+/// later round runs only when the one before kept the meaning), estimated
+/// tokens and cost.
+pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
+    let templates = load_templates(settings)?;
+    let prices = price_table(settings.prices.as_deref())?;
+    let rounds = u64::from(settings.plan.rounds);
+    let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();
+    for task in initial_tasks(&settings.plan, items) {
+        let family =
+            Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
+        let alphabet: Vec<char> = task.alphabet.chars().collect();
+        let i = templates.informalize(family, &task.input, task.prompt, &alphabet)?;
+        let english = autoeval_reference_model::answer(&i.text);
+        let a =
+            templates.autoformalize(family, &task.input, &english, task.prompt, &alphabet)?;
+        let answer = autoeval_reference_model::answer(&a.text);
+        let e = per_model.entry(task.model.clone()).or_default();
+        e.units += 1;
+        e.requests += 2 * rounds;
+        e.usage.prompt_tokens += rounds * (tokens(&i.text) + tokens(&a.text));
+        e.usage.completion_tokens += rounds * (tokens(&english) + tokens(&answer));
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "dry run: {} items of {} datasets; nothing is sent\n",
+        items.len(),
+        settings.plan.datasets.len()
+    );
+    let w = per_model.keys().map(|m| m.chars().count()).max().unwrap_or(0).max(5);
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11}",
+        "model", "units", "requests", "prompt tok", "answer tok", "cost USD"
+    );
+    let mut total = 0.0;
+    let mut unknown = Vec::new();
+    for (model, e) in &per_model {
+        let (spec, _) = settings.model_settings(model)?;
+        let cost = if spec.is_builtin() {
+            Some(0.0)
+        } else {
+            prices.cost(&spec.model(), e.usage)
+        };
+        let shown = match cost {
+            Some(c) => {
+                total += c;
+                format!("{c:.2}")
+            }
+            None => {
+                unknown.push(spec.model());
+                "unknown".into()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11}",
+            model, e.units, e.requests, e.usage.prompt_tokens, e.usage.completion_tokens, shown
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nrequests are at most {} per unit ({} round{} of I and A); tokens are estimates \
+         (one per {BYTES_PER_TOKEN} bytes, answers as long as the reference model's)",
+        2 * rounds,
+        rounds,
+        if rounds == 1 { "" } else { "s" }
+    );
+    let taken = prices.taken.as_deref().unwrap_or("unknown date");
+    let _ = writeln!(
+        out,
+        "estimated cost: {total:.2} USD at list prices taken {taken}{}",
+        if unknown.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", not counting {} (no price: add one with --prices FILE)",
+                unknown.join(", ")
+            )
+        }
+    );
+    Ok(out)
+}

@@ -1,0 +1,110 @@
+//! Token prices: a dated table of list prices shipped with the project,
+//! which users extend or correct with their own file.
+
+use crate::Usage;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    /// Per million prompt tokens.
+    pub input: f64,
+    /// Per million completion tokens.
+    pub output: f64,
+}
+
+/// Prices by model name, with the date the shipped ones were taken.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriceTable {
+    /// When the shipped list prices were read off the providers' pages.
+    pub taken: Option<String>,
+    /// Prices by model name.
+    pub models: BTreeMap<String, Price>,
+}
+
+/// The two layouts a price file may have: the shipped one, or a bare object of prices.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PriceFile {
+    Dated {
+        taken: Option<String>,
+        models: BTreeMap<String, Price>,
+    },
+    Bare(BTreeMap<String, Price>),
+}
+
+/// The shipped table: list prices of OpenAI's and Anthropic's models.
+const SHIPPED: &str = include_str!("../data/prices.json");
+
+impl PriceTable {
+    /// The list prices shipped with the project (`data/prices.json`).
+    pub fn builtin() -> PriceTable {
+        PriceTable::default()
+            .extended_with(SHIPPED)
+            .expect("the shipped price table is valid JSON")
+    }
+
+    /// This table with the entries of a price file added or replaced: the
+    /// shipped layout `{"taken": …, "models": {…}}` or a bare
+    /// `{"model": {"input": …, "output": …}}`.
+    pub fn extended_with(mut self, json: &str) -> Result<PriceTable, serde_json::Error> {
+        match serde_json::from_str(json)? {
+            PriceFile::Dated { taken, models } => {
+                self.taken = taken.or(self.taken);
+                self.models.extend(models);
+            }
+            PriceFile::Bare(models) => self.models.extend(models),
+        }
+        Ok(self)
+    }
+
+    /// The price of `model`: its own entry, or that of its undated name for
+    /// a dated snapshot (`gpt-4o-2024-08-06`, `claude-3-5-haiku-20241022`).
+    pub fn price(&self, model: &str) -> Option<Price> {
+        if let Some(p) = self.models.get(model) {
+            return Some(*p);
+        }
+        let undated = strip_date(model)?;
+        self.models.get(undated).copied()
+    }
+
+    /// Cost of `usage` on `model`, when the table knows the model.
+    pub fn cost(&self, model: &str, usage: Usage) -> Option<f64> {
+        let p = self.price(model)?;
+        Some(
+            (usage.prompt_tokens as f64 * p.input + usage.completion_tokens as f64 * p.output)
+                / 1e6,
+        )
+    }
+}
+
+/// `name` without a trailing `-YYYY-MM-DD` or `-YYYYMMDD`, if it has one.
+fn strip_date(name: &str) -> Option<&str> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((head, tail)) = name.rsplit_once('-') {
+        if tail.len() == 8 && digits(tail) {
+            return Some(head);
+        }
+    }
+    let mut parts = name.rsplitn(4, '-');
+    let (d, m, y, head) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    (y.len() == 4 && m.len() == 2 && d.len() == 2 && digits(y) && digits(m) && digits(d))
+        .then_some(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dated_snapshots_take_the_price_of_their_name() {
+        let t = PriceTable::builtin();
+        assert!(t.taken.is_some());
+        assert_eq!(t.price("gpt-4o-2024-08-06"), t.price("gpt-4o"));
+        assert_eq!(t.price("claude-3-5-haiku-20241022"), t.price("claude-3-5-haiku"));
+        assert_eq!(t.price("gpt-4o-mini"), Some(Price { input: 0.15, output: 0.6 }));
+        assert_eq!(t.price("my-model-2024-01-01"), None);
+        assert_eq!(strip_date("o3-mini"), None);
+    }
+}

@@ -1,0 +1,130 @@
+//! Per-model settings: generation parameters and request shape, from the
+//! config file's `[model."SPEC"]` tables and from a spec's `?key=value` tail.
+
+use crate::{GenerationParams, SpecError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// How one model is asked. Unset fields keep the run's value.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ModelSettings {
+    /// Sampling temperature (not sent to reasoning models).
+    pub temperature: Option<f64>,
+    /// Most tokens per reply (`max_completion_tokens` for reasoning models).
+    pub max_tokens: Option<u32>,
+    /// Seed, for servers that take one.
+    pub seed: Option<u64>,
+    /// A reasoning model (o1/o3 style) that rejects `max_tokens` and `temperature`.
+    pub reasoning: Option<bool>,
+    /// A system message sent before each prompt.
+    pub system: Option<String>,
+    /// Requests in flight at once to this model.
+    pub concurrency: Option<usize>,
+    /// Time limit of one request, in seconds.
+    pub request_timeout_s: Option<u64>,
+    /// More request-body fields sent as given (`top_p`, `stop`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Value>,
+}
+
+impl ModelSettings {
+    /// Settings from a spec's tail, `key=value&key=value`: the keys above
+    /// (kebab or snake case) set those settings, any other key is an extra
+    /// body field. A value is read as JSON when it is JSON (`0.9`, `true`,
+    /// `["\n"]`), as a string otherwise.
+    pub fn from_query(spec: &str, query: &str) -> Result<ModelSettings, SpecError> {
+        let bad = |why: String| SpecError {
+            spec: spec.to_string(),
+            why,
+        };
+        let mut out = ModelSettings::default();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, raw) = pair
+                .split_once('=')
+                .ok_or_else(|| bad(format!("{pair:?} is not key=value")))?;
+            let value: Value =
+                serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+            let wrong = |what: &str| bad(format!("{key} must be {what}, not {raw:?}"));
+            match key.replace('_', "-").as_str() {
+                "temperature" => out.temperature = Some(value.as_f64().ok_or_else(|| wrong("a number"))?),
+                "max-tokens" => out.max_tokens = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
+                "seed" => out.seed = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
+                "reasoning" => out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?),
+                "system" => out.system = Some(raw.to_string()),
+                "concurrency" => out.concurrency = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
+                "request-timeout-s" => {
+                    out.request_timeout_s = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
+                _ => {
+                    out.extra.insert(key.to_string(), value);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `self` with every setting that `over` sets replaced; extras merge.
+    pub fn overridden_by(mut self, over: ModelSettings) -> ModelSettings {
+        self.extra.extend(over.extra);
+        ModelSettings {
+            temperature: over.temperature.or(self.temperature),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            seed: over.seed.or(self.seed),
+            reasoning: over.reasoning.or(self.reasoning),
+            system: over.system.or(self.system),
+            concurrency: over.concurrency.or(self.concurrency),
+            request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
+            extra: self.extra,
+        }
+    }
+
+    /// The generation parameters these settings make of the run's `base`.
+    pub fn params(&self, base: &GenerationParams) -> GenerationParams {
+        let mut extra = base.extra.clone();
+        extra.extend(self.extra.clone());
+        GenerationParams {
+            temperature: self.temperature.unwrap_or(base.temperature),
+            max_tokens: self.max_tokens.unwrap_or(base.max_tokens),
+            seed: self.seed.or(base.seed),
+            reasoning: self.reasoning.unwrap_or(base.reasoning),
+            system: self.system.clone().or_else(|| base.system.clone()),
+            extra,
+        }
+    }
+}
+
+fn as_int<T: TryFrom<u64>>(v: &Value) -> Option<T> {
+    v.as_u64().and_then(|n| T::try_from(n).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_sets_known_keys_and_passes_the_rest_as_body_fields() {
+        let s = ModelSettings::from_query("x", "reasoning=true&max_tokens=50&top_p=0.9&stop=[\"\\n\"]&user=me")
+            .unwrap();
+        assert_eq!(s.reasoning, Some(true));
+        assert_eq!(s.max_tokens, Some(50));
+        assert_eq!(s.extra["top_p"], serde_json::json!(0.9));
+        assert_eq!(s.extra["stop"], serde_json::json!(["\n"]));
+        assert_eq!(s.extra["user"], serde_json::json!("me"));
+        assert!(ModelSettings::from_query("x", "temperature=hot").is_err());
+        assert!(ModelSettings::from_query("x", "seed").is_err());
+    }
+
+    #[test]
+    fn later_settings_win_and_extras_merge() {
+        let file = ModelSettings::from_query("x", "temperature=0.5&top_p=0.9&seed=1").unwrap();
+        let spec = ModelSettings::from_query("x", "temperature=0&stop=END").unwrap();
+        let merged = file.overridden_by(spec);
+        let p = merged.params(&GenerationParams::default());
+        assert_eq!(p.temperature, 0.0);
+        assert_eq!(p.seed, Some(1));
+        assert_eq!(p.extra.len(), 2);
+        assert_eq!(p.max_tokens, GenerationParams::default().max_tokens);
+    }
+}
