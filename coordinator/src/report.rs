@@ -88,6 +88,100 @@ fn correlation(
     })
 }
 
+/// The run's settings for the top of the report, and its models in order;
+/// nothing when the directory holds no `config.toml` (an imported run).
+fn settings_rows(dir: &RunDir) -> Result<(Vec<(String, String)>, Vec<String>)> {
+    if !dir.config().exists() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let s = crate::run::resolve_settings(crate::run::config::RunConfig::read(&dir.config())?)?;
+    let p = &s.plan;
+    let list = |v: Vec<String>| v.join(", ");
+    let mut rows = vec![
+        (
+            "datasets".to_string(),
+            list(p.datasets.iter().map(|d| d.name().to_string()).collect()),
+        ),
+        (
+            "items".into(),
+            match &p.items_file {
+                Some(file) => format!("read from {file}"),
+                None => format!(
+                    "generated: seed {}, {} per complexity value, {} batch{}",
+                    p.seed,
+                    p.per_bucket,
+                    p.batches,
+                    if p.batches == 1 { "" } else { "es" }
+                ),
+            },
+        ),
+        (
+            "prompts".into(),
+            format!(
+                "set {}; styles {}",
+                p.prompt_set.name(),
+                list(
+                    p.prompts
+                        .iter()
+                        .map(|&x| autoeval_pipeline::shots_name(x).to_string())
+                        .collect()
+                )
+            ),
+        ),
+        (
+            "protocol".into(),
+            format!(
+                "{} round{} of (A∘I), {} repeat{}{}",
+                p.rounds,
+                if p.rounds == 1 { "" } else { "s" },
+                p.repeats,
+                if p.repeats == 1 { "" } else { "s" },
+                s.protocol
+                    .map_or(String::new(), |_| " (the paper's protocol)".into())
+            ),
+        ),
+        (
+            "parsing".into(),
+            "strict, the paper's, is the headline; lenient is shown beside it".into(),
+        ),
+        (
+            "prover".into(),
+            format!("time limit {} ms per check", s.timeout_ms),
+        ),
+    ];
+    for m in &p.models {
+        let (spec, ms) = s.model_settings(m)?;
+        let params = ms.params(&autoeval_models::GenerationParams::default());
+        let mut parts = Vec::new();
+        if spec.is_builtin() {
+            parts.push("built in".to_string());
+        } else {
+            if params.reasoning {
+                parts.push(format!(
+                    "reasoning model, max completion tokens {}",
+                    params.max_tokens
+                ));
+            } else {
+                parts.push(format!(
+                    "temperature {}, max tokens {}",
+                    params.temperature, params.max_tokens
+                ));
+            }
+            if let Some(seed) = params.seed {
+                parts.push(format!("seed {seed}"));
+            }
+            if let Some(system) = &params.system {
+                parts.push(format!("system prompt {system:?}"));
+            }
+            for (k, v) in &params.extra {
+                parts.push(format!("{k} = {v}"));
+            }
+        }
+        rows.push((format!("model {m}"), parts.join("; ")));
+    }
+    Ok((rows, p.models.clone()))
+}
+
 /// Writes `report.html` for `records` and returns its path.
 pub fn write(
     dir: &RunDir,
@@ -105,6 +199,7 @@ fn write_with(
 ) -> Result<PathBuf> {
     let summary = summarize(records);
     let judgements = read_judgements(&dir.0)?;
+    let (settings, models) = settings_rows(dir)?;
     let page = autoeval_report::html(&ReportInput {
         title: format!(
             "∀uto∃val run {}",
@@ -115,6 +210,8 @@ fn write_with(
         judgements: &judgements,
         correlations,
         examples_per_dataset: examples,
+        settings,
+        models,
     });
     let path = dir.report();
     std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;

@@ -392,3 +392,67 @@ fn a_user_error_is_one_clean_line_even_with_backtraces_asked_for() {
         "{err}"
     );
 }
+
+#[test]
+fn a_dry_run_prints_the_plan_and_its_cost_and_sends_nothing() {
+    let dir = scratch("dry-run");
+    let items = dir.join("plogic.jsonl");
+    let i = items.to_str().unwrap();
+    autoeval(&[
+        "generate",
+        "--dataset",
+        "plogic",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--out",
+        i,
+    ]);
+    let n = std::fs::read_to_string(&items).unwrap().lines().count();
+    let out = dir.join("run");
+    // Nothing listens on port 9 and no key is set: a dry run needs neither.
+    let plan = autoeval(&[
+        "run",
+        "--dry-run",
+        "--items",
+        i,
+        "--prompt",
+        "zero-shot",
+        "--rounds",
+        "2",
+        "--model",
+        "openai-compatible:llama3:8b@http://127.0.0.1:9/v1",
+        "--model",
+        "openai:gpt-4o-mini",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(!out.exists(), "a dry run writes nothing");
+    let row = |model: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(model))
+            .unwrap_or_else(|| panic!("a row for {model}: {text}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let llama = row("openai-compatible:llama3:8b");
+    let mini = row("openai:gpt-4o-mini");
+    // units, then requests: two calls per round, two rounds at most.
+    assert_eq!(llama[1], n.to_string());
+    assert_eq!(llama[2], (4 * n).to_string());
+    assert_eq!(
+        llama.last().unwrap(),
+        "unknown",
+        "no price for a local model"
+    );
+    let (prompt_tokens, answer_tokens): (f64, f64) =
+        (mini[3].parse().unwrap(), mini[4].parse().unwrap());
+    let cost: f64 = mini.last().unwrap().parse().unwrap();
+    // gpt-4o-mini's list price: 0.15 and 0.60 USD per million tokens.
+    let expected = (prompt_tokens * 0.15 + answer_tokens * 0.60) / 1e6;
+    assert!((cost - expected).abs() <= 1e-4, "{cost} vs {expected}");
+    assert!(text.contains("not counting llama3:8b"), "{text}");
+}

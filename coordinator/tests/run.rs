@@ -116,9 +116,16 @@ fn the_default_run_records_every_unit_resumes_and_reports() {
     }
     let datasets: HashSet<&str> = rs.iter().map(|r| r.dataset.as_str()).collect();
     assert_eq!(datasets.len(), 5);
+    // The default compares a perfect translator with one that errs on a tenth of the items.
+    let models: HashSet<&str> = rs.iter().map(|r| r.model.as_str()).collect();
+    assert_eq!(models, HashSet::from(["reference", "reference-noisy:0.1"]));
     assert!(rs
         .iter()
-        .all(|r| r.model == "reference" && r.verdict == Verdict::Equivalent));
+        .filter(|r| r.model == "reference")
+        .all(|r| r.verdict == Verdict::Equivalent));
+    assert!(rs
+        .iter()
+        .any(|r| r.model != "reference" && r.verdict != Verdict::Equivalent));
     let keys: HashSet<_> = rs.iter().map(|r| (r.unit(), r.round)).collect();
     assert_eq!(keys.len(), rs.len(), "one line per unit and round");
     let html = std::fs::read_to_string(cwd.join(report)).unwrap();
@@ -152,9 +159,10 @@ fn the_default_run_records_every_unit_resumes_and_reports() {
         &cwd,
         &["export", dir.to_str().unwrap(), "--format", "reference"],
     );
+    // Five datasets × two models × two prompt styles.
     assert_eq!(
         String::from_utf8_lossy(&exported.stdout).lines().count(),
-        10
+        20
     );
     let file = dir.join("export/regex/reference-zero-shot.json");
     let audit = autoeval_in(&cwd, &["reverify", file.to_str().unwrap()]);
@@ -348,6 +356,57 @@ fn noisy_accuracy_matches_the_injected_rate_by_an_independent_oracle() {
             assert!(r.counterexample.is_some(), "{} has a counterexample", r.id);
         }
     }
+}
+
+#[test]
+fn recorded_attempts_are_the_requests_a_failing_server_saw_and_the_exit_status_says_so() {
+    let port = free_port();
+    let server = mock_server(port, &["--error-rate", "1"]);
+    let out = scratch("failing-server").join("run");
+    let model = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
+    let done = Command::new(BIN)
+        .args([
+            "run",
+            "--model",
+            &model,
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--max-attempts",
+            "3",
+            "--concurrency",
+            "2",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    // Errors alternate between 500 and dropped connections, so the run may
+    // stop early (1) or finish with every round failed (3); never 0.
+    match done.status.code() {
+        Some(1) => assert!(stderr.contains("failed the same way"), "{stderr}"),
+        Some(3) => assert!(
+            stderr.contains(&format!("autoeval rerun {} --failed", out.display())),
+            "{stderr}"
+        ),
+        other => panic!("exit status {other:?}: {stderr}"),
+    }
+    let rs = records(&out);
+    assert!(!rs.is_empty() && rs.iter().all(|r| r.verdict == Verdict::ApiFailure));
+    let attempts: u64 = rs.iter().map(|r| u64::from(r.attempts)).sum();
+    assert_eq!(
+        attempts,
+        get_json(port, "/stats")["requests"].as_u64().unwrap(),
+        "the records' attempts are the requests the server received"
+    );
+    drop(server);
 }
 
 #[test]
@@ -663,12 +722,13 @@ fn every_unit_and_round_is_its_own_sample_and_a_rerun_pays_nothing() {
 }
 
 #[test]
-fn rerun_failed_redoes_exactly_the_api_failures() {
+fn a_run_against_a_closed_port_stops_at_once_and_rerun_redoes_what_failed() {
     let port = free_port();
     let dir = scratch("rerun");
     let out = dir.join("run");
     let model = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
-    // Nothing listens yet: every round is an API failure, not non-compliance.
+    // Nothing listens: the run stops after a few identical failures with
+    // one line that names the cause and the fix.
     let args = [
         "run",
         "--model",
@@ -687,19 +747,36 @@ fn rerun_failed_redoes_exactly_the_api_failures() {
         "--out",
         out.to_str().unwrap(),
     ];
-    run_ok(Path::new(BIN), &args);
+    let started = Instant::now();
+    let stopped = Command::new(BIN)
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.starts_with("error: stopped after 8 attempts")
+            && stderr.contains(&format!("connection refused to 127.0.0.1:{port}"))
+            && stderr.contains("start the server"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("backtrace") && !stderr.contains("panicked"));
+    eprintln!("stopped in {:?}", started.elapsed());
     let first = records(&out);
     assert!(!first.is_empty());
     assert!(
-        first.iter().all(|r| r.verdict == Verdict::ApiFailure),
-        "unreachable server gives api_failure"
+        first
+            .iter()
+            .all(|r| r.verdict == Verdict::ApiFailure && r.attempts == 1),
+        "every call sent is an api_failure of one attempt"
     );
-    let s = summary(&out);
-    let g = &s["summary"]["groups"][0];
-    assert!(
-        g["accuracy"].is_null() && g["compliance"].is_null(),
-        "API failures are not in the denominators"
-    );
+    assert!(first[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains(&format!("connection refused to 127.0.0.1:{port}")));
 
     let _server = mock_server(port, &[]);
     let rerun = run_ok(
@@ -708,9 +785,13 @@ fn rerun_failed_redoes_exactly_the_api_failures() {
     );
     assert!(String::from_utf8_lossy(&rerun.stderr)
         .contains(&format!("{} rounds ended in an API failure", first.len())));
+    // The failed rounds and the ones never sent are done now, each once.
     let second = records(&out);
-    assert_eq!(second.len(), first.len());
+    assert!(second.len() >= first.len());
+    let units: HashSet<_> = second.iter().map(|r| r.unit()).collect();
+    assert_eq!(units.len(), second.len());
     assert!(second.iter().all(|r| r.verdict == Verdict::Equivalent));
+    let first = second;
     assert_eq!(
         get_json(port, "/stats")["requests"].as_u64().unwrap(),
         2 * first.len() as u64
@@ -804,6 +885,8 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
         &[
             "--items",
             items.to_str().unwrap(),
+            "--model",
+            "reference",
             "--dataset",
             "plogic",
             "--prompt",

@@ -2,9 +2,9 @@
 
 use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
+use autoeval_models::{ModelSettings, ModelSpec};
 use autoeval_pipeline::{CopyPolicy, RunPlan};
 use autoeval_prompts::{PromptSet, Shots};
-use autoeval_models::{ModelSettings, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -40,13 +40,11 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();
     for task in initial_tasks(&settings.plan, items) {
-        let family =
-            Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
+        let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
         let alphabet: Vec<char> = task.alphabet.chars().collect();
         let i = templates.informalize(family, &task.input, task.prompt, &alphabet)?;
         let english = autoeval_reference_model::answer(&i.text);
-        let a =
-            templates.autoformalize(family, &task.input, &english, task.prompt, &alphabet)?;
+        let a = templates.autoformalize(family, &task.input, &english, task.prompt, &alphabet)?;
         let answer = autoeval_reference_model::answer(&a.text);
         let e = per_model.entry(task.model.clone()).or_default();
         e.units += 1;
@@ -61,7 +59,12 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         items.len(),
         settings.plan.datasets.len()
     );
-    let w = per_model.keys().map(|m| m.chars().count()).max().unwrap_or(0).max(5);
+    let w = per_model
+        .keys()
+        .map(|m| m.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
     let _ = writeln!(
         out,
         "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11}",
@@ -79,7 +82,7 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         let shown = match cost {
             Some(c) => {
                 total += c;
-                format!("{c:.2}")
+                autoeval_report::usd(Some(c))
             }
             None => {
                 unknown.push(spec.model());
@@ -103,7 +106,8 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let taken = prices.taken.as_deref().unwrap_or("unknown date");
     let _ = writeln!(
         out,
-        "estimated cost: {total:.2} USD at list prices taken {taken}{}",
+        "estimated cost: {} USD at list prices taken {taken}{}",
+        autoeval_report::usd(Some(total)),
         if unknown.is_empty() {
             String::new()
         } else {

@@ -580,10 +580,10 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let report = crate::report::write(dir, &records, Vec::new())?;
     if display != Display::Quiet {
         eprintln!(
-            "run: {} rounds recorded in {:.1} s ({:.0}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",
+            "run: {} rounds recorded in {:.1} s ({}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",
             times.records,
             times.wall_s,
-            times.records as f64 / times.wall_s.max(1e-9),
+            progress::rate(times.records as f64 / times.wall_s.max(1e-9)),
             times.translate_s,
             times.verify_s,
             times.record_s,

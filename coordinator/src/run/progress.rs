@@ -115,11 +115,22 @@ fn accuracy(t: &Tally) -> String {
 fn line(t: &Tally, total: usize, elapsed: Duration) -> String {
     let done = t.recorded.load(Ordering::Relaxed);
     format!(
-        "run: {} translated, {done}/{total} verified ({:.1}/s) {}",
+        "run: {} translated, {done}/{total} verified ({}/s) {}",
         t.translated.load(Ordering::Relaxed),
-        done as f64 / elapsed.as_secs_f64().max(1e-9),
+        rate(done as f64 / elapsed.as_secs_f64().max(1e-9)),
         accuracy(t)
     )
+}
+
+/// A rate with three significant digits or so: `1234`, `56.7`, `0.25`.
+pub fn rate(per_s: f64) -> String {
+    if per_s >= 100.0 {
+        format!("{per_s:.0}")
+    } else if per_s >= 10.0 {
+        format!("{per_s:.1}")
+    } else {
+        format!("{per_s:.2}")
+    }
 }
 
 impl Observer for Progress {

@@ -137,7 +137,10 @@ mod tests {
         }
         assert!(fail(&h, Cause::Status(401)));
         let halt = h.halt().unwrap();
-        assert_eq!((halt.attempts, halt.fix.as_str()), (FAIL_FAST_ATTEMPTS, "fix it"));
+        assert_eq!(
+            (halt.attempts, halt.fix.as_str()),
+            (FAIL_FAST_ATTEMPTS, "fix it")
+        );
     }
 
     #[test]

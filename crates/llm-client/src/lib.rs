@@ -45,7 +45,7 @@ pub enum CallError {
     #[error("{0}")]
     Setup(String),
     /// The backend halted: every attempt so far failed the same way.
-    #[error("not sent: every attempt so far failed the same way ({cause})")]
+    #[error("stopped: every attempt so far failed the same way ({cause})")]
     Halted {
         /// The failure that halted it.
         cause: String,
@@ -273,9 +273,11 @@ impl Backend {
                 Err(f) => f,
             };
             let key_variable = self.spec.key_variable();
-            let halted = self.health.failed(failure.cause.clone(), &failure.message, |c| {
-                c.fix(key_variable)
-            });
+            let halted = self
+                .health
+                .failed(failure.cause.clone(), &failure.message, |c| {
+                    c.fix(key_variable)
+                });
             if halted || !failure.retryable || attempt >= policy.max_attempts {
                 let message = match &self.key {
                     Some(k) => k.redact(&failure.message),
@@ -456,7 +458,10 @@ impl Backend {
             return Err(Failure {
                 status: Some(status),
                 cause: Cause::Status(status),
-                message: format!("{} answered HTTP {status} {reason}: {excerpt}", self.address()),
+                message: format!(
+                    "{} answered HTTP {status} {reason}: {excerpt}",
+                    self.address()
+                ),
                 retryable: retryable_status(status),
                 retry_after,
             });

@@ -57,12 +57,7 @@ impl Counts {
 
     /// A2: share of measured rounds whose answer parsed.
     pub fn compliance(&self) -> Option<f64> {
-        let compliant: usize = Verdict::ALL
-            .iter()
-            .filter(|v| v.is_compliant())
-            .map(|&v| self.get(v))
-            .sum();
-        ratio(compliant, self.measured())
+        ratio(self.compliant(), self.measured())
     }
 
     /// A3: share of measured rounds proved equivalent.
@@ -175,8 +170,8 @@ pub struct Group {
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
-    /// USD, over rounds whose cost is known.
-    pub cost: f64,
+    /// USD, when the cost of every round is known.
+    pub cost: Option<f64>,
     /// Model-call time per round (ms).
     pub latency_ms: Percentiles,
     /// Verifier time per round (ms).
@@ -283,7 +278,7 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
             copied: list.iter().filter(|r| r.copied).count(),
             prompt_tokens: list.iter().map(|r| r.usage.prompt_tokens).sum(),
             completion_tokens: list.iter().map(|r| r.usage.completion_tokens).sum(),
-            cost: list.iter().filter_map(|r| r.cost).sum(),
+            cost: known_cost(list.iter().copied()),
             latency_ms: Percentiles::of(list.iter().map(|r| r.latency_ms).collect()),
             verify_ms: Percentiles::of(list.iter().map(|r| r.verify_ms).collect()),
             counts: total,
@@ -291,6 +286,92 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
             key,
         });
     }
+    out
+}
+
+/// The cost of `records` in USD, when every one's is known (a sum from +0,
+/// so that nothing prints as -0).
+pub fn known_cost<'a>(records: impl IntoIterator<Item = &'a ResultRecord>) -> Option<f64> {
+    records
+        .into_iter()
+        .try_fold(0.0_f64, |sum, r| r.cost.map(|c| sum + c))
+}
+
+/// The 95% Wilson score interval of `successes` out of `n`: unlike the
+/// normal approximation it stays within [0, 1] and is sound for small n
+/// and for shares near 0 or 1.
+pub fn wilson_interval(successes: usize, n: usize) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    const Z: f64 = 1.959_963_984_540_054;
+    let (k, n) = (successes as f64, n as f64);
+    let p = k / n;
+    let z2 = Z * Z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
+/// One line of a leaderboard: a model and prompt style on one dataset, round 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Standing {
+    /// Model spec.
+    pub model: String,
+    /// Prompt style.
+    pub prompt: String,
+    /// Rounds measured (the denominators of A2 and A3).
+    pub n: usize,
+    /// A2 and its 95% Wilson interval.
+    pub compliance: Option<(f64, (f64, f64))>,
+    /// A3 and its 95% Wilson interval.
+    pub accuracy: Option<(f64, (f64, f64))>,
+    /// Tokens, prompt plus completion.
+    pub tokens: u64,
+    /// USD, when known.
+    pub cost: Option<f64>,
+    /// Model-call time per round trip (ms).
+    pub latency_ms: Percentiles,
+}
+
+impl Counts {
+    /// Compliant rounds (A2's numerator).
+    pub fn compliant(&self) -> usize {
+        Verdict::ALL
+            .iter()
+            .filter(|v| v.is_compliant())
+            .map(|&v| self.get(v))
+            .sum()
+    }
+}
+
+/// The leaderboard of one dataset: round 1 of each model and prompt style,
+/// best A3 first.
+pub fn leaderboard(summary: &Summary, dataset: &str) -> Vec<Standing> {
+    let mut out: Vec<Standing> = summary
+        .groups
+        .iter()
+        .filter(|g| g.key.dataset == dataset && g.key.round == 1)
+        .map(|g| {
+            let n = g.counts.measured();
+            let with_ci = |k: usize| {
+                let (lo, hi) = wilson_interval(k, n)?;
+                Some((k as f64 / n as f64, (lo, hi)))
+            };
+            Standing {
+                model: g.key.model.clone(),
+                prompt: g.key.prompt.clone(),
+                n,
+                compliance: with_ci(g.counts.compliant()),
+                accuracy: with_ci(g.counts.get(Verdict::Equivalent)),
+                tokens: g.prompt_tokens + g.completion_tokens,
+                cost: g.cost,
+                latency_ms: g.latency_ms,
+            }
+        })
+        .collect();
+    let a3 = |s: &Standing| s.accuracy.map_or(-1.0, |a| a.0);
+    out.sort_by(|a, b| a3(b).total_cmp(&a3(a)).then_with(|| a.model.cmp(&b.model)));
     out
 }
 
@@ -358,6 +439,34 @@ mod tests {
         assert_eq!(round2.key.round, 2);
         assert_eq!(round2.counts.stopped, 1);
         assert_eq!(round2.accuracy, Some(0.5));
+    }
+
+    #[test]
+    fn wilson_intervals_match_hand_computed_values() {
+        // 8 of 10, z = 1.96: centre (0.8 + 0.19208) / 1.38415 = 0.71679,
+        // half-width 1.41591 · √(0.016 + 0.0096040) = 0.22657.
+        let (lo, hi) = wilson_interval(8, 10).unwrap();
+        assert!(
+            (lo - 0.4902).abs() < 1e-3 && (hi - 0.9433).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        // 0 of 5: the interval starts at 0 and reaches z²/(n + z²) = 0.4345.
+        let (lo, hi) = wilson_interval(0, 5).unwrap();
+        assert!(lo == 0.0 && (hi - 0.4345).abs() < 1e-3, "{lo} {hi}");
+        assert_eq!(wilson_interval(0, 0), None);
+    }
+
+    #[test]
+    fn a_cost_is_known_only_when_every_rounds_is_and_never_negative_zero() {
+        let priced = ResultRecord {
+            cost: Some(0.5),
+            ..ResultRecord::default()
+        };
+        let unpriced = ResultRecord::default();
+        assert_eq!(known_cost([&priced, &priced]), Some(1.0));
+        assert_eq!(known_cost([&priced, &unpriced]), None);
+        let empty = known_cost([]).unwrap();
+        assert!(empty == 0.0 && empty.is_sign_positive());
     }
 
     #[test]

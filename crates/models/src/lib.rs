@@ -12,8 +12,8 @@ pub use settings::ModelSettings;
 pub use spec::{ModelSpec, SpecError};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 

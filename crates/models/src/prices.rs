@@ -102,8 +102,17 @@ mod tests {
         let t = PriceTable::builtin();
         assert!(t.taken.is_some());
         assert_eq!(t.price("gpt-4o-2024-08-06"), t.price("gpt-4o"));
-        assert_eq!(t.price("claude-3-5-haiku-20241022"), t.price("claude-3-5-haiku"));
-        assert_eq!(t.price("gpt-4o-mini"), Some(Price { input: 0.15, output: 0.6 }));
+        assert_eq!(
+            t.price("claude-3-5-haiku-20241022"),
+            t.price("claude-3-5-haiku")
+        );
+        assert_eq!(
+            t.price("gpt-4o-mini"),
+            Some(Price {
+                input: 0.15,
+                output: 0.6
+            })
+        );
         assert_eq!(t.price("my-model-2024-01-01"), None);
         assert_eq!(strip_date("o3-mini"), None);
     }

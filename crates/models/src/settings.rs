@@ -48,14 +48,23 @@ impl ModelSettings {
                 serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
             let wrong = |what: &str| bad(format!("{key} must be {what}, not {raw:?}"));
             match key.replace('_', "-").as_str() {
-                "temperature" => out.temperature = Some(value.as_f64().ok_or_else(|| wrong("a number"))?),
-                "max-tokens" => out.max_tokens = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
+                "temperature" => {
+                    out.temperature = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
+                }
+                "max-tokens" => {
+                    out.max_tokens = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
                 "seed" => out.seed = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
-                "reasoning" => out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?),
+                "reasoning" => {
+                    out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
+                }
                 "system" => out.system = Some(raw.to_string()),
-                "concurrency" => out.concurrency = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
+                "concurrency" => {
+                    out.concurrency = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
                 "request-timeout-s" => {
-                    out.request_timeout_s = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                    out.request_timeout_s =
+                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
                 _ => {
                     out.extra.insert(key.to_string(), value);
@@ -105,8 +114,11 @@ mod tests {
 
     #[test]
     fn a_query_sets_known_keys_and_passes_the_rest_as_body_fields() {
-        let s = ModelSettings::from_query("x", "reasoning=true&max_tokens=50&top_p=0.9&stop=[\"\\n\"]&user=me")
-            .unwrap();
+        let s = ModelSettings::from_query(
+            "x",
+            "reasoning=true&max_tokens=50&top_p=0.9&stop=[\"\\n\"]&user=me",
+        )
+        .unwrap();
         assert_eq!(s.reasoning, Some(true));
         assert_eq!(s.max_tokens, Some(50));
         assert_eq!(s.extra["top_p"], serde_json::json!(0.9));

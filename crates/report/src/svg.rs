@@ -8,6 +8,9 @@ pub const PALETTE: [&str; 10] = [
     "#bcbd22", "#17becf",
 ];
 
+/// Dash patterns that tell apart lines of one colour (prompt styles, rounds).
+pub const DASHES: [&str; 4] = ["", "7 4", "2 3", "9 3 2 3"];
+
 /// One line of a chart.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
@@ -15,26 +18,36 @@ pub struct Series {
     pub name: String,
     /// (x, y) points in x order.
     pub points: Vec<(f64, f64)>,
-    /// (x, low, high) of the spread band, in x order.
+    /// What a reader sees on hovering each point (its n, say), aligned with `points`.
+    pub tips: Vec<String>,
+    /// (x, low, high) of the band, in x order.
     pub band: Vec<(f64, f64, f64)>,
+    /// Index into [`PALETTE`]: one colour per model across every chart.
+    pub colour: usize,
+    /// Index into [`DASHES`].
+    pub dash: usize,
 }
 
 /// A line chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct LineChart {
     /// Title above the plot.
     pub title: String,
     /// Label of the x axis.
     pub x_label: String,
+    /// Label of the y axis.
+    pub y_label: String,
     /// Lowest and highest y shown.
     pub y_range: (f64, f64),
+    /// What the shaded bands are, shown under the title when there are any.
+    pub band_label: Option<String>,
     /// Lines.
     pub series: Vec<Series>,
 }
 
-const W: f64 = 440.0;
-const H: f64 = 250.0;
-const LEFT: f64 = 46.0;
+const W: f64 = 600.0;
+const H: f64 = 320.0;
+const LEFT: f64 = 62.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 26.0;
 const BOTTOM: f64 = 40.0;
@@ -75,15 +88,30 @@ fn nice_step(span: f64, target: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, integer_x: bool, extra: f64) {
+/// Labels of both axes.
+struct AxisLabels<'a> {
+    x: &'a str,
+    y: &'a str,
+}
+
+fn axes(out: &mut String, f: &Frame, title: &str, labels: AxisLabels, integer_x: bool, extra: f64) {
     let total = H + extra;
+    // The chart scales to its container's width; the view box keeps its proportions.
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {total}" width="{W}" height="{total}" font-family="sans-serif" font-size="11"><text x="{}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {total}" width="100%" font-family="sans-serif" font-size="11"><text x="{}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
         W / 2.0,
         escape(title)
     );
-    let ystep = nice_step(f.y1 - f.y0, 4.0);
+    if !labels.y.is_empty() {
+        let _ = write!(
+            out,
+            r##"<text transform="translate(13,{}) rotate(-90)" text-anchor="middle">{}</text>"##,
+            (TOP + H - BOTTOM) / 2.0,
+            escape(labels.y)
+        );
+    }
+    let ystep = nice_step(f.y1 - f.y0, 10.0);
     let mut v = (f.y0 / ystep).ceil() * ystep;
     while v <= f.y1 + 1e-9 {
         let y = f.y(v);
@@ -121,7 +149,7 @@ fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, integer_x: bool
         H - TOP - BOTTOM,
         (LEFT + W - RIGHT) / 2.0,
         H - 6.0,
-        escape(x_label)
+        escape(labels.x)
     );
 }
 
@@ -158,10 +186,26 @@ impl LineChart {
             &mut out,
             &f,
             &self.title,
-            &self.x_label,
+            AxisLabels {
+                x: &self.x_label,
+                y: &self.y_label,
+            },
             true,
             14.0 * rows.len() as f64 + 8.0,
         );
+        if let Some(label) = self
+            .band_label
+            .as_ref()
+            .filter(|_| self.series.iter().any(|s| s.band.len() >= 2))
+        {
+            let _ = write!(
+                out,
+                r##"<text class="band-label" x="{}" y="{}" text-anchor="end" fill="#555">{}</text>"##,
+                W - RIGHT - 4.0,
+                TOP + 12.0,
+                escape(label)
+            );
+        }
         if self.y_range.0 < 0.0 && self.y_range.1 > 0.0 {
             let y = f.y(0.0);
             let _ = write!(
@@ -170,8 +214,8 @@ impl LineChart {
                 W - RIGHT
             );
         }
-        for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+        for s in &self.series {
+            let colour = PALETTE[s.colour % PALETTE.len()];
             if s.band.len() >= 2 {
                 let mut d = String::new();
                 for (j, (x, _, hi)) in s.band.iter().enumerate() {
@@ -188,37 +232,43 @@ impl LineChart {
                 }
                 let _ = write!(
                     out,
-                    r##"<path class="band" d="{d}Z" fill="{colour}" fill-opacity="0.15" stroke="none"/>"##
+                    r##"<path class="band" d="{d}Z" fill="{colour}" fill-opacity="0.12" stroke="none"/>"##
                 );
             }
-            let pts: Vec<String> = s
-                .points
-                .iter()
-                .map(|(x, y)| format!("{:.1},{:.1}", f.x(*x), f.y(*y)))
-                .collect();
+            let pts: Vec<(f64, f64)> = s.points.iter().map(|(x, y)| (f.x(*x), f.y(*y))).collect();
+            let line: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
             let _ = write!(
                 out,
-                r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="2"><title>{}</title></polyline>"##,
-                pts.join(" "),
+                r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{}"><title>{}</title></polyline>"##,
+                line.join(" "),
+                DASHES[s.dash % DASHES.len()],
                 escape(&s.name)
             );
-            for p in &pts {
-                let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+            for (j, (x, y)) in pts.iter().enumerate() {
+                let tip = s
+                    .tips
+                    .get(j)
+                    .map_or(String::new(), |t| format!("{}: {t}", s.name));
                 let _ = write!(
                     out,
-                    r##"<circle cx="{x}" cy="{y}" r="2.2" fill="{colour}"/>"##
+                    r##"<circle class="point" cx="{x:.1}" cy="{y:.1}" r="3" fill="{colour}"><title>{}</title></circle>"##,
+                    escape(&tip)
                 );
             }
         }
         for (row, entries) in rows.iter().enumerate() {
             let y = H + 8.0 + 14.0 * row as f64;
             for (i, x, name) in entries {
-                let colour = PALETTE[i % PALETTE.len()];
+                let s = &self.series[*i];
+                let colour = PALETTE[s.colour % PALETTE.len()];
                 let _ = write!(
                     out,
-                    r##"<rect x="{x:.1}" y="{:.1}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
-                    y - 9.0,
-                    x + 13.0,
+                    r##"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{colour}" stroke-width="2.5" stroke-dasharray="{}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
+                    x + 22.0,
+                    y - 4.0,
+                    y - 4.0,
+                    DASHES[s.dash % DASHES.len()],
+                    x + 26.0,
                     escape(name)
                 );
             }
@@ -233,8 +283,8 @@ fn legend_rows(series: &[Series]) -> Vec<Vec<(usize, f64, String)>> {
     let mut rows: Vec<Vec<(usize, f64, String)>> = Vec::new();
     let mut x = W;
     for (i, s) in series.iter().enumerate() {
-        let name: String = s.name.chars().take(60).collect();
-        let width = 20.0 + 6.0 * name.chars().count() as f64;
+        let name: String = s.name.clone();
+        let width = 34.0 + 6.0 * name.chars().count() as f64;
         if x + width > W - RIGHT || rows.is_empty() {
             rows.push(Vec::new());
             x = 8.0;
@@ -267,12 +317,16 @@ pub fn scatter(title: &str, x_label: &str, y_label: &str, points: &[(String, f64
     let (y0, y1) = bounds(|p| p.2);
     let f = Frame { x0, x1, y0, y1 };
     let mut out = String::new();
-    axes(&mut out, &f, title, x_label, false, 0.0);
-    let _ = write!(
-        out,
-        r##"<text transform="translate(12,{}) rotate(-90)" text-anchor="middle">{}</text>"##,
-        (TOP + H - BOTTOM) / 2.0,
-        escape(y_label)
+    axes(
+        &mut out,
+        &f,
+        title,
+        AxisLabels {
+            x: x_label,
+            y: y_label,
+        },
+        false,
+        0.0,
     );
     let n = points.len() as f64;
     if n >= 2.0 {

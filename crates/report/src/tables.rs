@@ -1,0 +1,183 @@
+//! The report's tables: the run's settings, the leaderboards, outcomes,
+//! tokens and cost, and the judges' scores.
+
+use crate::svg::{escape, PALETTE};
+use crate::{pct, ReportInput};
+use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
+use autoeval_metrics::summary::{known_cost, leaderboard, Percentiles, Summary};
+use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A cost in USD, or "unknown" when a round's cost is not known.
+pub fn usd(cost: Option<f64>) -> String {
+    match cost {
+        Some(c) if c == 0.0 => "0".into(),
+        Some(c) if c < 1.0 => format!("{c:.4}"),
+        Some(c) => format!("{c:.2}"),
+        None => "unknown".into(),
+    }
+}
+
+/// The run's settings, as the command line resolved them.
+pub fn settings(out: &mut String, input: &ReportInput) {
+    if input.settings.is_empty() {
+        return;
+    }
+    out.push_str(r#"<table class="settings">"#);
+    for (name, value) in &input.settings {
+        let _ = write!(
+            out,
+            r#"<tr><th class="l">{}</th><td class="l">{}</td></tr>"#,
+            escape(name),
+            escape(value)
+        );
+    }
+    out.push_str("</table>");
+}
+
+/// A 95% interval drawn on [0, 1], with the point estimate.
+fn interval_bar(share: f64, (lo, hi): (f64, f64), colour: &str) -> String {
+    let x = |v: f64| 4.0 + v * 192.0;
+    format!(
+        r##"<svg class="ci" viewBox="0 0 200 14" width="200" height="14"><line x1="4" x2="196" y1="7" y2="7" stroke="#ddd"/><line x1="{:.1}" x2="{:.1}" y1="7" y2="7" stroke="{colour}" stroke-width="4"/><circle cx="{:.1}" cy="7" r="3.5" fill="#222"/></svg>"##,
+        x(lo),
+        x(hi),
+        x(share)
+    )
+}
+
+/// The leaderboard of each dataset: which model is better, by how much, how sure.
+pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) {
+    out.push_str(r#"<h2 id="leaderboard">Leaderboard</h2><p class="note">Round 1 of each model and prompt style, best accuracy first. Brackets and bars are 95% confidence intervals (Wilson score) over the n rounds measured; two models whose intervals overlap much are not told apart by this run. Parsing is strict (the paper's).</p>"#);
+    for d in datasets {
+        let _ = write!(
+            out,
+            r#"<h3>{0}</h3><table class="board"><tr><th>#</th><th class="l">model</th><th class="l">prompt</th><th>n</th><th>A3 accuracy [95% CI]</th><th class="l">A3 interval on 0–100%</th><th>A2 compliance [95% CI]</th><th>tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th></tr>"#,
+            escape(d)
+        );
+        for (rank, s) in leaderboard(input.summary, d).iter().enumerate() {
+            let with_ci = |x: Option<(f64, (f64, f64))>| match x {
+                Some((v, (lo, hi))) => {
+                    format!("{} [{}, {}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
+                }
+                None => "–".into(),
+            };
+            let colour = PALETTE[input.colour_of(&s.model) % PALETTE.len()];
+            let bar = s
+                .accuracy
+                .map_or(String::new(), |(v, ci)| interval_bar(v, ci, colour));
+            let _ = write!(
+                out,
+                r#"<tr><td>{}</td><td class="l"><span class="swatch" style="background:{colour}"></span>{}</td><td class="l">{}</td><td>{}</td><td><b>{}</b></td><td class="l">{bar}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td></tr>"#,
+                rank + 1,
+                escape(&s.model),
+                escape(&s.prompt),
+                s.n,
+                with_ci(s.accuracy),
+                with_ci(s.compliance),
+                s.tokens,
+                usd(s.cost),
+                s.latency_ms.p50,
+                s.latency_ms.p90,
+            );
+        }
+        out.push_str("</table>");
+    }
+}
+
+/// Counts of every outcome per dataset, model, prompt style and round.
+pub fn outcomes(out: &mut String, summary: &Summary) {
+    out.push_str(r#"<h2 id="outcomes">Outcomes</h2><table><tr><th class="l">dataset</th><th class="l">model</th><th class="l">prompt</th><th>round</th>"#);
+    for v in Verdict::ALL {
+        let _ = write!(out, "<th>{}</th>", v.name());
+    }
+    out.push_str("<th>stopped</th><th>copied</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
+    for g in &summary.groups {
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td>"#,
+            escape(&g.key.dataset),
+            escape(&g.key.model),
+            escape(&g.key.prompt),
+            g.key.round
+        );
+        for v in Verdict::ALL {
+            let _ = write!(out, "<td>{}</td>", g.counts.get(v));
+        }
+        let _ = write!(
+            out,
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            g.counts.stopped,
+            g.copied,
+            pct(g.compliance),
+            pct(g.accuracy),
+            pct(g.lenient_compliance),
+            pct(g.lenient_accuracy)
+        );
+    }
+    out.push_str(r#"</table><p class="note">Counts are of the strict reading. API failures and verifier errors are left out of both denominators; timeouts and unknowns stay in them. "stopped": units whose earlier round was not equivalent, so this round was not run.</p>"#);
+}
+
+/// Tokens, cost and time per model and prompt style, over all datasets;
+/// percentiles are computed from every record, not combined from datasets'.
+pub fn cost(out: &mut String, records: &[ResultRecord]) {
+    out.push_str(r#"<h2 id="cost">Tokens, cost and time</h2><table><tr><th class="l">model</th><th class="l">prompt</th><th>rounds</th><th>prompt tokens</th><th>completion tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th><th>p99</th><th>verify p50 ms</th><th>p99</th><th>max</th></tr>"#);
+    let mut by: BTreeMap<(&str, &str), Vec<&ResultRecord>> = BTreeMap::new();
+    for r in records {
+        by.entry((&r.model, &r.prompt)).or_default().push(r);
+    }
+    for ((model, prompt), rs) in by {
+        let latency = Percentiles::of(rs.iter().map(|r| r.latency_ms).collect());
+        let verify = Percentiles::of(rs.iter().map(|r| r.verify_ms).collect());
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td></tr>"#,
+            escape(model),
+            escape(prompt),
+            rs.len(),
+            rs.iter().map(|r| r.usage.prompt_tokens).sum::<u64>(),
+            rs.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
+            usd(known_cost(rs.iter().copied())),
+            latency.p50,
+            latency.p90,
+            latency.p99,
+            verify.p50,
+            verify.p99,
+            verify.max,
+        );
+    }
+    out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model or the server reported no token usage.</p>"#);
+}
+
+/// A4: each judge's confusion counts and scores per dataset.
+pub fn judges(out: &mut String, judgements: &[JudgeRecord]) {
+    if judgements.is_empty() {
+        return;
+    }
+    out.push_str(r#"<h2 id="a4">LLM as equivalence judge (A4)</h2><table><tr><th class="l">dataset</th><th class="l">judge</th><th class="l">style</th><th>TP</th><th>FP</th><th>TN</th><th>FN</th><th>unparseable</th><th>API failures</th><th>precision</th><th>recall</th><th>TNR</th><th>F1</th></tr>"#);
+    for ((dataset, judge, style), rows) in confusion_by_complexity(judgements) {
+        let mut c = Confusion::default();
+        for r in rows.values() {
+            c.merge(r);
+        }
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            escape(&dataset),
+            escape(&judge),
+            escape(&style),
+            c.tp,
+            c.fp,
+            c.tn,
+            c.fn_,
+            c.unparseable,
+            c.api_failures,
+            pct(c.precision()),
+            pct(c.recall()),
+            pct(c.tnr()),
+            pct(c.f1())
+        );
+    }
+    out.push_str("</table>");
+}
