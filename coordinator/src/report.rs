@@ -88,9 +88,12 @@ fn correlation(
     })
 }
 
+/// (name, value) lines of a run's settings.
+type SettingRows = Vec<(String, String)>;
+
 /// The run's settings for the top of the report, and its models in order;
 /// nothing when the directory holds no `config.toml` (an imported run).
-fn settings_rows(dir: &RunDir) -> Result<(Vec<(String, String)>, Vec<String>)> {
+fn settings_rows(dir: &RunDir) -> Result<(SettingRows, Vec<String>)> {
     if !dir.config().exists() {
         return Ok((Vec::new(), Vec::new()));
     }

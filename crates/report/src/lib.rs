@@ -213,7 +213,7 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
     };
     let _ = write!(out, "<h2 id=\"{0}\">{0}</h2>", escape(dataset));
     out.push_str(r#"<div class="figs">"#);
-    let ci = Some("shaded: 95% confidence interval (Wilson)".to_string());
+    let ci = Some("95% confidence interval (Wilson)".to_string());
     out.push_str(&fig(&LineChart {
         title: format!("{dataset}: syntactic compliance (A2)"),
         x_label: axis.into(),

@@ -154,6 +154,8 @@ fn axes(out: &mut String, f: &Frame, title: &str, labels: AxisLabels, integer_x:
 }
 
 fn trim(v: f64) -> String {
+    // A tick at zero reached by adding steps can be -0.0000…1: it is 0.
+    let v = if v.abs() < 1e-9 { 0.0 } else { v };
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -181,7 +183,13 @@ impl LineChart {
             y1: self.y_range.1,
         };
         let mut out = String::new();
-        let rows = legend_rows(&self.series);
+        let band_label = self
+            .band_label
+            .as_ref()
+            .filter(|_| self.series.iter().any(|s| s.band.len() >= 2));
+        let mut names: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
+        names.extend(band_label.cloned());
+        let rows = legend_rows(&names);
         axes(
             &mut out,
             &f,
@@ -193,19 +201,6 @@ impl LineChart {
             true,
             14.0 * rows.len() as f64 + 8.0,
         );
-        if let Some(label) = self
-            .band_label
-            .as_ref()
-            .filter(|_| self.series.iter().any(|s| s.band.len() >= 2))
-        {
-            let _ = write!(
-                out,
-                r##"<text class="band-label" x="{}" y="{}" text-anchor="end" fill="#555">{}</text>"##,
-                W - RIGHT - 4.0,
-                TOP + 12.0,
-                escape(label)
-            );
-        }
         if self.y_range.0 < 0.0 && self.y_range.1 > 0.0 {
             let y = f.y(0.0);
             let _ = write!(
@@ -214,8 +209,19 @@ impl LineChart {
                 W - RIGHT
             );
         }
-        for s in &self.series {
+        // Solid lines first and wide, dashed ones on top and narrow: series
+        // that coincide stay visible as a dashed line over a solid one.
+        let mut order: Vec<&Series> = self.series.iter().collect();
+        order.sort_by_key(|s| s.dash);
+        for s in order {
             let colour = PALETTE[s.colour % PALETTE.len()];
+            let width = if s.dash == 0 { 3.5 } else { 1.8 };
+            // Hollow markers on dashed lines show through a solid line they cover.
+            let marker = if s.dash == 0 {
+                format!(r##"r="3" fill="{colour}""##)
+            } else {
+                format!(r##"r="4" fill="white" stroke="{colour}" stroke-width="1.5""##)
+            };
             if s.band.len() >= 2 {
                 let mut d = String::new();
                 for (j, (x, _, hi)) in s.band.iter().enumerate() {
@@ -239,7 +245,7 @@ impl LineChart {
             let line: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
             let _ = write!(
                 out,
-                r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{}"><title>{}</title></polyline>"##,
+                r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="{width}" stroke-dasharray="{}"><title>{}</title></polyline>"##,
                 line.join(" "),
                 DASHES[s.dash % DASHES.len()],
                 escape(&s.name)
@@ -251,7 +257,8 @@ impl LineChart {
                     .map_or(String::new(), |t| format!("{}: {t}", s.name));
                 let _ = write!(
                     out,
-                    r##"<circle class="point" cx="{x:.1}" cy="{y:.1}" r="3" fill="{colour}"><title>{}</title></circle>"##,
+                    r##"<circle class="point" cx="{x:.1}" cy="{y:.1}" {}><title>{}</title></circle>"##,
+                    marker,
                     escape(&tip)
                 );
             }
@@ -259,7 +266,17 @@ impl LineChart {
         for (row, entries) in rows.iter().enumerate() {
             let y = H + 8.0 + 14.0 * row as f64;
             for (i, x, name) in entries {
-                let s = &self.series[*i];
+                let Some(s) = self.series.get(*i) else {
+                    // The band's own entry, after the series.
+                    let _ = write!(
+                        out,
+                        r##"<rect x="{x:.1}" y="{:.1}" width="22" height="10" fill="#777" fill-opacity="0.25"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
+                        y - 9.0,
+                        x + 26.0,
+                        escape(name)
+                    );
+                    continue;
+                };
                 let colour = PALETTE[s.colour % PALETTE.len()];
                 let _ = write!(
                     out,
@@ -278,12 +295,12 @@ impl LineChart {
     }
 }
 
-/// Legend entries laid out in rows under the plot: (series index, x, name).
-fn legend_rows(series: &[Series]) -> Vec<Vec<(usize, f64, String)>> {
+/// Legend entries laid out in rows under the plot: (entry index, x, name).
+fn legend_rows(names: &[String]) -> Vec<Vec<(usize, f64, String)>> {
     let mut rows: Vec<Vec<(usize, f64, String)>> = Vec::new();
     let mut x = W;
-    for (i, s) in series.iter().enumerate() {
-        let name: String = s.name.clone();
+    for (i, name) in names.iter().enumerate() {
+        let name = name.clone();
         let width = 34.0 + 6.0 * name.chars().count() as f64;
         if x + width > W - RIGHT || rows.is_empty() {
             rows.push(Vec::new());

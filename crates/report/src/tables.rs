@@ -12,7 +12,7 @@ use std::fmt::Write;
 /// A cost in USD, or "unknown" when a round's cost is not known.
 pub fn usd(cost: Option<f64>) -> String {
     match cost {
-        Some(c) if c == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(c) if c < 1.0 => format!("{c:.4}"),
         Some(c) => format!("{c:.2}"),
         None => "unknown".into(),
@@ -36,9 +36,9 @@ pub fn settings(out: &mut String, input: &ReportInput) {
     out.push_str("</table>");
 }
 
-/// A 95% interval drawn on [0, 1], with the point estimate.
-fn interval_bar(share: f64, (lo, hi): (f64, f64), colour: &str) -> String {
-    let x = |v: f64| 4.0 + v * 192.0;
+/// A 95% interval drawn on [`from`, 1], with the point estimate.
+fn interval_bar(share: f64, (lo, hi): (f64, f64), from: f64, colour: &str) -> String {
+    let x = |v: f64| 4.0 + (v - from) / (1.0 - from).max(1e-9) * 192.0;
     format!(
         r##"<svg class="ci" viewBox="0 0 200 14" width="200" height="14"><line x1="4" x2="196" y1="7" y2="7" stroke="#ddd"/><line x1="{:.1}" x2="{:.1}" y1="7" y2="7" stroke="{colour}" stroke-width="4"/><circle cx="{:.1}" cy="7" r="3.5" fill="#222"/></svg>"##,
         x(lo),
@@ -51,12 +51,21 @@ fn interval_bar(share: f64, (lo, hi): (f64, f64), colour: &str) -> String {
 pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) {
     out.push_str(r#"<h2 id="leaderboard">Leaderboard</h2><p class="note">Round 1 of each model and prompt style, best accuracy first. Brackets and bars are 95% confidence intervals (Wilson score) over the n rounds measured; two models whose intervals overlap much are not told apart by this run. Parsing is strict (the paper's).</p>"#);
     for d in datasets {
+        let board = leaderboard(input.summary, d);
+        // The bars' scale starts at the lowest interval, rounded down to 10%,
+        // so that narrow intervals near the top can still be told apart.
+        let lowest = board
+            .iter()
+            .filter_map(|s| s.accuracy.map(|a| a.1 .0))
+            .fold(1.0_f64, f64::min);
+        let from = ((lowest * 10.0).floor() / 10.0).min(0.9);
         let _ = write!(
             out,
-            r#"<h3>{0}</h3><table class="board"><tr><th>#</th><th class="l">model</th><th class="l">prompt</th><th>n</th><th>A3 accuracy [95% CI]</th><th class="l">A3 interval on 0–100%</th><th>A2 compliance [95% CI]</th><th>tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th></tr>"#,
-            escape(d)
+            r#"<h3>{}</h3><table class="board"><tr><th>#</th><th class="l">model</th><th class="l">prompt</th><th>n</th><th>A3 accuracy [95% CI]</th><th class="l">A3 and its interval, on {:.0}–100%</th><th>A2 compliance [95% CI]</th><th>tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th></tr>"#,
+            escape(d),
+            100.0 * from
         );
-        for (rank, s) in leaderboard(input.summary, d).iter().enumerate() {
+        for (rank, s) in board.iter().enumerate() {
             let with_ci = |x: Option<(f64, (f64, f64))>| match x {
                 Some((v, (lo, hi))) => {
                     format!("{} [{}, {}]", pct(Some(v)), pct(Some(lo)), pct(Some(hi)))
@@ -66,10 +75,10 @@ pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) 
             let colour = PALETTE[input.colour_of(&s.model) % PALETTE.len()];
             let bar = s
                 .accuracy
-                .map_or(String::new(), |(v, ci)| interval_bar(v, ci, colour));
+                .map_or(String::new(), |(v, ci)| interval_bar(v, ci, from, colour));
             let _ = write!(
                 out,
-                r#"<tr><td>{}</td><td class="l"><span class="swatch" style="background:{colour}"></span>{}</td><td class="l">{}</td><td>{}</td><td><b>{}</b></td><td class="l">{bar}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td></tr>"#,
+                r#"<tr><td>{}</td><td class="l"><span class="swatch" style="background:{colour}"></span>{}</td><td class="l">{}</td><td>{}</td><td><b>{}</b></td><td class="l">{bar}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td></tr>"#,
                 rank + 1,
                 escape(&s.model),
                 escape(&s.prompt),
