@@ -6,9 +6,9 @@
 
 use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
-use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
+use autoeval_llm_client::{Backend, BackendOptions, CallError, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::{ModelSpec, Sample, Stage};
+use autoeval_models::{GenerationParams, ModelSpec, Sample, Stage};
 use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
 use autoeval_proto::{JudgeRecord, Verdict};
 use autoeval_report::pct;
@@ -119,7 +119,7 @@ pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let records = dir.records()?;
-    let spec: ModelSpec = args.judge.parse()?;
+    let (spec, settings) = ModelSpec::parse_with_settings(&args.judge)?;
     let style = style_name(args.prompt);
     let safe = model_file_name(&args.judge);
     let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
@@ -174,17 +174,16 @@ pub fn run(args: Args) -> Result<()> {
             args.judge
         );
     }
-    let cache: Option<Arc<dyn ResponseCache>> = match spec {
-        ModelSpec::Reference
-        | ModelSpec::ReferenceNoisy { .. }
-        | ModelSpec::ReferenceJudgeNoisy { .. }
-        | ModelSpec::ReferenceChatty { .. } => None,
-        _ => Some(Arc::new(DiskCache::new(dir.0.join("cache"))?)),
+    let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
+        None
+    } else {
+        Some(Arc::new(DiskCache::new(dir.0.join("cache"))?))
     };
     let backend = Arc::new(Backend::new(
         spec,
         BackendOptions {
-            concurrency: args.concurrency,
+            concurrency: settings.concurrency.unwrap_or(args.concurrency),
+            params: settings.params(&GenerationParams::default()),
             cache,
             secrets_file: args.secrets.clone(),
             ..BackendOptions::default()
@@ -225,6 +224,11 @@ pub fn run(args: Args) -> Result<()> {
                     stage: Stage::Judge,
                 };
                 match backend.chat(&prompt.text, &sample).await {
+                    // Never sent, because the judge halted: it stays to do.
+                    Err(CallError::Halted { attempts: 0, .. }) => {
+                        bar.inc(1);
+                        return;
+                    }
                     Ok(reply) => {
                         let verdict = match parse_judgement(&reply.text) {
                             Judgement::Yes => "yes",
@@ -248,6 +252,15 @@ pub fn run(args: Args) -> Result<()> {
     });
     bar.finish_and_clear();
     drop(file);
+    if let Some(h) = backend.halt() {
+        anyhow::bail!(
+            "stopped after {} attempts to reach {} failed the same way: {}; {}. The judgements made are kept: run the same command again once this is fixed",
+            h.attempts,
+            args.judge,
+            h.cause,
+            h.fix
+        );
+    }
     let all = latest_judgements(&std::fs::read_to_string(&path)?);
     if !args.quiet {
         print_table(&all);

@@ -59,8 +59,11 @@ pub struct Args {
     /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
     #[arg(long = "dataset", value_parser = parse_kind)]
     datasets: Vec<DatasetKind>,
-    /// Model (repeat for several): reference, reference-noisy:RATE, openai:MODEL,
-    /// anthropic:MODEL, openai-compatible:MODEL@URL [default: reference].
+    /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
+    /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
+    /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
+    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s;
+    /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
     #[arg(long = "model")]
     models: Vec<String>,
     /// Prompt style (repeat for both) [default: zero-shot and few-shot].
@@ -130,7 +133,9 @@ pub struct Args {
     /// (`autoeval generate`) or the reference implementation's dataset JSON.
     #[arg(long)]
     items: Option<PathBuf>,
-    /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5).
+    /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5),
+    /// and per-model settings as [model."SPEC"] tables (temperature, max-tokens, seed,
+    /// reasoning, system, concurrency, request-timeout-s, extra = { top_p = 0.9 }).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Run directory [default: runs/<models>-<hash of the plan>, so the same command resumes].

@@ -115,3 +115,67 @@ fn chains_stop_at_a_lost_meaning_and_resume_finishes_only_what_is_missing() {
     let keys: HashSet<_> = resumed.iter().map(|r| (r.unit(), r.round)).collect();
     assert_eq!(keys.len(), resumed.len());
 }
+
+#[test]
+fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
+    use autoeval_llm_client::FAIL_FAST_ATTEMPTS;
+    use autoeval_models::RetryPolicy;
+    // A port nothing listens on: every attempt is refused the same way.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let model = format!("openai-compatible:m@http://127.0.0.1:{port}/v1");
+    let options = BackendOptions {
+        concurrency: 1,
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        },
+        ..BackendOptions::default()
+    };
+    let stages = Arc::new(Stages {
+        backends: BTreeMap::from([(
+            model.clone(),
+            Backend::new(model.parse().unwrap(), options).unwrap(),
+        )]),
+        templates: Templates::builtin(),
+        settings: Settings::default(),
+        prover: Arc::new(InProcessZ3),
+        copy_policy: CopyPolicy::Flag,
+    });
+    let plan = plan(&model, 1);
+    let (items, _) = generate_items(&plan).unwrap();
+    let tasks = initial_tasks(&plan, &items);
+    let units = tasks.len();
+    assert!(units > FAIL_FAST_ATTEMPTS as usize);
+    let store = Arc::new(MemoryStore::default());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(drive(
+        tasks.clone(),
+        stages.clone(),
+        store.clone(),
+        Arc::new(Silent),
+        Concurrency {
+            translate: 1,
+            verify: 1,
+        },
+    ))
+    .unwrap();
+    let why = stages
+        .halted()
+        .expect("the drive stopped because the backend halted");
+    assert!(
+        why.contains(&format!("connection refused to 127.0.0.1:{port}")),
+        "{why}"
+    );
+    // One call at a time: exactly the failing attempts that halted it are recorded.
+    let records = store.load().unwrap();
+    assert_eq!(records.len(), FAIL_FAST_ATTEMPTS as usize);
+    assert!(records
+        .iter()
+        .all(|r| r.verdict == Verdict::ApiFailure && r.attempts == 1));
+    let pending = pending_tasks(tasks, &store.load().unwrap());
+    assert_eq!(pending.tasks.len(), units - FAIL_FAST_ATTEMPTS as usize);
+}
