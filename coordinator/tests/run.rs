@@ -759,7 +759,8 @@ fn a_run_against_a_closed_port_stops_at_once_and_rerun_redoes_what_failed() {
     assert!(
         stderr.starts_with("error: stopped after 8 attempts")
             && stderr.contains(&format!("connection refused to 127.0.0.1:{port}"))
-            && stderr.contains("start the server"),
+            && stderr.contains("start the server")
+            && stderr.contains(&format!("autoeval rerun {} --failed", out.display())),
         "{stderr}"
     );
     assert!(!stderr.contains("backtrace") && !stderr.contains("panicked"));

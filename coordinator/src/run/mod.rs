@@ -561,7 +561,8 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let times = times?;
     if let Some(why) = halted() {
         anyhow::bail!(
-            "{why}. Nothing is lost: rounds not sent are still to do, so run the same command again once this is fixed"
+            "{why}. Nothing is lost: once this is fixed, `autoeval rerun {} --failed` redoes the calls that failed and runs those never sent",
+            dir.0.display()
         );
     }
     drop(store);
