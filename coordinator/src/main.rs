@@ -3,6 +3,7 @@
 mod bench;
 mod bench_llm;
 mod check;
+mod closeness;
 mod correlate;
 mod export;
 mod generate;
@@ -53,6 +54,8 @@ enum Command {
     Check(check::Args),
     /// Re-check the reference implementation's published verdicts and report disagreements.
     Reverify(reverify::Args),
+    /// Graded closeness of FOL formulas (paper 003): metrics for pairs, or their sensitivity to perturbations.
+    Closeness(closeness::Args),
     /// Metric A1: Pearson correlation and predictive power against another benchmark's scores.
     Correlate(correlate::Args),
     /// Convert a dataset file of the public reference implementation to JSONL items.
@@ -110,6 +113,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Correlate(args) => correlate::run(args),
+        Command::Closeness(args) => closeness::run(args),
         Command::Reverify(args) => reverify::run(args),
         Command::Bench(args) => bench::run(args),
         Command::MockLlm(args) => mock_llm::run(args),

@@ -1,0 +1,77 @@
+//! Every metric for one (ground truth, candidate) pair, normalised by the
+//! ground truth's match with itself as 003 does, so that a formula scores
+//! exactly 1 against itself on every metric.
+
+use crate::{bleu, logical_equivalence, meteor, rouge_l, tokens};
+use autoeval_syntax::{parse_formula_exact, Mode};
+use serde::Serialize;
+
+/// The closeness of a candidate to its ground truth; each score in [0, 1].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Closeness {
+    /// BLEU over FOL tokens.
+    pub bleu: f64,
+    /// ROUGE-L F1 over FOL tokens.
+    pub rouge_l: f64,
+    /// METEOR over FOL tokens (exact matches), divided by the self-match.
+    pub meteor: f64,
+    /// Logical-equivalence score; `None` when a formula does not parse or
+    /// has too many atoms for a truth table.
+    pub le: Option<f64>,
+}
+
+/// `score / self_score`, at most 1; 0 when the self-match is 0.
+fn normalised(score: f64, self_score: f64) -> f64 {
+    if self_score > 0.0 {
+        (score / self_score).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Every metric of `candidate` against `reference`, both FOL text.
+pub fn closeness(reference: &str, candidate: &str) -> Closeness {
+    let (r, c) = (tokens(reference), tokens(candidate));
+    let le = match (
+        parse_formula_exact(reference, Mode::Lenient),
+        parse_formula_exact(candidate, Mode::Lenient),
+    ) {
+        (Ok(a), Ok(b)) => logical_equivalence(&a, &b).ok(),
+        _ => None,
+    };
+    Closeness {
+        bleu: normalised(bleu(&r, &c), bleu(&r, &r)),
+        rouge_l: normalised(rouge_l(&r, &c), rouge_l(&r, &r)),
+        meteor: normalised(meteor(&r, &c), meteor(&r, &r)),
+        le,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_formulas_score_one_on_every_metric() {
+        for f in [
+            "p",
+            "∀x (Eel(x) → Fish(x))",
+            "∃ x1.∀ x2.(pred1(x1, p3) ∨ ¬pred2(x2))",
+        ] {
+            let s = closeness(f, f);
+            assert_eq!(
+                (s.bleu, s.rouge_l, s.meteor, s.le),
+                (1.0, 1.0, 1.0, Some(1.0)),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_equivalent_rewrite_keeps_le_and_loses_text_scores() {
+        let s = closeness("∀x (A(x) → B(x))", "∀x (¬A(x) ∨ B(x))");
+        assert_eq!(s.le, Some(1.0));
+        assert!(s.bleu < 1.0 && s.rouge_l < 1.0 && s.meteor < 1.0);
+        assert_eq!(closeness("p ∧", "p").le, None);
+    }
+}
