@@ -2,7 +2,6 @@
 //! metric for given pairs, or the metrics' sensitivity to perturbations.
 
 use anyhow::{bail, Context, Result};
-use autoeval_closeness::perturb::Perturbation;
 use autoeval_closeness::sensitivity::{Sensitivity, METRICS};
 use autoeval_closeness::{closeness, sensitivity};
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
@@ -49,7 +48,7 @@ pub fn run(args: Args) -> Result<()> {
         formulas.len(),
         args.dataset
     );
-    print!("{}", table(&sensitivity(&formulas)));
+    print!("{}", table(&sensitivity(&formulas, None)?));
     Ok(())
 }
 
@@ -134,6 +133,15 @@ fn formula_set(args: &Args) -> Result<Vec<Formula>> {
     }
 }
 
+/// A score with three decimals, or a dash where there is none.
+fn fixed(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        "–".to_string()
+    }
+}
+
 /// Tables 1 and 2 and the pairs of Fig. 1 as text.
 pub fn table(rows: &[Sensitivity]) -> String {
     let mut out = String::new();
@@ -154,13 +162,13 @@ pub fn table(rows: &[Sensitivity]) -> String {
         ""
     );
     for (m, _) in METRICS {
-        let _ = write!(out, " {m:>8}");
+        let _ = write!(out, " {m:>9}");
     }
     let _ = writeln!(out, "  most sensitive");
     for r in rows {
         let _ = write!(out, "  {:<12}", r.perturbation.name());
         for (m, _) in METRICS {
-            let _ = write!(out, " {:>8.3}", r.mean[m]);
+            let _ = write!(out, " {:>9}", fixed(r.mean[m]));
         }
         let lowest = METRICS
             .iter()
@@ -176,24 +184,19 @@ pub fn table(rows: &[Sensitivity]) -> String {
         .unwrap_or_default();
     let _ = write!(
         out,
-        "\nTwo-metric combinations, mean of the two scores (003 Fig. 1):\n  {:<12}",
+        "\nTwo-metric combinations, mean of the two scores (003 Fig. 1):\n  {:<20}",
         ""
     );
-    for n in &names {
-        let _ = write!(out, " {n:>15}");
+    for r in rows {
+        let _ = write!(out, " {:>12}", r.perturbation.name());
     }
     let _ = writeln!(out);
-    for r in rows {
-        let _ = write!(out, "  {:<12}", r.perturbation.name());
-        for n in &names {
-            let _ = write!(out, " {:>15.3}", r.pairs[*n]);
+    for n in names {
+        let _ = write!(out, "  {n:<20}");
+        for r in rows {
+            let _ = write!(out, " {:>12}", fixed(r.pairs[n]));
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(
-        out,
-        "\nNot yet measured here: Smatch++ and BERTScore (003's SP and BS columns)."
-    );
-    let _ = Perturbation::ALL;
     out
 }

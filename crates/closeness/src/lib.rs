@@ -6,6 +6,8 @@
 //! Every metric is a pure function of two formulas (or their token
 //! sequences) returning a score in [0, 1], 1 for identical formulas.
 
+pub mod alignment;
+pub mod bertscore;
 pub mod bleu;
 pub mod le;
 pub mod meteor;
@@ -13,12 +15,15 @@ pub mod perturb;
 pub mod rouge;
 pub mod scores;
 pub mod sensitivity;
+pub mod smatch;
 pub mod tokens;
 
+pub use bertscore::{bertscore, BertScore, EmbedError, TokenEmbedder};
 pub use bleu::bleu;
-pub use le::{logical_equivalence, LeError};
+pub use le::logical_equivalence;
 pub use meteor::meteor;
 pub use rouge::rouge_l;
-pub use scores::{closeness, Closeness};
+pub use scores::{closeness, closeness_with, Closeness};
 pub use sensitivity::{sensitivity, Sensitivity};
+pub use smatch::{smatch, Smatch};
 pub use tokens::tokens;

@@ -2,7 +2,10 @@
 //! ground truth's match with itself as 003 does, so that a formula scores
 //! exactly 1 against itself on every metric.
 
-use crate::{bleu, logical_equivalence, meteor, rouge_l, tokens};
+use crate::{
+    bertscore, bleu, logical_equivalence, meteor, rouge_l, smatch, tokens, EmbedError,
+    TokenEmbedder,
+};
 use autoeval_syntax::{parse_formula_exact, Mode};
 use serde::Serialize;
 
@@ -15,9 +18,14 @@ pub struct Closeness {
     pub rouge_l: f64,
     /// METEOR over FOL tokens (exact matches), divided by the self-match.
     pub meteor: f64,
-    /// Logical-equivalence score; `None` when a formula does not parse or
-    /// has too many atoms for a truth table.
+    /// Logical-equivalence score; `None` when a formula does not parse.
     pub le: Option<f64>,
+    /// Smatch++ F1, divided by the self-match; `None` when a formula does
+    /// not parse.
+    pub smatch: Option<f64>,
+    /// BERTScore F1; `None` when no encoder was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bertscore: Option<f64>,
 }
 
 /// `score / self_score`, at most 1; 0 when the self-match is 0.
@@ -29,22 +37,42 @@ fn normalised(score: f64, self_score: f64) -> f64 {
     }
 }
 
-/// Every metric of `candidate` against `reference`, both FOL text.
+/// Every metric but BERTScore of `candidate` against `reference`, both FOL text.
 pub fn closeness(reference: &str, candidate: &str) -> Closeness {
     let (r, c) = (tokens(reference), tokens(candidate));
-    let le = match (
+    let parsed = (
         parse_formula_exact(reference, Mode::Lenient),
         parse_formula_exact(candidate, Mode::Lenient),
-    ) {
-        (Ok(a), Ok(b)) => logical_equivalence(&a, &b).ok(),
-        _ => None,
+    );
+    let (le, smatch) = match parsed {
+        (Ok(a), Ok(b)) => (
+            Some(logical_equivalence(&a, &b)),
+            Some(normalised(smatch(&a, &b).f1, smatch(&a, &a).f1)),
+        ),
+        _ => (None, None),
     };
     Closeness {
         bleu: normalised(bleu(&r, &c), bleu(&r, &r)),
         rouge_l: normalised(rouge_l(&r, &c), rouge_l(&r, &r)),
         meteor: normalised(meteor(&r, &c), meteor(&r, &r)),
         le,
+        smatch,
+        bertscore: None,
     }
+}
+
+/// Every metric, BERTScore too when `encoder` is given. BERTScore needs no
+/// self-match normalisation: a text's embeddings match themselves exactly.
+pub fn closeness_with(
+    reference: &str,
+    candidate: &str,
+    encoder: Option<&dyn TokenEmbedder>,
+) -> Result<Closeness, EmbedError> {
+    let mut scores = closeness(reference, candidate);
+    if let Some(e) = encoder {
+        scores.bertscore = Some(bertscore(&e.embed(reference)?, &e.embed(candidate)?).f1);
+    }
+    Ok(scores)
 }
 
 #[cfg(test)]
@@ -72,6 +100,7 @@ mod tests {
         let s = closeness("∀x (A(x) → B(x))", "∀x (¬A(x) ∨ B(x))");
         assert_eq!(s.le, Some(1.0));
         assert!(s.bleu < 1.0 && s.rouge_l < 1.0 && s.meteor < 1.0);
+        assert!(s.smatch.unwrap() < 1.0);
         assert_eq!(closeness("p ∧", "p").le, None);
     }
 }

@@ -5,18 +5,21 @@
 //! kind of error.
 
 use crate::perturb::Perturbation;
-use crate::scores::{closeness, Closeness};
+use crate::scores::{closeness_with, Closeness};
+use crate::{EmbedError, TokenEmbedder};
 use autoeval_syntax::{print, Formula, Style};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The metrics compared, in 003's column order, with a score getter.
-pub const METRICS: [(&str, fn(&Closeness) -> Option<f64>); 4] = [
+pub const METRICS: [(&str, fn(&Closeness) -> Option<f64>); 6] = [
     ("BLEU", |c| Some(c.bleu)),
     ("LE", |c| c.le),
     ("ROUGE-L", |c| Some(c.rouge_l)),
     ("METEOR", |c| Some(c.meteor)),
+    ("BERTScore", |c| c.bertscore),
+    ("Smatch++", |c| c.smatch),
 ];
 
 /// One perturbation's effect on a formula set.
@@ -28,7 +31,8 @@ pub struct Sensitivity {
     pub applied: usize,
     /// Formulas in the set.
     pub total: usize,
-    /// Mean normalised score per metric over the changed formulas (Table 2).
+    /// Mean normalised score per metric over the changed formulas (Table 2);
+    /// NaN for a metric with no score (BERTScore without an encoder).
     pub mean: BTreeMap<String, f64>,
     /// Mean of the two metrics' average, per pair of metrics (Fig. 1).
     pub pairs: BTreeMap<String, f64>,
@@ -43,8 +47,12 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// The sensitivity of every metric to every perturbation over `formulas`.
-pub fn sensitivity(formulas: &[Formula]) -> Vec<Sensitivity> {
+/// The sensitivity of every metric to every perturbation over `formulas`,
+/// BERTScore's too when `encoder` is given.
+pub fn sensitivity(
+    formulas: &[Formula],
+    encoder: Option<&dyn TokenEmbedder>,
+) -> Result<Vec<Sensitivity>, EmbedError> {
     Perturbation::ALL
         .iter()
         .map(|&p| {
@@ -52,12 +60,13 @@ pub fn sensitivity(formulas: &[Formula]) -> Vec<Sensitivity> {
                 .par_iter()
                 .filter_map(|f| {
                     let changed = p.apply(f)?;
-                    Some(closeness(
+                    Some(closeness_with(
                         &print::formula(f, Style::Unicode),
                         &print::formula(&changed, Style::Unicode),
+                        encoder,
                     ))
                 })
-                .collect();
+                .collect::<Result<_, _>>()?;
             let mut means = BTreeMap::new();
             let mut pairs = BTreeMap::new();
             for (i, (a, get_a)) in METRICS.iter().enumerate() {
@@ -69,13 +78,13 @@ pub fn sensitivity(formulas: &[Formula]) -> Vec<Sensitivity> {
                     pairs.insert(format!("{a}-{b}"), mean(both));
                 }
             }
-            Sensitivity {
+            Ok(Sensitivity {
                 perturbation: p,
                 applied: scores.len(),
                 total: formulas.len(),
                 mean: means,
                 pairs,
-            }
+            })
         })
         .collect()
 }
@@ -91,7 +100,7 @@ mod tests {
             .iter()
             .map(|s| parse_formula_exact(s, Mode::Lenient).unwrap())
             .collect();
-        let table = sensitivity(&formulas);
+        let table = sensitivity(&formulas, None).unwrap();
         let row = |p| table.iter().find(|s| s.perturbation == p).unwrap();
         // Only the first has a quantifier; only the second an ∧ or ∨.
         assert_eq!(row(Perturbation::QuantifierSwap).applied, 1);
@@ -102,7 +111,10 @@ mod tests {
         // Renaming keeps LE at 1 on every formula.
         assert_eq!(row(Perturbation::TextMinusVariable).mean["LE"], 1.0);
         let pairs = &row(Perturbation::AndOrSwap).pairs;
-        assert_eq!(pairs.len(), 6);
+        assert_eq!(pairs.len(), 15);
+        assert!(row(Perturbation::AndOrSwap).mean["BERTScore"].is_nan());
+        // and(P(a), Q(b)) against or(…): 10 triples each, all but one match.
+        assert_eq!(row(Perturbation::AndOrSwap).mean["Smatch++"], 0.9);
         let expected = (row(Perturbation::AndOrSwap).mean["BLEU"] + 0.5) / 2.0;
         assert!((pairs["BLEU-LE"] - expected).abs() < 1e-12);
     }
