@@ -2,16 +2,18 @@
 //! metric for given pairs, or the metrics' sensitivity to perturbations.
 
 use anyhow::{bail, Context, Result};
+use autoeval_closeness::alignment::{alignment, Ranked};
 use autoeval_closeness::sensitivity::{Sensitivity, METRICS};
-use autoeval_closeness::{closeness, sensitivity};
+use autoeval_closeness::TokenEmbedder;
+use autoeval_closeness::{closeness_with, sensitivity};
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
 use autoeval_syntax::{parse_formula_exact, Formula, Mode};
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Settings of `autoeval closeness`.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("mode").required(true).args(["pairs", "sensitivity"])))]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["pairs", "sensitivity", "alignment", "bench"])))]
 pub struct Args {
     /// Score pairs: a JSONL file of {"reference": FOL, "candidate": FOL}, or
     /// lines of reference<TAB>candidate. Prints one JSON line per pair.
@@ -22,8 +24,18 @@ pub struct Args {
     /// two-metric combinations (Fig. 1).
     #[arg(long)]
     sensitivity: bool,
-    /// The formula set for --sensitivity: fol or fol-english (generated), or a
-    /// file of FOL formulas, one per line (FOLIO's, say).
+    /// Score ranked candidates against a judge's ranking and print the RMSE
+    /// per metric and per pair of metrics (003 Table 3): a JSONL file of
+    /// {"reference": FOL, "candidates": [FOL, …], "ranking": [1, 3, 2, …]},
+    /// the judge's rank of each candidate, 1 the closest.
+    #[arg(long, value_name = "FILE")]
+    alignment: Option<PathBuf>,
+    /// Measure pairs scored per second by each metric over the formula set
+    /// and its perturbations (use a release build).
+    #[arg(long)]
+    bench: bool,
+    /// The formula set for --sensitivity and --bench: fol or fol-english
+    /// (generated), or a file of FOL formulas, one per line (FOLIO's, say).
     #[arg(long, default_value = "fol-english")]
     dataset: String,
     /// Batches generated for a generated set (Table 1 settings otherwise).
@@ -35,24 +47,80 @@ pub struct Args {
     /// Seed of a generated set.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Directory of a BERT-family encoder (config.json, tokenizer.json,
+    /// model.safetensors) for BERTScore; `scripts/bertscore-model` fetches
+    /// all-MiniLM-L6-v2 and prints its directory. Without it BERTScore is
+    /// left out, and the output says so.
+    #[arg(long, value_name = "DIR")]
+    bertscore_model: Option<PathBuf>,
+}
+
+/// The BERTScore encoder in `dir`, or a note of why there is none.
+pub fn load_encoder(dir: Option<&Path>) -> Result<Option<Box<dyn TokenEmbedder>>> {
+    let Some(dir) = dir else {
+        eprintln!(
+            "closeness: BERTScore left out: no encoder configured (--bertscore-model DIR; \
+             scripts/bertscore-model fetches one)"
+        );
+        return Ok(None);
+    };
+    #[cfg(feature = "bertscore")]
+    {
+        let read = |f: &str| {
+            std::fs::read(dir.join(f)).with_context(|| {
+                format!(
+                    "cannot read {} (the encoder directory needs config.json, tokenizer.json and model.safetensors)",
+                    dir.join(f).display()
+                )
+            })
+        };
+        let name = dir
+            .file_name()
+            .map_or("encoder".into(), |n| n.to_string_lossy().into_owned());
+        let encoder = autoeval_bert_encoder::BertEncoder::from_bytes(
+            &name,
+            &read("config.json")?,
+            &read("tokenizer.json")?,
+            read("model.safetensors")?,
+        )
+        .with_context(|| format!("cannot load the encoder in {}", dir.display()))?;
+        eprintln!(
+            "closeness: BERTScore with {}; 003 used a larger encoder, so its BS values are not comparable with these",
+            encoder.describe()
+        );
+        Ok(Some(Box::new(encoder)))
+    }
+    #[cfg(not(feature = "bertscore"))]
+    bail!(
+        "this autoeval was built without BERTScore ({} not used); build it with \
+         `cargo build --release --features bertscore`",
+        dir.display()
+    )
 }
 
 /// Runs `autoeval closeness`.
 pub fn run(args: Args) -> Result<()> {
+    let encoder = load_encoder(args.bertscore_model.as_deref())?;
     if let Some(path) = &args.pairs {
-        return score_pairs(path);
+        return score_pairs(path, encoder.as_deref());
+    }
+    if let Some(path) = &args.alignment {
+        return align(path, encoder.as_deref());
     }
     let formulas = formula_set(&args)?;
+    if args.bench {
+        return crate::closeness_bench::run(&formulas, encoder.as_deref(), 5);
+    }
     eprintln!(
         "closeness: {} formulas from {}; metrics normalised by each formula's match with itself",
         formulas.len(),
         args.dataset
     );
-    print!("{}", table(&sensitivity(&formulas, None)?));
+    print!("{}", table(&sensitivity(&formulas, encoder.as_deref())?));
     Ok(())
 }
 
-fn score_pairs(path: &PathBuf) -> Result<()> {
+fn score_pairs(path: &Path, encoder: Option<&dyn TokenEmbedder>) -> Result<()> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the pairs file {}", path.display()))?;
     for (i, line) in text
@@ -79,11 +147,75 @@ fn score_pairs(path: &PathBuf) -> Result<()> {
                 ),
             }
         };
-        let scores = closeness(&reference, &candidate);
+        let scores = closeness_with(&reference, &candidate, encoder)?;
         println!(
             "{}",
             serde_json::json!({"reference": reference, "candidate": candidate, "scores": scores})
         );
+    }
+    Ok(())
+}
+
+/// Table 3: the RMSE between each metric's ranking and the judge's.
+fn align(path: &Path, encoder: Option<&dyn TokenEmbedder>) -> Result<()> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the alignment file {}", path.display()))?;
+    let mut records = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let r: Ranked = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}: line {} is not {{\"reference\", \"candidates\", \"ranking\"}}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        if r.candidates.len() != r.ranking.len() || r.candidates.is_empty() {
+            bail!(
+                "{}: line {} has {} candidates and {} ranks; each candidate needs one rank",
+                path.display(),
+                i + 1,
+                r.candidates.len(),
+                r.ranking.len()
+            );
+        }
+        records.push(r);
+    }
+    let table = alignment(&records, encoder)?;
+    let candidates: usize = records.iter().map(|r| r.candidates.len()).sum();
+    println!(
+        "RMSE between metric and judge rankings over {} ground truths, {candidates} candidates \
+         (lower agrees better; 003 Table 3). Diagonal: one metric; elsewhere the mean of two.",
+        records.len()
+    );
+    print!("  {:<10}", "");
+    for (m, _) in METRICS {
+        print!(" {m:>9}");
+    }
+    println!();
+    for (i, (a, _)) in METRICS.iter().enumerate() {
+        print!("  {a:<10}");
+        for (j, (b, _)) in METRICS.iter().enumerate() {
+            let key = match j.cmp(&i) {
+                std::cmp::Ordering::Less => {
+                    print!(" {:>9}", "");
+                    continue;
+                }
+                std::cmp::Ordering::Equal => a.to_string(),
+                std::cmp::Ordering::Greater => format!("{a}-{b}"),
+            };
+            // Without an encoder every candidate ties on BERTScore: no ranking.
+            let value = if encoder.is_none() && key.contains("BERTScore") {
+                f64::NAN
+            } else {
+                table[&key]
+            };
+            print!(" {:>9}", fixed(value));
+        }
+        println!();
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ mod bench;
 mod bench_llm;
 mod check;
 mod closeness;
+mod closeness_bench;
 mod correlate;
 mod export;
 mod generate;
@@ -54,7 +55,7 @@ enum Command {
     Check(check::Args),
     /// Re-check the reference implementation's published verdicts and report disagreements.
     Reverify(reverify::Args),
-    /// Graded closeness of FOL formulas (paper 003): metrics for pairs, or their sensitivity to perturbations.
+    /// Graded closeness of FOL formulas (paper 003): metrics for pairs, their sensitivity to perturbations, their alignment with a judge, their speed.
     Closeness(closeness::Args),
     /// Metric A1: Pearson correlation and predictive power against another benchmark's scores.
     Correlate(correlate::Args),

@@ -8,7 +8,7 @@
 
 mod record;
 
-pub use record::{JudgeRecord, LenientReading, ResultRecord, Tokens, UnitKey, Verdict};
+pub use record::{Closeness, JudgeRecord, LenientReading, ResultRecord, Tokens, UnitKey, Verdict};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -124,6 +124,27 @@ pub struct LenientReading {
     pub reason: Option<String>,
 }
 
+/// How close a candidate formula is to its ground truth (paper 003), each
+/// score in [0, 1] and 1 for identical formulas.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Closeness {
+    /// BLEU over formula tokens, divided by the reference's self-match.
+    pub bleu: f64,
+    /// ROUGE-L F1 over formula tokens, divided by the self-match.
+    pub rouge_l: f64,
+    /// METEOR over formula tokens (exact matches), divided by the self-match.
+    pub meteor: f64,
+    /// Logical-equivalence score; `None` when a formula does not parse.
+    #[serde(default)]
+    pub le: Option<f64>,
+    /// Smatch++ F1, divided by the self-match; `None` when a formula does not parse.
+    #[serde(default)]
+    pub smatch: Option<f64>,
+    /// BERTScore F1; `None` when no encoder was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bertscore: Option<f64>,
+}
+
 /// One results line: everything about one round of one work unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultRecord {
@@ -170,6 +191,9 @@ pub struct ResultRecord {
     /// Evidence that φ_r and φ0 differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Value>,
+    /// How close φ_r came to φ0, for a compliant φ_r that is not equivalent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closeness: Option<Closeness>,
     /// How the verifier decided (`truth_table`, `z3`, `automata`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,

@@ -1,9 +1,10 @@
 //! BERTScore (Zhang et al., 2020) from token embeddings: each token of one
 //! text is matched greedily to its most similar token of the other, by
 //! cosine; recall averages over the reference's tokens, precision over the
-//! candidate's. As in the bert_score defaults 003 used: no idf weighting,
-//! no baseline rescaling. The embeddings come from a [`TokenEmbedder`],
-//! which lives outside this crate because it loads a model.
+//! candidate's. As in the bert_score package 003 used: no idf weighting, no
+//! baseline rescaling, and the special tokens ([CLS], [SEP]) may be a best
+//! match but carry no weight in the averages. The embeddings come from a
+//! [`TokenEmbedder`], which lives outside this crate because it runs a model.
 
 use thiserror::Error;
 
@@ -12,10 +13,27 @@ use thiserror::Error;
 #[error("{0}")]
 pub struct EmbedError(pub String);
 
-/// Contextual embeddings of a text's tokens, special tokens left out.
+/// A text's tokens as an encoder sees them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TokenEmbeddings {
+    /// One contextual vector per token.
+    pub vectors: Vec<Vec<f32>>,
+    /// Whether each token is a special one ([CLS], [SEP]), left out of the averages.
+    pub special: Vec<bool>,
+}
+
+impl TokenEmbeddings {
+    /// Ordinary tokens only, none special.
+    pub fn plain(vectors: Vec<Vec<f32>>) -> Self {
+        let special = vec![false; vectors.len()];
+        TokenEmbeddings { vectors, special }
+    }
+}
+
+/// Contextual embeddings of a text's tokens.
 pub trait TokenEmbedder: Sync {
-    /// One vector per token of `text`.
-    fn embed(&self, text: &str) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// The tokens of `text` with their vectors.
+    fn embed(&self, text: &str) -> Result<TokenEmbeddings, EmbedError>;
     /// The encoder, as the output names it.
     fn describe(&self) -> String;
 }
@@ -46,17 +64,29 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-/// Mean over `from`'s tokens of the best cosine with any of `to`'s.
-fn greedy(from: &[Vec<f32>], to: &[Vec<f32>]) -> f64 {
-    if from.is_empty() || to.is_empty() {
-        return 0.0;
+/// Mean over `from`'s ordinary tokens of the best cosine with any of `to`'s.
+fn greedy(from: &TokenEmbeddings, to: &TokenEmbeddings) -> f64 {
+    let best = |a: &Vec<f32>| {
+        to.vectors
+            .iter()
+            .map(|b| cosine(a, b))
+            .fold(f64::MIN, f64::max)
+    };
+    let (sum, n) = from
+        .vectors
+        .iter()
+        .zip(&from.special)
+        .filter(|(_, &special)| !special)
+        .fold((0.0, 0usize), |(s, n), (a, _)| (s + best(a), n + 1));
+    if n == 0 || to.vectors.is_empty() {
+        0.0
+    } else {
+        sum / n as f64
     }
-    let best = |a: &Vec<f32>| to.iter().map(|b| cosine(a, b)).fold(f64::MIN, f64::max);
-    from.iter().map(best).sum::<f64>() / from.len() as f64
 }
 
 /// BERTScore of a candidate's token embeddings against a reference's.
-pub fn bertscore(reference: &[Vec<f32>], candidate: &[Vec<f32>]) -> BertScore {
+pub fn bertscore(reference: &TokenEmbeddings, candidate: &TokenEmbeddings) -> BertScore {
     let recall = greedy(reference, candidate);
     let precision = greedy(candidate, reference);
     let f1 = if precision + recall > 0.0 {
@@ -78,9 +108,9 @@ mod tests {
     #[test]
     fn hand_computed_values() {
         // Reference tokens e1, e2; candidate e1 and (e1 + e2)/√2.
-        let r = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+        let r = TokenEmbeddings::plain(vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
         let h = std::f32::consts::FRAC_1_SQRT_2;
-        let c = vec![vec![1.0, 0.0], vec![h, h]];
+        let c = TokenEmbeddings::plain(vec![vec![1.0, 0.0], vec![h, h]]);
         let s = bertscore(&r, &c);
         // Recall: e1 finds 1, e2 finds cos 45° = 0.7071; mean 0.8536.
         // Precision: e1 finds 1, the diagonal finds 0.7071; the same mean.
@@ -88,11 +118,20 @@ mod tests {
         assert!((s.recall - half).abs() < 1e-6 && (s.precision - half).abs() < 1e-6);
         assert!((s.f1 - half).abs() < 1e-6);
         // A candidate of one token e1: precision 1, recall (1 + 0) / 2.
-        let s = bertscore(&r, &[vec![2.0, 0.0]]);
+        let one = TokenEmbeddings::plain(vec![vec![2.0, 0.0]]);
+        let s = bertscore(&r, &one);
         assert_eq!((s.precision, s.recall), (1.0, 0.5));
         assert!((s.f1 - 2.0 / 3.0).abs() < 1e-12);
+        // A special token e2 beside it: a best match for the reference's e2
+        // (recall 1), but not averaged over itself (precision still 1).
+        let with_special = TokenEmbeddings {
+            vectors: vec![vec![2.0, 0.0], vec![0.0, 1.0]],
+            special: vec![false, true],
+        };
+        let s = bertscore(&r, &with_special);
+        assert_eq!((s.precision, s.recall, s.f1), (1.0, 1.0, 1.0));
         // Identical embeddings score 1; nothing to compare scores 0.
         assert!((bertscore(&r, &r).f1 - 1.0).abs() < 1e-12);
-        assert_eq!(bertscore(&r, &[]).f1, 0.0);
+        assert_eq!(bertscore(&r, &TokenEmbeddings::default()).f1, 0.0);
     }
 }

@@ -18,12 +18,12 @@ pub mod sensitivity;
 pub mod smatch;
 pub mod tokens;
 
-pub use bertscore::{bertscore, BertScore, EmbedError, TokenEmbedder};
+pub use bertscore::{bertscore, BertScore, EmbedError, TokenEmbedder, TokenEmbeddings};
 pub use bleu::bleu;
 pub use le::logical_equivalence;
 pub use meteor::meteor;
 pub use rouge::rouge_l;
-pub use scores::{closeness, closeness_with, Closeness};
+pub use scores::{closeness, closeness_against, closeness_with, Closeness};
 pub use sensitivity::{sensitivity, Sensitivity};
 pub use smatch::{smatch, Smatch};
 pub use tokens::tokens;

@@ -4,29 +4,10 @@
 
 use crate::{
     bertscore, bleu, logical_equivalence, meteor, rouge_l, smatch, tokens, EmbedError,
-    TokenEmbedder,
+    TokenEmbedder, TokenEmbeddings,
 };
+pub use autoeval_proto::Closeness;
 use autoeval_syntax::{parse_formula_exact, Mode};
-use serde::Serialize;
-
-/// The closeness of a candidate to its ground truth; each score in [0, 1].
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Closeness {
-    /// BLEU over FOL tokens.
-    pub bleu: f64,
-    /// ROUGE-L F1 over FOL tokens.
-    pub rouge_l: f64,
-    /// METEOR over FOL tokens (exact matches), divided by the self-match.
-    pub meteor: f64,
-    /// Logical-equivalence score; `None` when a formula does not parse.
-    pub le: Option<f64>,
-    /// Smatch++ F1, divided by the self-match; `None` when a formula does
-    /// not parse.
-    pub smatch: Option<f64>,
-    /// BERTScore F1; `None` when no encoder was given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bertscore: Option<f64>,
-}
 
 /// `score / self_score`, at most 1; 0 when the self-match is 0.
 fn normalised(score: f64, self_score: f64) -> f64 {
@@ -68,9 +49,21 @@ pub fn closeness_with(
     candidate: &str,
     encoder: Option<&dyn TokenEmbedder>,
 ) -> Result<Closeness, EmbedError> {
+    let embedded = encoder.map(|e| e.embed(reference)).transpose()?;
+    closeness_against(reference, embedded.as_ref(), candidate, encoder)
+}
+
+/// [`closeness_with`] for a reference already embedded, so that a
+/// reference compared with many candidates is encoded once.
+pub fn closeness_against(
+    reference: &str,
+    reference_embedded: Option<&TokenEmbeddings>,
+    candidate: &str,
+    encoder: Option<&dyn TokenEmbedder>,
+) -> Result<Closeness, EmbedError> {
     let mut scores = closeness(reference, candidate);
-    if let Some(e) = encoder {
-        scores.bertscore = Some(bertscore(&e.embed(reference)?, &e.embed(candidate)?).f1);
+    if let (Some(e), Some(r)) = (encoder, reference_embedded) {
+        scores.bertscore = Some(bertscore(r, &e.embed(candidate)?).f1);
     }
     Ok(scores)
 }

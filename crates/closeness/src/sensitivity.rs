@@ -5,7 +5,7 @@
 //! kind of error.
 
 use crate::perturb::Perturbation;
-use crate::scores::{closeness_with, Closeness};
+use crate::scores::{closeness_against, Closeness};
 use crate::{EmbedError, TokenEmbedder};
 use autoeval_syntax::{print, Formula, Style};
 use rayon::prelude::*;
@@ -53,24 +53,39 @@ pub fn sensitivity(
     formulas: &[Formula],
     encoder: Option<&dyn TokenEmbedder>,
 ) -> Result<Vec<Sensitivity>, EmbedError> {
-    Perturbation::ALL
-        .iter()
-        .map(|&p| {
-            let scores: Vec<Closeness> = formulas
-                .par_iter()
-                .filter_map(|f| {
-                    let changed = p.apply(f)?;
-                    Some(closeness_with(
-                        &print::formula(f, Style::Unicode),
-                        &print::formula(&changed, Style::Unicode),
-                        encoder,
+    // Per formula, the scores of each perturbation that applies; the
+    // formula is encoded once for all of them.
+    let per_formula: Vec<Vec<(Perturbation, Closeness)>> = formulas
+        .par_iter()
+        .map(|f| {
+            let text = print::formula(f, Style::Unicode);
+            let embedded = encoder.map(|e| e.embed(&text)).transpose()?;
+            Perturbation::ALL
+                .iter()
+                .filter_map(|&p| Some((p, p.apply(f)?)))
+                .map(|(p, changed)| {
+                    let candidate = print::formula(&changed, Style::Unicode);
+                    Ok((
+                        p,
+                        closeness_against(&text, embedded.as_ref(), &candidate, encoder)?,
                     ))
                 })
-                .collect::<Result<_, _>>()?;
+                .collect()
+        })
+        .collect::<Result<_, EmbedError>>()?;
+    Ok(Perturbation::ALL
+        .iter()
+        .map(|&p| {
+            let scores: Vec<&Closeness> = per_formula
+                .iter()
+                .flatten()
+                .filter(|(q, _)| *q == p)
+                .map(|(_, c)| c)
+                .collect();
             let mut means = BTreeMap::new();
             let mut pairs = BTreeMap::new();
             for (i, (a, get_a)) in METRICS.iter().enumerate() {
-                means.insert(a.to_string(), mean(scores.iter().filter_map(get_a)));
+                means.insert(a.to_string(), mean(scores.iter().filter_map(|s| get_a(s))));
                 for (b, get_b) in &METRICS[i + 1..] {
                     let both = scores
                         .iter()
@@ -78,15 +93,15 @@ pub fn sensitivity(
                     pairs.insert(format!("{a}-{b}"), mean(both));
                 }
             }
-            Ok(Sensitivity {
+            Sensitivity {
                 perturbation: p,
                 applied: scores.len(),
                 total: formulas.len(),
                 mean: means,
                 pairs,
-            })
+            }
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]

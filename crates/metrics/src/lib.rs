@@ -4,6 +4,7 @@
 //! two-sided p-value, and the predictive power of Def. 5.1,
 //! P(x1 ≥ x2 | y1 ≥ y2), estimated over ordered pairs of models.
 
+pub mod closeness;
 pub mod judge;
 pub mod summary;
 

@@ -1,6 +1,7 @@
 //! The two working stages: translate (I then A) and verify.
 
 use crate::message::{shots_name, TranslateTask, VerifyTask};
+use autoeval_generate::DatasetKind;
 use autoeval_llm_client::Backend;
 use autoeval_prompts::{Family, Templates};
 use autoeval_proto::{LenientReading, ResultRecord, Tokens, Verdict};
@@ -171,6 +172,7 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
         (strict, lenient)
     };
     record.verdict = strict.verdict;
+    record.closeness = near_miss(&task, &record);
     record.reason = strict.reason;
     record.counterexample = strict.counterexample;
     record.method = strict.method;
@@ -188,6 +190,19 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
         }
     });
     (record, next)
+}
+
+/// How close a compliant but non-equivalent φ_r came to φ0 (paper 003's
+/// metrics but BERTScore, which needs an encoder), so the report can tell a
+/// near miss from a wild one. Only logic has these metrics, not regex.
+fn near_miss(task: &TranslateTask, record: &ResultRecord) -> Option<autoeval_proto::Closeness> {
+    if record.verdict != Verdict::NotEquivalent || task.item.dataset == DatasetKind::Regex {
+        return None;
+    }
+    Some(autoeval_closeness::closeness(
+        &record.phi0,
+        record.phi1.as_deref()?,
+    ))
 }
 
 fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
@@ -226,6 +241,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         templates: t.templates.clone(),
         prompt_set: String::new(),
         lenient: None,
+        closeness: None,
         metrics,
     }
 }

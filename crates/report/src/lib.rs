@@ -455,12 +455,13 @@ pub fn html(input: &ReportInput) -> String {
     for d in &datasets {
         let _ = write!(out, r##"<a href="#{0}">{0}</a> · "##, escape(d));
     }
-    out.push_str(r##"<a href="#outcomes">outcomes</a> · <a href="#cost">cost</a> · <a href="#examples">examples</a></p>"##);
+    out.push_str(r##"<a href="#outcomes">outcomes</a> · <a href="#closeness">closeness of misses</a> · <a href="#cost">cost</a> · <a href="#examples">examples</a></p>"##);
     tables::leaderboards(&mut out, input, &datasets);
     for d in &datasets {
         dataset_section(&mut out, input, d, rounds);
     }
     tables::outcomes(&mut out, input.summary);
+    tables::closeness(&mut out, input.records);
     tables::cost(&mut out, input.records);
     tables::judges(&mut out, input.judgements);
     for c in &input.correlations {

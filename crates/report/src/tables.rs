@@ -190,3 +190,45 @@ pub fn judges(out: &mut String, judgements: &[JudgeRecord]) {
     }
     out.push_str("</table>");
 }
+
+/// The closeness of the misses (paper 003) beside the binary accuracy: how
+/// far compliant but non-equivalent answers were from φ0.
+pub fn closeness(out: &mut String, records: &[ResultRecord]) {
+    let rows = autoeval_metrics::closeness::misses(records);
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(r#"<h2 id="closeness">How close the misses came</h2><table><tr><th class="l">dataset</th><th class="l">model</th><th>misses</th><th>LE median [IQR]</th><th>LE by fifths 0→1</th><th>Smatch++ median [IQR]</th><th>BLEU median [IQR]</th></tr>"#);
+    let quartiles = |q: Option<autoeval_metrics::closeness::Quartiles>| {
+        q.map_or("–".into(), |q| {
+            format!("{:.2} [{:.2}, {:.2}]", q.median, q.q1, q.q3)
+        })
+    };
+    for r in &rows {
+        let top = r.le_histogram.iter().copied().max().unwrap_or(0).max(1);
+        let bars: String = r
+            .le_histogram
+            .iter()
+            .map(|&k| {
+                const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+                if k == 0 {
+                    ' '
+                } else {
+                    LEVELS[(k * 7).div_ceil(top).min(7)]
+                }
+            })
+            .collect();
+        let title = r.le_histogram.map(|k| k.to_string()).join(", ");
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td class="spark" title="misses per fifth: {title}">{bars}</td><td>{}</td><td>{}</td></tr>"#,
+            escape(&r.dataset),
+            escape(&r.model),
+            r.n,
+            quartiles(r.le),
+            quartiles(r.smatch),
+            quartiles(r.bleu),
+        );
+    }
+    out.push_str(r#"</table><p class="note">Round 1, strict reading: every compliant answer that is not equivalent to φ0, scored against φ0 with paper 003's metrics. LE is the share of truth-table rows on which the two agree under the best renaming of atoms (1: the same truth function up to names); Smatch++ compares the formulas as graphs; BLEU their tokens. BERTScore needs an encoder and is computed only by <code>autoeval closeness</code>. Regular expressions have no such scores.</p>"#);
+}
