@@ -12,8 +12,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// A metric's score in a [`Closeness`], if it has one.
+pub type Getter = fn(&Closeness) -> Option<f64>;
+
 /// The metrics compared, in 003's column order, with a score getter.
-pub const METRICS: [(&str, fn(&Closeness) -> Option<f64>); 6] = [
+pub const METRICS: [(&str, Getter); 6] = [
     ("BLEU", |c| Some(c.bleu)),
     ("LE", |c| c.le),
     ("ROUGE-L", |c| Some(c.rouge_l)),
