@@ -37,7 +37,10 @@ pub fn run(
         "closeness bench: {} pairs (fol-english formulas and their perturbations), one thread, median of {repeats}",
         pairs.len()
     );
-    println!("  {:<10} {:>12} {:>14}", "metric", "pairs/s", "µs per pair");
+    println!(
+        "  {:<10} {:>7} {:>12} {:>14}",
+        "metric", "pairs", "pairs/s", "µs per pair"
+    );
     let names = ["BLEU", "ROUGE-L", "METEOR", "LE", "Smatch++", "BERTScore"];
     let score = |name: &str, i: usize| -> Result<f64> {
         let ((a, b), (ta, tb)) = (&pairs[i], &texts[i]);
@@ -72,7 +75,7 @@ pub fn run(
         }
         rates.sort_by(f64::total_cmp);
         let rate = rates[rates.len() / 2];
-        println!("  {name:<10} {rate:>12.0} {:>14.1}", 1e6 / rate);
+        println!("  {name:<10} {n:>7} {rate:>12.0} {:>14.1}", 1e6 / rate);
     }
     if encoder.is_none() {
         println!("  BERTScore: no encoder configured (--bertscore-model DIR)");

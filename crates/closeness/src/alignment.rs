@@ -4,7 +4,7 @@
 //! of metrics ranks by the mean of its two scores. The lower the RMSE, the
 //! closer the metric agrees with the judge.
 
-use crate::scores::{closeness_with, Closeness};
+use crate::scores::{closeness_against, Closeness};
 use crate::sensitivity::METRICS;
 use crate::{EmbedError, TokenEmbedder};
 use rayon::prelude::*;
@@ -63,9 +63,11 @@ pub fn alignment(
     let scored: Vec<Vec<Closeness>> = records
         .par_iter()
         .map(|r| {
+            // The reference is encoded once for all its candidates.
+            let embedded = encoder.map(|e| e.embed(&r.reference)).transpose()?;
             r.candidates
                 .iter()
-                .map(|c| closeness_with(&r.reference, c, encoder))
+                .map(|c| closeness_against(&r.reference, embedded.as_ref(), c, encoder))
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
