@@ -6,8 +6,12 @@
 //! so callers can attach ids and metadata. The result is the same object
 //! with `verdict`, `reason`, `counterexample`, `method` and `ms` added.
 
+mod dataset;
+pub mod fleet;
 mod record;
+pub mod wire;
 
+pub use dataset::DatasetKind;
 pub use record::{Closeness, JudgeRecord, LenientReading, ResultRecord, Tokens, UnitKey, Verdict};
 
 use serde::{Deserialize, Serialize};

@@ -15,7 +15,7 @@ mod stages;
 mod store;
 
 pub use driver::{drive, Concurrency, Observer, StageTimes};
-pub use message::{shots_name, TranslateTask, VerifyTask};
+pub use message::{shots_name, task_item, TranslateTask, VerifyTask};
 pub use plan::{generate_items, initial_tasks, BatchShortfall, PlanError, RunPlan};
 pub use queue::{LocalQueue, Queue, QueueClosed};
 pub use resume::{pending_tasks, Pending};

@@ -1,6 +1,6 @@
 //! From a run's settings to its items and first-round tasks.
 
-use crate::message::TranslateTask;
+use crate::message::{task_item, TranslateTask};
 use autoeval_generate::{generate_batch, ConfigError, DatasetConfig, DatasetKind, Item, Shortfall};
 use autoeval_prompts::{PromptSet, Shots};
 use serde::{Deserialize, Serialize};
@@ -118,6 +118,7 @@ pub fn generate_items(plan: &RunPlan) -> Result<(Vec<Item>, Vec<BatchShortfall>)
 pub fn initial_tasks(plan: &RunPlan, items: &[Item]) -> Vec<TranslateTask> {
     let mut tasks = Vec::with_capacity(plan.units(items.len()));
     for item in items {
+        let task_item = task_item(item);
         let alphabet: String = plan
             .dataset_config(item.dataset)
             .alphabet()
@@ -127,7 +128,7 @@ pub fn initial_tasks(plan: &RunPlan, items: &[Item]) -> Vec<TranslateTask> {
             for &prompt in &plan.prompts {
                 for repeat in 0..plan.repeats {
                     tasks.push(TranslateTask {
-                        item: item.clone(),
+                        item: task_item.clone(),
                         alphabet: alphabet.clone(),
                         model: model.clone(),
                         prompt,

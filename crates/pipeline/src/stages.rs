@@ -206,15 +206,12 @@ fn near_miss(task: &TranslateTask, record: &ResultRecord) -> Option<autoeval_pro
 }
 
 fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
-    let metrics = match serde_json::to_value(&task.item.metrics) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
-    };
+    let metrics = task.item.metrics_json();
     ResultRecord {
         id: task.item.id.clone(),
         dataset: task.item.dataset.name().to_string(),
         batch: task.item.batch,
-        complexity: task.item.complexity(),
+        complexity: task.item.complexity,
         model: task.model.clone(),
         prompt: shots_name(task.prompt).to_string(),
         round: task.round,

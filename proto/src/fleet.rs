@@ -1,0 +1,132 @@
+//! Where the fleet's messages and state live: the broker topology and the
+//! Redis key layout. Every process names them through these functions, so
+//! the layout is written down once.
+//!
+//! # Broker
+//!
+//! - `autoeval.tasks`, a durable direct exchange. Routing key `translate.<model>`
+//!   reaches the quorum queue `autoeval.translate.<model>`, which an LLM worker
+//!   declares for each model it serves; `verify` and `judge` reach
+//!   `autoeval.verify` and `autoeval.judge`, which every process declares.
+//! - The stage queues dead-letter to `autoeval.dead` (fanout) at least once,
+//!   after [`DELIVERY_LIMIT`] deliveries or when a worker refuses a message;
+//!   `autoeval.dead-letters` keeps them.
+//! - `autoeval.unrouted` (fanout) is the tasks exchange's alternate exchange:
+//!   a task for a model whose queue no worker has declared lands in the
+//!   dead-letter queue too, its routing key saying which model.
+//! - Every message carries the headers `autoeval-run` and `autoeval-unit`;
+//!   a worker that refuses a message adds `autoeval-reason`.
+//!
+//! # Redis
+//!
+//! Every key of a run is `autoeval:{RUN}:…`; the braces are a Redis Cluster
+//! hash tag, so one run's keys live on one node and a script may touch them all.
+//!
+//! - `meta` (hash): `config` (the run's settings as JSON), `units` (total
+//!   work units), `created`, `state`.
+//! - `results` (hash): field `<unit>#<round>` → the round's record as JSON.
+//! - `final` (hash): field `<unit>` → the verdict that ended the unit.
+//! - `counts` (hash): field `dataset|model|prompt|round|complexity|verdict` → rounds.
+//! - `done` (string): units with a final outcome.
+//! - `autoeval:cache:{KEY}` (string): a cached model reply, shared by runs.
+
+use crate::UnitKey;
+use sha2::{Digest, Sha256};
+
+/// The exchange every task is published to.
+pub const TASKS_EXCHANGE: &str = "autoeval.tasks";
+/// Where refused and over-delivered messages go.
+pub const DEAD_EXCHANGE: &str = "autoeval.dead";
+/// Where tasks for models no worker serves go.
+pub const UNROUTED_EXCHANGE: &str = "autoeval.unrouted";
+/// The queue that keeps dead letters.
+pub const DEAD_QUEUE: &str = "autoeval.dead-letters";
+/// The verify stage's queue and routing key.
+pub const VERIFY_QUEUE: &str = "autoeval.verify";
+/// Routing key of verify tasks.
+pub const VERIFY_KEY: &str = "verify";
+/// Deliveries of one message before the broker dead-letters it.
+pub const DELIVERY_LIMIT: u32 = 5;
+/// Header naming the run of a message.
+pub const RUN_HEADER: &str = "autoeval-run";
+/// Header naming the unit and round of a message.
+pub const UNIT_HEADER: &str = "autoeval-unit";
+/// Header saying why a worker refused a message.
+pub const REASON_HEADER: &str = "autoeval-reason";
+
+/// A model spec as a routing-key part: its readable characters, cut short,
+/// and a hash of the whole spec so two specs never share a queue.
+pub fn model_slug(model: &str) -> String {
+    let readable: String = model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let digest = Sha256::digest(model.as_bytes());
+    format!("{readable}-{:02x}{:02x}{:02x}", digest[0], digest[1], digest[2])
+}
+
+/// Routing key of a model's translate tasks.
+pub fn translate_key(model: &str) -> String {
+    format!("translate.{}", model_slug(model))
+}
+
+/// The queue of a model's translate tasks.
+pub fn translate_queue(model: &str) -> String {
+    format!("autoeval.{}", translate_key(model))
+}
+
+/// The shard of an item: a stable hash of its id, the same on every machine and build.
+pub fn shard_of(item_id: &str, shards: u32) -> u32 {
+    let d = Sha256::digest(item_id.as_bytes());
+    let n = u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
+    (n % u64::from(shards.max(1))) as u32
+}
+
+/// One key of a run.
+pub fn run_key(run: &str, part: &str) -> String {
+    format!("autoeval:{{{run}}}:{part}")
+}
+
+/// The `results` field of one round of a unit.
+pub fn round_field(unit: &UnitKey, round: u32) -> String {
+    format!("{unit}#{round}")
+}
+
+/// The key of a cached model reply.
+pub fn cache_key(key: &str) -> String {
+    format!("autoeval:cache:{key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_readable_and_tell_specs_apart() {
+        let a = model_slug("openai-compatible:m@http://127.0.0.1:8000/v1");
+        let b = model_slug("openai-compatible:m@http://127.0.0.1:8001/v1");
+        assert!(a.starts_with("openai-compatible-m-http---127-0-0-1-8000-v1-"));
+        assert_ne!(a, b);
+        assert_eq!(translate_queue("reference"), format!("autoeval.translate.{}", model_slug("reference")));
+    }
+
+    #[test]
+    fn shards_spread_and_stay_put() {
+        let mut seen = [0u32; 4];
+        for i in 0..400 {
+            seen[shard_of(&format!("plogic-0-0-{i}"), 4) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 60), "{seen:?}");
+        // The hash is part of the contract (reruns shard identically); 175 is
+        // the first 8 bytes of SHA-256("plogic-0-0-0"), little-endian, mod 1000.
+        assert_eq!(shard_of("plogic-0-0-0", 1000), 175);
+        assert_eq!(run_key("r1", "results"), "autoeval:{r1}:results");
+    }
+}
