@@ -2,7 +2,12 @@
 //! implements with Redis.
 
 use serde::{Deserialize, Serialize};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+
+/// A boxed future, so the cache can sit behind `dyn`.
+pub type CacheFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A stored reply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -18,9 +23,9 @@ pub struct CachedReply {
 /// Where replies are kept between runs, keyed by [`autoeval_models::cache_key`].
 pub trait ResponseCache: Send + Sync {
     /// The stored reply for `key`.
-    fn get(&self, key: &str) -> Option<CachedReply>;
+    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>>;
     /// Stores a reply; a failure to store is logged, not fatal.
-    fn put(&self, key: &str, reply: &CachedReply);
+    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()>;
 }
 
 /// One JSON file per key under a directory (`ab/abcdef….json`), written to a
@@ -44,12 +49,22 @@ impl DiskCache {
 }
 
 impl ResponseCache for DiskCache {
-    fn get(&self, key: &str) -> Option<CachedReply> {
+    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>> {
+        Box::pin(async move { self.read(key) })
+    }
+
+    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()> {
+        Box::pin(async move { self.write(key, reply) })
+    }
+}
+
+impl DiskCache {
+    fn read(&self, key: &str) -> Option<CachedReply> {
         let text = std::fs::read_to_string(self.path(key)).ok()?;
         serde_json::from_str(&text).ok()
     }
 
-    fn put(&self, key: &str, reply: &CachedReply) {
+    fn write(&self, key: &str, reply: &CachedReply) {
         let path = self.path(key);
         let write = || -> std::io::Result<()> {
             if let Some(parent) = path.parent() {

@@ -11,7 +11,7 @@ mod cache;
 mod health;
 mod secret;
 
-pub use cache::{CachedReply, DiskCache, ResponseCache};
+pub use cache::{CacheFuture, CachedReply, DiskCache, ResponseCache};
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
 pub use secret::ApiKey;
 
@@ -190,7 +190,11 @@ impl Backend {
     pub async fn chat(&self, prompt: &str, sample: &Sample) -> Result<Reply, CallError> {
         let started = Instant::now();
         let key = cache_key(&self.spec, prompt, &self.options.params, sample);
-        if let Some(hit) = self.options.cache.as_ref().and_then(|c| c.get(&key)) {
+        let hit = match &self.options.cache {
+            Some(cache) => cache.get(&key).await,
+            None => None,
+        };
+        if let Some(hit) = hit {
             return Ok(Reply {
                 text: hit.text,
                 usage: Usage {
@@ -234,7 +238,8 @@ impl Backend {
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
                 },
-            );
+            )
+            .await;
         }
         Ok(Reply {
             cost,

@@ -1,0 +1,109 @@
+//! Tasks as a consumer receives them: the body, who it is for, how often it
+//! was delivered, and the three ways to finish it.
+
+use crate::{amqp, header_number, header_text, headers, Broker, BrokerError, Meta};
+use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNIT_HEADER};
+use futures_util::StreamExt;
+use lapin::Acker;
+use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};
+use lapin::types::{AMQPValue, FieldTable, LongString};
+use lapin::Channel;
+
+/// Header the dead-letter copy keeps the original routing key in.
+const ORIGINAL_KEY_HEADER: &str = "autoeval-routing-key";
+
+/// A subscription to one queue.
+pub struct Consumer {
+    channel: Channel,
+    inner: lapin::Consumer,
+}
+
+impl Consumer {
+    pub(crate) async fn start(channel: Channel, queue: &str, tag: &str) -> Result<Consumer, BrokerError> {
+        let inner = channel
+            .basic_consume(
+                queue.into(),
+                tag.into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(amqp(format!("consume {queue}")))?;
+        Ok(Consumer { channel, inner })
+    }
+
+    /// The next task; `None` when the subscription ended (the connection
+    /// was lost or the server cancelled the consumer): subscribe again.
+    pub async fn next(&mut self) -> Option<Result<Task, BrokerError>> {
+        let delivery = match self.inner.next().await? {
+            Ok(d) => d,
+            Err(e) => return Some(Err(amqp("receive a task")(e))),
+        };
+        let table = delivery.properties.headers().clone().unwrap_or_default();
+        Some(Ok(Task {
+            meta: Meta {
+                run: header_text(&table, RUN_HEADER).unwrap_or_default(),
+                unit: header_text(&table, UNIT_HEADER).unwrap_or_default(),
+            },
+            // Quorum queues count earlier deliveries in this header.
+            delivery_count: header_number(&table, "x-delivery-count").unwrap_or(0) as u32,
+            routing_key: delivery.routing_key.to_string(),
+            data: delivery.data,
+            acker: delivery.acker,
+        }))
+    }
+
+    /// Stops the subscription; unacknowledged tasks go back to the queue.
+    pub async fn close(&self) {
+        let _ = self.channel.close(200, "done".into()).await;
+    }
+}
+
+/// One delivered task.
+pub struct Task {
+    /// The message bytes.
+    pub data: Vec<u8>,
+    /// Run and unit from its headers (empty when a sender left them out).
+    pub meta: Meta,
+    /// Deliveries before this one.
+    pub delivery_count: u32,
+    /// The routing key it was published with.
+    pub routing_key: String,
+    acker: Acker,
+}
+
+impl Task {
+    /// Done: the broker forgets it.
+    pub async fn ack(self) -> Result<(), BrokerError> {
+        self.acker
+            .ack(BasicAckOptions::default())
+            .await
+            .map(|_| ())
+            .map_err(amqp("acknowledge a task"))
+    }
+
+    /// Not done: back to the queue for another worker (counts toward the delivery limit).
+    pub async fn requeue(self) -> Result<(), BrokerError> {
+        self.acker
+            .nack(BasicNackOptions {
+                requeue: true,
+                ..BasicNackOptions::default()
+            })
+            .await
+            .map(|_| ())
+            .map_err(amqp("return a task"))
+    }
+
+    /// Never doable: kept in the dead-letter queue with `reason`, then acknowledged.
+    pub async fn refuse(self, broker: &Broker, reason: &str) -> Result<(), BrokerError> {
+        let mut table = headers(&self.meta, Some(reason));
+        table.insert(
+            ORIGINAL_KEY_HEADER.into(),
+            AMQPValue::LongString(LongString::from(self.routing_key.as_str())),
+        );
+        broker
+            .publish_to(DEAD_EXCHANGE, &self.routing_key, &self.data, table)
+            .await?;
+        self.ack().await
+    }
+}

@@ -1,0 +1,379 @@
+//! The fleet's broker, RabbitMQ, as the rest of the code needs it: the
+//! topology of [`autoeval_proto::fleet`] declared, messages published with
+//! `mandatory` and publisher confirms (a nack or a return is an error, never
+//! a silent success), tasks consumed with a prefetch and acknowledged one by
+//! one, and refused messages kept as dead letters with their reason.
+//!
+//! A lost connection surfaces as an error from whatever was in progress;
+//! callers reconnect with [`Broker::connect_with_backoff`] and declare and
+//! subscribe again (the broker redelivers what was not acknowledged).
+
+mod dead;
+mod delivery;
+
+pub use dead::DeadLetter;
+pub use delivery::{Consumer, Task};
+
+use autoeval_proto::fleet::{
+    translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE, DELIVERY_LIMIT, REASON_HEADER,
+    RUN_HEADER, TASKS_EXCHANGE, UNIT_HEADER, UNROUTED_EXCHANGE, VERIFY_KEY, VERIFY_QUEUE,
+};
+use lapin::options::{
+    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
+    QueueBindOptions, QueueDeclareOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use std::time::Duration;
+use thiserror::Error;
+
+/// What went wrong talking to the broker.
+#[derive(Debug, Error)]
+pub enum BrokerError {
+    /// The broker cannot be reached or refused us.
+    #[error("cannot connect to the broker at {url}: {source}")]
+    Connect {
+        /// Where, without credentials.
+        url: String,
+        /// Why.
+        source: lapin::Error,
+    },
+    /// A broker operation failed (often: the connection was lost).
+    #[error("broker: {what}: {source}")]
+    Amqp {
+        /// The operation.
+        what: String,
+        /// Why.
+        source: lapin::Error,
+    },
+    /// The broker refused to take a message.
+    #[error("the broker refused a message for {routing_key} (negative confirm)")]
+    Nacked {
+        /// Where it was going.
+        routing_key: String,
+    },
+    /// No queue is bound for the message's routing key.
+    #[error("no queue takes messages for {routing_key}: {reply}")]
+    Unroutable {
+        /// Where it was going.
+        routing_key: String,
+        /// The broker's reply text.
+        reply: String,
+    },
+}
+
+fn amqp(what: impl Into<String>) -> impl FnOnce(lapin::Error) -> BrokerError {
+    let what = what.into();
+    move |source| BrokerError::Amqp { what, source }
+}
+
+/// The URL without its password, for messages and logs.
+pub fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(_)) => {
+            let (auth, host) = rest.rsplit_once('@').unwrap_or(("", rest));
+            let user = auth.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// What every message carries besides its body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The run.
+    pub run: String,
+    /// The unit and round, `<unit>#<round>`.
+    pub unit: String,
+}
+
+/// One connection to the broker with a confirming publisher channel.
+pub struct Broker {
+    connection: Connection,
+    publisher: Channel,
+}
+
+/// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
+fn stage_queue_arguments() -> FieldTable {
+    let mut args = FieldTable::default();
+    let text = |s: &str| AMQPValue::LongString(LongString::from(s));
+    args.insert("x-queue-type".into(), text("quorum"));
+    args.insert("x-dead-letter-exchange".into(), text(DEAD_EXCHANGE));
+    args.insert("x-dead-letter-strategy".into(), text("at-least-once"));
+    // At-least-once dead-lettering needs the queue to refuse publishes when full.
+    args.insert("x-overflow".into(), text("reject-publish"));
+    args.insert(
+        "x-delivery-limit".into(),
+        AMQPValue::LongInt(DELIVERY_LIMIT as i32),
+    );
+    args
+}
+
+impl Broker {
+    /// Connects once and declares the shared topology.
+    pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
+        let properties =
+            ConnectionProperties::default().with_connection_name(LongString::from(name));
+        let connection =
+            Connection::connect(url, properties)
+                .await
+                .map_err(|source| BrokerError::Connect {
+                    url: redact(url),
+                    source,
+                })?;
+        let publisher = connection
+            .create_channel()
+            .await
+            .map_err(amqp("open a channel"))?;
+        publisher
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(amqp("turn on publisher confirms"))?;
+        let broker = Broker {
+            connection,
+            publisher,
+        };
+        broker.declare_common().await?;
+        Ok(broker)
+    }
+
+    /// Connects, retrying with exponential backoff (0.2 s doubling to 5 s) until it works.
+    pub async fn connect_with_backoff(url: &str, name: &str) -> Broker {
+        let mut wait = Duration::from_millis(200);
+        loop {
+            match Broker::connect(url, name).await {
+                Ok(b) => return b,
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64, "broker unavailable");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    /// True while the connection is up.
+    pub fn is_connected(&self) -> bool {
+        self.connection.status().connected()
+    }
+
+    async fn declare_common(&self) -> Result<(), BrokerError> {
+        let ch = &self.publisher;
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..ExchangeDeclareOptions::default()
+        };
+        let mut tasks_args = FieldTable::default();
+        tasks_args.insert(
+            "alternate-exchange".into(),
+            AMQPValue::LongString(LongString::from(UNROUTED_EXCHANGE)),
+        );
+        for (name, kind, args) in [
+            (DEAD_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
+            (UNROUTED_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
+            (TASKS_EXCHANGE, ExchangeKind::Direct, tasks_args),
+        ] {
+            ch.exchange_declare(name.into(), kind, durable, args)
+                .await
+                .map_err(amqp(format!("declare the exchange {name}")))?;
+        }
+        let durable_queue = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        ch.queue_declare(DEAD_QUEUE.into(), durable_queue, FieldTable::default())
+            .await
+            .map_err(amqp(format!("declare the queue {DEAD_QUEUE}")))?;
+        for exchange in [DEAD_EXCHANGE, UNROUTED_EXCHANGE] {
+            ch.queue_bind(
+                DEAD_QUEUE.into(),
+                exchange.into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(amqp(format!("bind {DEAD_QUEUE}")))?;
+        }
+        self.declare_stage(VERIFY_QUEUE, VERIFY_KEY).await
+    }
+
+    async fn declare_stage(&self, queue: &str, key: &str) -> Result<(), BrokerError> {
+        let options = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        self.publisher
+            .queue_declare(queue.into(), options, stage_queue_arguments())
+            .await
+            .map_err(amqp(format!("declare the queue {queue}")))?;
+        self.publisher
+            .queue_bind(
+                queue.into(),
+                TASKS_EXCHANGE.into(),
+                key.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(amqp(format!("bind the queue {queue}")))
+    }
+
+    /// Declares the translate queue of a model this process serves.
+    pub async fn declare_translate(&self, model: &str) -> Result<String, BrokerError> {
+        let queue = translate_queue(model);
+        self.declare_stage(&queue, &translate_key(model)).await?;
+        Ok(queue)
+    }
+
+    /// Publishes to the tasks exchange and waits for the broker's confirm.
+    pub async fn publish(
+        &self,
+        routing_key: &str,
+        payload: &[u8],
+        meta: &Meta,
+    ) -> Result<(), BrokerError> {
+        self.publish_to(TASKS_EXCHANGE, routing_key, payload, headers(meta, None))
+            .await
+    }
+
+    async fn publish_to(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        payload: &[u8],
+        headers: FieldTable,
+    ) -> Result<(), BrokerError> {
+        let properties = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_headers(headers);
+        let confirm = self
+            .publisher
+            .basic_publish(
+                exchange.into(),
+                routing_key.into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                payload,
+                properties,
+            )
+            .await
+            .map_err(amqp(format!("publish to {routing_key}")))?
+            .await
+            .map_err(amqp(format!("confirm a publish to {routing_key}")))?;
+        if confirm.is_nack() {
+            return Err(BrokerError::Nacked {
+                routing_key: routing_key.into(),
+            });
+        }
+        if let Some(returned) = confirm.take_message() {
+            return Err(BrokerError::Unroutable {
+                routing_key: routing_key.into(),
+                reply: returned.reply_text.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Consumes `queue` on its own channel with `prefetch` unacknowledged deliveries at most.
+    pub async fn consume(
+        &self,
+        queue: &str,
+        prefetch: u16,
+        tag: &str,
+    ) -> Result<Consumer, BrokerError> {
+        let channel = self
+            .connection
+            .create_channel()
+            .await
+            .map_err(amqp("open a channel"))?;
+        channel
+            .basic_qos(prefetch.max(1), BasicQosOptions::default())
+            .await
+            .map_err(amqp("set the prefetch"))?;
+        Consumer::start(channel, queue, tag).await
+    }
+
+    /// Messages ready in `queue` and its consumers; `None` when it does not exist.
+    pub async fn depth(&self, queue: &str) -> Result<Option<(u32, u32)>, BrokerError> {
+        // A passive declare of a missing queue closes its channel: use a spare one.
+        let channel = self
+            .connection
+            .create_channel()
+            .await
+            .map_err(amqp("open a channel"))?;
+        let options = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        let found = channel
+            .queue_declare(queue.into(), options, FieldTable::default())
+            .await;
+        match found {
+            Ok(q) => {
+                let _ = channel.close(200, "done".into()).await;
+                Ok(Some((q.message_count(), q.consumer_count())))
+            }
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(amqp(format!("look up {queue}"))(e)),
+        }
+    }
+
+    /// Closes the connection.
+    pub async fn close(&self) {
+        let _ = self.connection.close(200, "bye".into()).await;
+    }
+}
+
+fn is_not_found(e: &lapin::Error) -> bool {
+    e.to_string().contains("NOT_FOUND")
+}
+
+fn headers(meta: &Meta, reason: Option<&str>) -> FieldTable {
+    let mut h = FieldTable::default();
+    let text = |s: &str| AMQPValue::LongString(LongString::from(s));
+    h.insert(RUN_HEADER.into(), text(&meta.run));
+    h.insert(UNIT_HEADER.into(), text(&meta.unit));
+    if let Some(r) = reason {
+        h.insert(REASON_HEADER.into(), text(r));
+    }
+    h
+}
+
+/// A header's text, when it is a string.
+fn header_text(table: &FieldTable, name: &str) -> Option<String> {
+    match table.inner().get(&ShortString::from(name))? {
+        AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
+        AMQPValue::ShortString(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// A header's number, whatever integer type the broker chose.
+fn header_number(table: &FieldTable, name: &str) -> Option<i64> {
+    match table.inner().get(&ShortString::from(name))? {
+        AMQPValue::LongLongInt(n) => Some(*n),
+        AMQPValue::LongInt(n) => Some(i64::from(*n)),
+        AMQPValue::LongUInt(n) => Some(i64::from(*n)),
+        AMQPValue::ShortInt(n) => Some(i64::from(*n)),
+        AMQPValue::ShortUInt(n) => Some(i64::from(*n)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_password() {
+        assert_eq!(
+            redact("amqp://guest:secret@127.0.0.1:5672/%2f"),
+            "amqp://guest:***@127.0.0.1:5672/%2f"
+        );
+        assert_eq!(redact("amqp://127.0.0.1"), "amqp://127.0.0.1");
+    }
+}

@@ -1,0 +1,245 @@
+//! The fleet's state in Redis, laid out as [`autoeval_proto::fleet`]
+//! documents. A round's result is written at most once: one script sets it
+//! only if absent and updates the counters and the unit's final outcome in
+//! the same step, so a redelivered task can never count twice, and the
+//! counters always equal a recount of the stored results.
+
+mod cache;
+
+pub use cache::RedisCache;
+
+use autoeval_proto::fleet::{round_field, run_key};
+use autoeval_proto::{ResultRecord, Verdict};
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Redis failed or holds something unreadable.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// Redis cannot be reached or refused a command.
+    #[error("redis: {what}: {source}")]
+    Redis {
+        /// The operation.
+        what: String,
+        /// Why.
+        source: redis::RedisError,
+    },
+    /// A stored value is not what this build writes.
+    #[error("redis holds an unreadable {what}: {detail}")]
+    Corrupt {
+        /// Which value.
+        what: String,
+        /// Why.
+        detail: String,
+    },
+}
+
+fn redis_err(what: impl Into<String>) -> impl FnOnce(redis::RedisError) -> StoreError {
+    let what = what.into();
+    move |source| StoreError::Redis { what, source }
+}
+
+/// Connects to Redis; the connection reconnects by itself when Redis comes back.
+pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
+    let client = redis::Client::open(url).map_err(redis_err("read the Redis URL"))?;
+    ConnectionManager::new(client)
+        .await
+        .map_err(redis_err(format!("connect to {url}")))
+}
+
+const RECORD: &str = r"
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
+if ARGV[5] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[4], ARGV[5]) == 1 then
+  redis.call('INCR', KEYS[5])
+end
+return 1
+";
+
+const FORGET: &str = r"
+local counter = redis.call('HGET', KEYS[2], ARGV[1])
+if not counter then return 0 end
+redis.call('HINCRBY', KEYS[3], counter, -1)
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+if redis.call('HDEL', KEYS[4], ARGV[2]) == 1 then redis.call('DECR', KEYS[5]) end
+return 1
+";
+
+/// The counter a round adds to: `dataset|model|prompt|round|complexity|verdict`.
+pub fn counter_field(r: &ResultRecord) -> String {
+    format!(
+        "{}|{}|{}|{}|{}|{}",
+        r.dataset,
+        r.model,
+        r.prompt,
+        r.round,
+        r.complexity,
+        r.verdict.name()
+    )
+}
+
+/// One run's keys.
+#[derive(Clone)]
+pub struct RunStore {
+    conn: ConnectionManager,
+    run: String,
+    record: Script,
+    forget: Script,
+}
+
+impl RunStore {
+    /// The store of `run` over an open connection.
+    pub fn new(conn: ConnectionManager, run: &str) -> RunStore {
+        RunStore {
+            conn,
+            run: run.to_string(),
+            record: Script::new(RECORD),
+            forget: Script::new(FORGET),
+        }
+    }
+
+    /// The run's name.
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn key(&self, part: &str) -> String {
+        run_key(&self.run, part)
+    }
+
+    fn keys(&self) -> [String; 5] {
+        ["results", "tally", "counts", "final", "done"].map(|p| self.key(p))
+    }
+
+    /// Stores one round unless that round is already stored; true when it
+    /// was new. A round is the unit's last when it did not keep the meaning
+    /// or it was round `rounds`.
+    pub async fn record(&self, r: &ResultRecord, rounds: u32) -> Result<bool, StoreError> {
+        let json = serde_json::to_string(r).map_err(|e| StoreError::Corrupt {
+            what: "record".into(),
+            detail: e.to_string(),
+        })?;
+        let unit = r.unit();
+        let last = r.verdict != Verdict::Equivalent || r.round >= rounds;
+        let mut conn = self.conn.clone();
+        let mut call = self.record.prepare_invoke();
+        for k in self.keys() {
+            call.key(k);
+        }
+        let new: i32 = call
+            .arg(round_field(&unit, r.round))
+            .arg(json)
+            .arg(counter_field(r))
+            .arg(unit.to_string())
+            .arg(if last { r.verdict.name() } else { "" })
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("record a result"))?;
+        Ok(new == 1)
+    }
+
+    /// Removes a stored round (to redo it), with its counts; true when there was one.
+    pub async fn forget(&self, r: &ResultRecord) -> Result<bool, StoreError> {
+        let unit = r.unit();
+        let mut conn = self.conn.clone();
+        let mut call = self.forget.prepare_invoke();
+        for k in self.keys() {
+            call.key(k);
+        }
+        let gone: i32 = call
+            .arg(round_field(&unit, r.round))
+            .arg(unit.to_string())
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("forget a result"))?;
+        Ok(gone == 1)
+    }
+
+    /// Units with a final outcome.
+    pub async fn done(&self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let n: Option<u64> = conn
+            .get(self.key("done"))
+            .await
+            .map_err(redis_err("read the done count"))?;
+        Ok(n.unwrap_or(0))
+    }
+
+    /// Every counter, read without touching the results.
+    pub async fn counts(&self) -> Result<BTreeMap<String, i64>, StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hgetall(self.key("counts"))
+            .await
+            .map_err(redis_err("read the counters"))
+    }
+
+    /// The final outcome of each finished unit, by unit.
+    pub async fn finals(&self) -> Result<BTreeMap<String, String>, StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hgetall(self.key("final"))
+            .await
+            .map_err(redis_err("read the final outcomes"))
+    }
+
+    /// Every stored round, read in batches and handed to `each` in no particular order.
+    pub async fn scan_records(
+        &self,
+        mut each: impl FnMut(ResultRecord),
+    ) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut cursor: u64 = 0;
+        let mut seen = 0;
+        loop {
+            let (next, pairs): (u64, Vec<(String, String)>) = redis::cmd("HSCAN")
+                .arg(self.key("results"))
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await
+                .map_err(redis_err("read the results"))?;
+            for (field, json) in pairs {
+                let r = serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
+                    what: format!("result {field}"),
+                    detail: e.to_string(),
+                })?;
+                each(r);
+                seen += 1;
+            }
+            if next == 0 {
+                return Ok(seen);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Sets fields of the run's metadata.
+    pub async fn set_meta(&self, fields: &[(&str, String)]) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hset_multiple::<_, _, _, ()>(self.key("meta"), fields)
+            .await
+            .map_err(redis_err("write the run's metadata"))
+    }
+
+    /// The run's metadata; empty when no run of this name was registered.
+    pub async fn meta(&self) -> Result<BTreeMap<String, String>, StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hgetall(self.key("meta"))
+            .await
+            .map_err(redis_err("read the run's metadata"))
+    }
+
+    /// Deletes every key of the run.
+    pub async fn delete(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let mut keys = self.keys().to_vec();
+        keys.push(self.key("meta"));
+        conn.del::<_, ()>(keys)
+            .await
+            .map_err(redis_err("delete the run"))
+    }
+}
