@@ -1,1 +1,55 @@
-fn main() {}
+//! `autoeval-worker`: the fleet's LLM worker. It serves the translate
+//! queues of the models it is given, runs I then A for each task, publishes
+//! the answer to the verify queue and acknowledges the task only once that
+//! publish is confirmed. Replies are cached in Redis, so a task delivered
+//! again (after a crash or a lost connection) does not pay twice.
+//!
+//! Time budget: one task makes two model calls, each of at most
+//! `max-attempts` attempts of `request-timeout-s` plus backoff; keep that
+//! below the broker's `consumer_timeout` (30 minutes by default), or the
+//! broker closes the channel and redelivers the task.
+
+mod serve;
+
+use anyhow::Result;
+use clap::Parser;
+use std::path::PathBuf;
+
+/// LLM worker of an AutoEval fleet.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+pub struct Args {
+    /// Broker URL.
+    #[arg(long, env = "AUTOEVAL_AMQP", default_value = "amqp://guest:guest@127.0.0.1:5672/%2f")]
+    amqp: String,
+    /// Redis URL.
+    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    redis: String,
+    /// Model spec this worker serves, exactly as the run names it (repeat for several).
+    #[arg(long = "model", required = true)]
+    models: Vec<String>,
+    /// Tasks in flight at once per model (the broker's prefetch).
+    #[arg(long, default_value_t = 32)]
+    concurrency: u16,
+    /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
+    #[arg(long)]
+    secrets: Option<PathBuf>,
+    /// Address of /healthz and /readyz (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    health_addr: String,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,lapin=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve::run(args))
+}

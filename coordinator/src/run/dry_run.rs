@@ -6,7 +6,7 @@
 //! length; tokens are estimated at one per four bytes of UTF-8.
 
 use super::config::Resolved;
-use super::{load_templates, price_table};
+use super::{price_table, stage_settings};
 use anyhow::Result;
 use autoeval_generate::Item;
 use autoeval_models::Usage;
@@ -35,7 +35,7 @@ struct Estimate {
 /// later round runs only when the one before kept the meaning), estimated
 /// tokens and cost.
 pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
-    let templates = load_templates(settings)?;
+    let templates = stage_settings(settings)?.templates()?;
     let prices = price_table(settings.prices.as_deref())?;
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();

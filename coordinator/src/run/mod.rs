@@ -11,13 +11,13 @@ pub mod store;
 use crate::check::prover_pool;
 use anyhow::{Context, Result};
 use autoeval_generate::DatasetKind;
-use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
-use autoeval_models::{GenerationParams, ModelSpec, PriceTable, RetryPolicy};
+use autoeval_llm_client::{DiskCache, ResponseCache};
+use autoeval_models::{ModelSpec, PriceTable};
 use autoeval_pipeline::{
-    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Stages,
+    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Local, Stages,
+    StageSettings,
 };
-use autoeval_prompts::{PromptSet, Shots, Templates};
-use autoeval_verify::{ProverLimits, Settings};
+use autoeval_prompts::{PromptSet, Shots};
 use config::{Protocol, Resolved, RunConfig};
 use progress::{Display, Progress};
 use std::collections::BTreeMap;
@@ -414,11 +414,10 @@ fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
         .with_context(|| format!("cannot write {}", dir.config().display()))
 }
 
-/// The prompt templates of these settings: the prompt set's, with any overrides.
-fn load_templates(s: &Resolved) -> Result<Templates> {
-    let mut templates = Templates::of_set(s.plan.prompt_set);
+/// What the stages need of these settings, in the form workers on other machines receive.
+pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
+    let mut template_overrides = Vec::new();
     if let Some(tdir) = &s.templates {
-        let mut overrides = Vec::new();
         for entry in std::fs::read_dir(tdir)
             .with_context(|| format!("cannot read the templates directory {}", tdir.display()))?
         {
@@ -431,62 +430,43 @@ fn load_templates(s: &Resolved) -> Result<Templates> {
                     .to_string();
                 let text = std::fs::read_to_string(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
-                overrides.push((name, text));
+                template_overrides.push((name, text));
             }
         }
-        templates = templates
-            .with_overrides(overrides)
+    }
+    let mut models = BTreeMap::new();
+    for m in &s.plan.models {
+        models.insert(m.clone(), s.model_settings(m)?.1);
+    }
+    let stage = StageSettings {
+        prompt_set: s.plan.prompt_set,
+        template_overrides,
+        copy_policy: s.copy_policy,
+        timeout_ms: u32::try_from(s.timeout_ms).unwrap_or(u32::MAX),
+        max_attempts: s.max_attempts,
+        models,
+        prices: price_table(s.prices.as_deref())?,
+    };
+    if let Some(tdir) = &s.templates {
+        stage
+            .templates()
             .with_context(|| format!("in the templates of {}", tdir.display()))?;
     }
-    Ok(templates)
+    Ok(stage)
 }
 
 /// The stages for these settings: backends, prompts and verifier.
 fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
-    let templates = load_templates(s)?;
-    let prices = price_table(s.prices.as_deref())?;
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
-    let mut backends = BTreeMap::new();
-    for m in &s.plan.models {
-        let (spec, model) = s.model_settings(m)?;
-        // The built-in models cost nothing and answer in microseconds: caching them only costs disk.
-        let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
-            None
-        } else {
-            Some(Arc::new(DiskCache::new(&cache_dir).with_context(|| {
-                format!("cannot create the response cache {}", cache_dir.display())
-            })?))
-        };
-        let options = BackendOptions {
-            concurrency: model.concurrency.unwrap_or(s.concurrency),
-            request_timeout: Duration::from_secs(
-                model.request_timeout_s.unwrap_or(s.request_timeout_s),
-            ),
-            retry: RetryPolicy {
-                max_attempts: s.max_attempts,
-                ..RetryPolicy::default()
-            },
-            params: model.params(&GenerationParams::default()),
-            prices: prices.clone(),
-            cache,
-            secrets_file: s.secrets.clone(),
-            base_url: None,
-        };
-        backends.insert(m.clone(), Backend::new(spec, options)?);
-    }
-    Ok(Stages {
-        backends,
-        templates,
-        settings: Settings {
-            limits: ProverLimits {
-                timeout_ms: u32::try_from(s.timeout_ms).unwrap_or(u32::MAX),
-                ..Settings::default().limits
-            },
-            ..Settings::default()
-        },
-        prover: Arc::new(prover_pool(s.verifiers)?),
-        copy_policy: s.copy_policy,
-    })
+    let cache: Arc<dyn ResponseCache> = Arc::new(DiskCache::new(&cache_dir).with_context(|| {
+        format!("cannot create the response cache {}", cache_dir.display())
+    })?);
+    let local = Local {
+        concurrency: None,
+        cache: Some(cache),
+        secrets_file: s.secrets.clone(),
+    };
+    Ok(stage_settings(s)?.stages(&s.plan.models, &local, Arc::new(prover_pool(s.verifiers)?))?)
 }
 
 /// The shipped price table, extended with the user's file if one is given.

@@ -53,6 +53,16 @@ impl Consumer {
         }))
     }
 
+    /// Asks the broker for no more deliveries; those already sent still
+    /// arrive from [`Consumer::next`] until it returns `None`.
+    pub async fn cancel(&self) {
+        let tag = self.inner.tag();
+        let _ = self
+            .channel
+            .basic_cancel(tag, lapin::options::BasicCancelOptions::default())
+            .await;
+    }
+
     /// Stops the subscription; unacknowledged tasks go back to the queue.
     pub async fn close(&self) {
         let _ = self.channel.close(200, "done".into()).await;

@@ -11,6 +11,7 @@ mod message;
 mod plan;
 mod queue;
 mod resume;
+mod settings;
 mod stages;
 mod store;
 
@@ -19,5 +20,6 @@ pub use message::{shots_name, task_item, TranslateTask, VerifyTask};
 pub use plan::{generate_items, initial_tasks, BatchShortfall, PlanError, RunPlan};
 pub use queue::{LocalQueue, Queue, QueueClosed};
 pub use resume::{pending_tasks, Pending};
+pub use settings::{Local, SettingsError, StageSettings};
 pub use stages::{translate, verify, CopyPolicy, Stages};
 pub use store::{MemoryStore, ResultStore, StoreError};

@@ -7,6 +7,8 @@
 mod cache;
 
 pub use cache::RedisCache;
+/// An open, self-reconnecting Redis connection.
+pub use redis::aio::ConnectionManager as Connection;
 
 use autoeval_proto::fleet::{round_field, run_key};
 use autoeval_proto::{ResultRecord, Verdict};

@@ -1,0 +1,123 @@
+//! What every fleet process shares: `/healthz` and `/readyz`, shutdown on
+//! SIGTERM or Ctrl-C, and the settings of each run it works for.
+
+use anyhow::{Context, Result};
+use autoeval_pipeline::StageSettings;
+use autoeval_redis_store::RunStore;
+use autoeval_redis_store::Connection as ConnectionManager;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::{watch, Mutex};
+
+
+/// Whether the process is up and whether it is ready for work.
+#[derive(Clone, Default)]
+pub struct Health {
+    ready: Arc<AtomicBool>,
+}
+
+impl Health {
+    /// Says whether the process can take work now (connected, subscribed).
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Relaxed);
+    }
+
+    /// Serves `/healthz` (alive) and `/readyz` (ready: 200, else 503) on `addr`;
+    /// returns the address bound, which a port of 0 leaves to the system.
+    pub async fn serve(&self, addr: &str) -> Result<SocketAddr> {
+        use axum::{http::StatusCode, routing::get, Router};
+        let ready = self.ready.clone();
+        let app = Router::new()
+            .route("/healthz", get(|| async { "ok\n" }))
+            .route(
+                "/readyz",
+                get(move || {
+                    let ready = ready.load(Ordering::Relaxed);
+                    async move {
+                        if ready {
+                            (StatusCode::OK, "ready\n")
+                        } else {
+                            (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+                        }
+                    }
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for health checks"))?;
+        let bound = listener.local_addr()?;
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "the health endpoint stopped");
+            }
+        });
+        Ok(bound)
+    }
+}
+
+/// A signal that flips once, on SIGTERM or Ctrl-C.
+pub fn shutdown_signal() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        let term = async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            }
+            #[cfg(not(unix))]
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            _ = term => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        tracing::info!("shutting down: finishing the tasks in hand");
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// Each run's stage settings, read from Redis once per run.
+#[derive(Clone)]
+pub struct RunSettings {
+    conn: ConnectionManager,
+    known: Arc<Mutex<HashMap<String, Arc<StageSettings>>>>,
+}
+
+impl RunSettings {
+    /// Settings read over `conn`.
+    pub fn new(conn: ConnectionManager) -> RunSettings {
+        RunSettings {
+            conn,
+            known: Arc::default(),
+        }
+    }
+
+    /// The settings of `run`; an error when the run is not registered.
+    pub async fn get(&self, run: &str) -> Result<Arc<StageSettings>> {
+        if let Some(s) = self.known.lock().await.get(run) {
+            return Ok(s.clone());
+        }
+        let meta = RunStore::new(self.conn.clone(), run).meta().await?;
+        let text = meta
+            .get("stages")
+            .with_context(|| format!("run {run:?} is not registered"))?;
+        let settings: Arc<StageSettings> = Arc::new(
+            serde_json::from_str(text)
+                .with_context(|| format!("run {run:?} has unreadable settings"))?,
+        );
+        self.known
+            .lock()
+            .await
+            .insert(run.to_string(), settings.clone());
+        Ok(settings)
+    }
+}

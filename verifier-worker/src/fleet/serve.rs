@@ -1,0 +1,178 @@
+//! The verifier's loop: connect, subscribe to the verify queue, prove and
+//! record until shut down; after a lost connection, the same again.
+
+use crate::Args;
+use anyhow::{Context, Result};
+use autoeval_amqp::{Broker, Meta, Task};
+use autoeval_pipeline::{verify, Local, Stages, VerifyTask};
+use autoeval_proto::fleet::{round_field, translate_key, VERIFY_QUEUE};
+use autoeval_proto::wire::{decode, encode, Header, MessageKind};
+use autoeval_redis_store::RunStore;
+use autoeval_service::{shutdown_signal, Health, RunSettings};
+use autoeval_verify::Prover;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::{watch, Mutex};
+use tokio::task::JoinSet;
+
+/// Each run's stages (prompts, limits; no models) and store.
+struct Runs {
+    settings: RunSettings,
+    redis: autoeval_redis_store::Connection,
+    prover: Arc<dyn Prover + Send + Sync>,
+    built: Mutex<HashMap<String, (Arc<Stages>, RunStore)>>,
+}
+
+impl Runs {
+    async fn get(&self, run: &str) -> Result<(Arc<Stages>, RunStore)> {
+        if let Some(s) = self.built.lock().await.get(run) {
+            return Ok(s.clone());
+        }
+        let settings = self.settings.get(run).await?;
+        let stages = Arc::new(settings.stages(&[], &Local::default(), self.prover.clone())?);
+        let entry = (stages, RunStore::new(self.redis.clone(), run));
+        self.built
+            .lock()
+            .await
+            .insert(run.to_string(), entry.clone());
+        Ok(entry)
+    }
+}
+
+/// Serves until SIGTERM.
+pub async fn run(args: Args) -> Result<()> {
+    let health = Health::default();
+    let bound = health.serve(&args.health_addr).await?;
+    println!("health: http://{bound}");
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
+    let prover = autoeval_verifier_worker::prover_pool(exe, vec!["--prover-child".into()], jobs);
+    let redis = autoeval_redis_store::connect(&args.redis).await?;
+    let runs = Arc::new(Runs {
+        settings: RunSettings::new(redis.clone()),
+        redis,
+        prover: Arc::new(prover),
+        built: Mutex::default(),
+    });
+    let mut shutdown = shutdown_signal();
+    loop {
+        let broker = tokio::select! {
+            b = Broker::connect_with_backoff(&args.amqp, "autoeval-verifier") => Arc::new(b),
+            _ = shutdown.changed() => return Ok(()),
+        };
+        let prefetch = u16::try_from(jobs).unwrap_or(u16::MAX);
+        match broker.consume(VERIFY_QUEUE, prefetch, "").await {
+            Ok(consumer) => {
+                health.set_ready(true);
+                tracing::info!(jobs, "serving");
+                consume(consumer, broker.clone(), runs.clone(), jobs, shutdown.clone()).await;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot subscribe"),
+        }
+        health.set_ready(false);
+        broker.close().await;
+        if *shutdown.borrow() {
+            tracing::info!("stopped");
+            return Ok(());
+        }
+        tracing::warn!("subscription ended; reconnecting");
+    }
+}
+
+async fn consume(
+    mut consumer: autoeval_amqp::Consumer,
+    broker: Arc<Broker>,
+    runs: Arc<Runs>,
+    jobs: usize,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut in_hand = JoinSet::new();
+    loop {
+        let next = tokio::select! {
+            n = consumer.next() => n,
+            _ = shutdown.changed() => {
+                consumer.cancel().await;
+                break;
+            }
+        };
+        match next {
+            Some(Ok(task)) => {
+                in_hand.spawn(handle(task, broker.clone(), runs.clone()));
+            }
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "lost the subscription");
+                break;
+            }
+            None => {
+                tracing::warn!("the broker ended the subscription");
+                break;
+            }
+        }
+        while in_hand.len() >= jobs * 2 {
+            in_hand.join_next().await;
+        }
+        while in_hand.try_join_next().is_some() {}
+    }
+    while in_hand.join_next().await.is_some() {}
+    consumer.close().await;
+}
+
+async fn refuse(task: Task, broker: &Broker, reason: &str) {
+    tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
+    if let Err(e) = task.refuse(broker, reason).await {
+        tracing::warn!(error = %e, "cannot dead-letter a task");
+    }
+}
+
+async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let message: VerifyTask = match decode(&task.data, MessageKind::Verify) {
+        Ok((_, m)) => m,
+        Err(e) => return refuse(task, &broker, &e.to_string()).await,
+    };
+    let run = task.meta.run.clone();
+    let (stages, store) = match runs.get(&run).await {
+        Ok(s) => s,
+        Err(e) => return refuse(task, &broker, &format!("{e:#}")).await,
+    };
+    let rounds = message.task.rounds;
+    let proved = tokio::task::spawn_blocking(move || verify(message, &stages)).await;
+    let (record, next) = match proved {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::error!(error = %e, "the verifier thread failed; returning the task");
+            let _ = task.requeue().await;
+            return;
+        }
+    };
+    if let Err(e) = store.record(&record, rounds).await {
+        tracing::warn!(error = %e, "cannot record a result; returning its task");
+        let _ = task.requeue().await;
+        return;
+    }
+    // Published whether or not the round was new: a task delivered again
+    // after a crash between recording and publishing must not end the chain.
+    if let Some(next) = next {
+        let meta = Meta {
+            run: run.clone(),
+            unit: round_field(&next.unit(), next.round),
+        };
+        let key = translate_key(&next.model);
+        let sent = match encode(&Header { kind: MessageKind::Translate, run }, &next) {
+            Ok(bytes) => broker.publish(&key, &bytes, &meta).await,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot encode the next round");
+                return;
+            }
+        };
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "cannot publish the next round; returning the task");
+            let _ = task.requeue().await;
+            return;
+        }
+    }
+    if let Err(e) = task.ack().await {
+        tracing::warn!(error = %e, "cannot acknowledge a task; the broker will deliver it again");
+    }
+}
