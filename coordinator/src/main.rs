@@ -7,6 +7,7 @@ mod closeness;
 mod closeness_bench;
 mod correlate;
 mod export;
+mod fleet;
 mod generate;
 mod import;
 mod judge;
@@ -45,6 +46,8 @@ enum Command {
     Report(report::Args),
     /// Redo the rounds of a run that ended in an API failure or a timeout.
     Rerun(rerun::Args),
+    /// Where a fleet run stands: units per shard (done, pending, failed, dead), queue depths, dead letters and why.
+    Status(fleet::status::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
     Judge(judge::Args),
     /// Write a run's results in the reference's verified layout or as CSV.
@@ -108,6 +111,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args),
+        Command::Status(args) => fleet::status::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Export(args) => export::run(args),
         Command::Generate(args) => generate::run(args),

@@ -30,6 +30,10 @@ pub struct Args {
     /// Log lines instead of bars, even on a terminal.
     #[arg(long)]
     plain: bool,
+    /// A fleet run: redo the units whose last round failed or whose tasks
+    /// are dead letters, through the fleet.
+    #[command(flatten)]
+    fleet: crate::fleet::FleetArgs,
 }
 
 /// Runs `autoeval rerun`.
@@ -46,6 +50,10 @@ pub fn run(args: Args) -> Result<()> {
         concurrency: args.concurrency,
         ..RunConfig::default()
     }))?;
+    if args.fleet.fleet {
+        let display = progress_display(args.quiet, args.plain, 10);
+        return crate::fleet::execute(&dir, &settings, display, &args.fleet, true);
+    }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
     if removed == 0 {
         if !args.quiet {

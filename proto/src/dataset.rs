@@ -72,4 +72,3 @@ impl std::str::FromStr for DatasetKind {
             })
     }
 }
-

@@ -69,7 +69,10 @@ pub fn model_slug(model: &str) -> String {
         .take(60)
         .collect();
     let digest = Sha256::digest(model.as_bytes());
-    format!("{readable}-{:02x}{:02x}{:02x}", digest[0], digest[1], digest[2])
+    format!(
+        "{readable}-{:02x}{:02x}{:02x}",
+        digest[0], digest[1], digest[2]
+    )
 }
 
 /// Routing key of a model's translate tasks.
@@ -114,7 +117,10 @@ mod tests {
         let b = model_slug("openai-compatible:m@http://127.0.0.1:8001/v1");
         assert!(a.starts_with("openai-compatible-m-http---127-0-0-1-8000-v1-"));
         assert_ne!(a, b);
-        assert_eq!(translate_queue("reference"), format!("autoeval.translate.{}", model_slug("reference")));
+        assert_eq!(
+            translate_queue("reference"),
+            format!("autoeval.translate.{}", model_slug("reference"))
+        );
     }
 
     #[test]

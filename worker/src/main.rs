@@ -20,7 +20,11 @@ use std::path::PathBuf;
 #[command(version, about)]
 pub struct Args {
     /// Broker URL.
-    #[arg(long, env = "AUTOEVAL_AMQP", default_value = "amqp://guest:guest@127.0.0.1:5672/%2f")]
+    #[arg(
+        long,
+        env = "AUTOEVAL_AMQP",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
     amqp: String,
     /// Redis URL.
     #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]

@@ -159,8 +159,18 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     };
     let unit = task.meta.unit.clone();
     let done = translate(message, &stages).await;
-    let sent = match encode(&Header { kind: MessageKind::Verify, run: run.clone() }, &done) {
-        Ok(bytes) => broker.publish(VERIFY_KEY, &bytes, &Meta { run, unit }).await,
+    let sent = match encode(
+        &Header {
+            kind: MessageKind::Verify,
+            run: run.clone(),
+        },
+        &done,
+    ) {
+        Ok(bytes) => {
+            broker
+                .publish(VERIFY_KEY, &bytes, &Meta { run, unit })
+                .await
+        }
         Err(e) => {
             tracing::error!(error = %e, "cannot encode a verify task");
             return;

@@ -14,8 +14,8 @@ use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_models::{ModelSpec, PriceTable};
 use autoeval_pipeline::{
-    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Local, Stages,
-    StageSettings,
+    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Local,
+    StageSettings, Stages,
 };
 use autoeval_prompts::{PromptSet, Shots};
 use config::{Protocol, Resolved, RunConfig};
@@ -154,6 +154,9 @@ pub struct Args {
     /// Seconds between log lines when not drawing bars.
     #[arg(long, default_value_t = 10)]
     log_every: u64,
+    /// Where the fleet is, when the run goes to one.
+    #[command(flatten)]
+    fleet: crate::fleet::FleetArgs,
 }
 
 fn parse_kind(s: &str) -> Result<DatasetKind, String> {
@@ -335,6 +338,9 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let display = progress_display(args.quiet, args.plain, args.log_every);
+    if args.fleet.fleet {
+        return crate::fleet::execute(&RunDir(dir), &settings, display, &args.fleet, false);
+    }
     execute(&RunDir(dir), &settings, display)
 }
 
@@ -365,7 +371,7 @@ impl std::fmt::Display for Incomplete {
 impl std::error::Error for Incomplete {}
 
 /// The run's items, read or generated, with the complexity values a dataset could not fill.
-fn load_items(
+pub(crate) fn load_items(
     settings: &Resolved,
 ) -> Result<(
     Vec<autoeval_generate::Item>,
@@ -396,7 +402,7 @@ pub fn progress_display(quiet: bool, plain: bool, log_every: u64) -> Display {
 }
 
 /// Refuses to mix two different plans in one directory; records the settings otherwise.
-fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
+pub(crate) fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
     if dir.config().exists() {
@@ -458,9 +464,10 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
 /// The stages for these settings: backends, prompts and verifier.
 fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
-    let cache: Arc<dyn ResponseCache> = Arc::new(DiskCache::new(&cache_dir).with_context(|| {
-        format!("cannot create the response cache {}", cache_dir.display())
-    })?);
+    let cache: Arc<dyn ResponseCache> =
+        Arc::new(DiskCache::new(&cache_dir).with_context(|| {
+            format!("cannot create the response cache {}", cache_dir.display())
+        })?);
     let local = Local {
         concurrency: None,
         cache: Some(cache),
@@ -546,12 +553,35 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         );
     }
     drop(store);
+    finish(
+        dir,
+        settings,
+        items.len(),
+        units,
+        generate_s,
+        &times,
+        display,
+    )
+}
+
+/// Writes the summary and report of a run whose results are all in
+/// `results.jsonl`, prints the terminal summary, and says whether rounds are
+/// left to redo.
+pub fn finish(
+    dir: &RunDir,
+    settings: &Resolved,
+    items: usize,
+    units: usize,
+    generate_s: f64,
+    times: &autoeval_pipeline::StageTimes,
+    display: Display,
+) -> Result<()> {
     let records = store::read_all(&dir.results())?;
     let summary = autoeval_metrics::summary::summarize(&records);
     let run_info = serde_json::json!({
         "schema_version": autoeval_proto::SCHEMA_VERSION,
         "settings": settings,
-        "items": items.len(),
+        "items": items,
         "units": units,
         "this_session": {
             "generate_s": generate_s,

@@ -133,6 +133,26 @@ pub fn rate(per_s: f64) -> String {
     }
 }
 
+impl Progress {
+    /// Shows a fleet's progress as read from its store: rounds translated
+    /// and recorded so far, and how many recorded rounds kept the meaning
+    /// out of those that measure the model.
+    pub fn show(&self, translated: u64, recorded: u64, equivalent: u64, measured: u64) {
+        let t = &self.tally;
+        t.translated.store(translated as usize, Ordering::Relaxed);
+        t.recorded.store(recorded as usize, Ordering::Relaxed);
+        t.equivalent.store(equivalent as usize, Ordering::Relaxed);
+        t.measured.store(measured as usize, Ordering::Relaxed);
+        for (bar, n) in [(&self.translate, translated), (&self.record, recorded)] {
+            if bar.length().is_some_and(|len| n > len) {
+                bar.set_length(n);
+            }
+            bar.set_position(n);
+        }
+        self.record.set_message(accuracy(t));
+    }
+}
+
 impl Observer for Progress {
     fn translated(&self, task: &VerifyTask) {
         self.tally.translated.fetch_add(1, Ordering::Relaxed);

@@ -4,9 +4,9 @@
 use crate::{amqp, header_number, header_text, headers, Broker, BrokerError, Meta};
 use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNIT_HEADER};
 use futures_util::StreamExt;
-use lapin::Acker;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString};
+use lapin::Acker;
 use lapin::Channel;
 
 /// Header the dead-letter copy keeps the original routing key in.
@@ -19,7 +19,11 @@ pub struct Consumer {
 }
 
 impl Consumer {
-    pub(crate) async fn start(channel: Channel, queue: &str, tag: &str) -> Result<Consumer, BrokerError> {
+    pub(crate) async fn start(
+        channel: Channel,
+        queue: &str,
+        tag: &str,
+    ) -> Result<Consumer, BrokerError> {
         let inner = channel
             .basic_consume(
                 queue.into(),

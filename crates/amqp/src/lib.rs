@@ -115,13 +115,12 @@ impl Broker {
     pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
         let properties =
             ConnectionProperties::default().with_connection_name(LongString::from(name));
-        let connection =
-            Connection::connect(url, properties)
-                .await
-                .map_err(|source| BrokerError::Connect {
-                    url: redact(url),
-                    source,
-                })?;
+        let connection = Connection::connect(url, properties)
+            .await
+            .map_err(|source| BrokerError::Connect {
+                url: redact(url),
+                source,
+            })?;
         let publisher = connection
             .create_channel()
             .await
@@ -171,7 +170,11 @@ impl Broker {
         );
         for (name, kind, args) in [
             (DEAD_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
-            (UNROUTED_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
+            (
+                UNROUTED_EXCHANGE,
+                ExchangeKind::Fanout,
+                FieldTable::default(),
+            ),
             (TASKS_EXCHANGE, ExchangeKind::Direct, tasks_args),
         ] {
             ch.exchange_declare(name.into(), kind, durable, args)

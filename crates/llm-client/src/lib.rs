@@ -231,15 +231,16 @@ impl Backend {
             None => reported.and_then(|u| self.options.prices.cost(&self.spec.model(), u)),
         };
         if let Some(cache) = &self.options.cache {
-            cache.put(
-                &key,
-                &CachedReply {
-                    text: text.clone(),
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                },
-            )
-            .await;
+            cache
+                .put(
+                    &key,
+                    &CachedReply {
+                        text: text.clone(),
+                        prompt_tokens: usage.prompt_tokens,
+                        completion_tokens: usage.completion_tokens,
+                    },
+                )
+                .await;
         }
         Ok(Reply {
             cost,

@@ -1,8 +1,8 @@
 //! The messages that flow between stages.
 
 use autoeval_generate::Item;
-use autoeval_proto::wire::TaskItem;
 use autoeval_prompts::Shots;
+use autoeval_proto::wire::TaskItem;
 use autoeval_proto::UnitKey;
 use autoeval_translate::RoundTrip;
 use serde::{Deserialize, Serialize};

@@ -83,8 +83,8 @@ impl StageSettings {
 
     /// A backend for `model` (one of the run's) with this machine's `local` parts.
     pub fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
-        let (spec, _) =
-            ModelSpec::parse_with_settings(model).map_err(|e| SettingsError::Spec(e.to_string()))?;
+        let (spec, _) = ModelSpec::parse_with_settings(model)
+            .map_err(|e| SettingsError::Spec(e.to_string()))?;
         let settings = self.models.get(model).cloned().unwrap_or_default();
         let options = BackendOptions {
             concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),

@@ -3,14 +3,13 @@
 
 use anyhow::{Context, Result};
 use autoeval_pipeline::StageSettings;
-use autoeval_redis_store::RunStore;
 use autoeval_redis_store::Connection as ConnectionManager;
+use autoeval_redis_store::RunStore;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
-
 
 /// Whether the process is up and whether it is ready for work.
 #[derive(Clone, Default)]

@@ -67,7 +67,14 @@ pub async fn run(args: Args) -> Result<()> {
             Ok(consumer) => {
                 health.set_ready(true);
                 tracing::info!(jobs, "serving");
-                consume(consumer, broker.clone(), runs.clone(), jobs, shutdown.clone()).await;
+                consume(
+                    consumer,
+                    broker.clone(),
+                    runs.clone(),
+                    jobs,
+                    shutdown.clone(),
+                )
+                .await;
             }
             Err(e) => tracing::warn!(error = %e, "cannot subscribe"),
         }
@@ -159,7 +166,13 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
             unit: round_field(&next.unit(), next.round),
         };
         let key = translate_key(&next.model);
-        let sent = match encode(&Header { kind: MessageKind::Translate, run }, &next) {
+        let sent = match encode(
+            &Header {
+                kind: MessageKind::Translate,
+                run,
+            },
+            &next,
+        ) {
             Ok(bytes) => broker.publish(&key, &bytes, &meta).await,
             Err(e) => {
                 tracing::error!(error = %e, "cannot encode the next round");

@@ -1,0 +1,119 @@
+//! Following a fleet run: progress from Redis's counters and the queues'
+//! depths, until every unit has a final outcome or the units left are all
+//! dead letters.
+
+use super::FleetArgs;
+use crate::run::progress::Progress;
+use anyhow::Result;
+use autoeval_amqp::Broker;
+use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
+use autoeval_proto::Verdict;
+use autoeval_redis_store::RunStore;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How following ended.
+pub enum Ending {
+    /// Every unit has a final outcome.
+    Complete,
+    /// This many units have no outcome and a task among the dead letters.
+    Dead(usize),
+}
+
+/// Quiet time, with the queues empty, before the dead letters are counted.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// Rounds recorded, rounds that kept the meaning, rounds that measure the model.
+pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
+    let (mut recorded, mut equivalent, mut measured) = (0u64, 0u64, 0u64);
+    for (field, &n) in counts {
+        let n = n.max(0) as u64;
+        let verdict = field.rsplit('|').next().unwrap_or("");
+        recorded += n;
+        if verdict == Verdict::Equivalent.name() {
+            equivalent += n;
+        }
+        let infra = [Verdict::ApiFailure, Verdict::VerifierError]
+            .iter()
+            .any(|v| v.name() == verdict);
+        if !infra {
+            measured += n;
+        }
+    }
+    (recorded, equivalent, measured)
+}
+
+/// Messages ready in the run's stage queues.
+async fn queued(broker: &Broker, models: &[String]) -> Result<u64> {
+    let mut total = 0u64;
+    for q in models
+        .iter()
+        .map(|m| translate_queue(m))
+        .chain([VERIFY_QUEUE.to_string()])
+    {
+        if let Some((ready, _)) = broker.depth(&q).await? {
+            total += u64::from(ready);
+        }
+    }
+    Ok(total)
+}
+
+/// Units of the run with a task among the dead letters.
+pub async fn dead_units(broker: &Broker, run: &str) -> Result<BTreeSet<String>> {
+    Ok(broker
+        .dead_letters(usize::MAX)
+        .await?
+        .into_iter()
+        .filter(|d| d.run == run)
+        .map(|d| {
+            d.unit
+                .rsplit_once('#')
+                .map_or(d.unit.clone(), |(u, _)| u.to_string())
+        })
+        .collect())
+}
+
+/// Follows the run until it ends; a lost broker connection is reopened.
+pub async fn follow(
+    store: &RunStore,
+    broker: Broker,
+    fleet: &FleetArgs,
+    models: &[String],
+    units: usize,
+    progress: &Progress,
+) -> Result<Ending> {
+    let mut broker = Arc::new(broker);
+    let mut last_change = Instant::now();
+    let mut last_recorded = u64::MAX;
+    loop {
+        let done = store.done().await?;
+        let (recorded, equivalent, measured) = tally(&store.counts().await?);
+        let waiting = match queued(&broker, models).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "lost the broker; reconnecting");
+                broker = Arc::new(
+                    Broker::connect_with_backoff(&fleet.amqp, "autoeval-coordinator").await,
+                );
+                continue;
+            }
+        };
+        progress.show(recorded, recorded, equivalent, measured);
+        if done as usize >= units {
+            return Ok(Ending::Complete);
+        }
+        if recorded != last_recorded {
+            last_recorded = recorded;
+            last_change = Instant::now();
+        } else if waiting == 0 && last_change.elapsed() >= SETTLE {
+            let dead = dead_units(&broker, store.run()).await?;
+            let finals = store.finals().await?;
+            let stuck = dead.iter().filter(|u| !finals.contains_key(*u)).count();
+            if stuck > 0 && done as usize + stuck >= units {
+                return Ok(Ending::Dead(stuck));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,299 @@
+//! `autoeval run --fleet` and the commands that read a fleet run: the
+//! coordinator registers the run in Redis, publishes its tasks to the
+//! broker, follows the results the verifiers record, and writes the same
+//! `results.jsonl`, summary and report as a one-machine run.
+
+mod follow;
+pub mod status;
+
+use crate::run::config::Resolved;
+use crate::run::progress::{Display, Progress};
+use crate::run::{claim_dir, finish, load_items, stage_settings, RunDir};
+use anyhow::{bail, Context, Result};
+use autoeval_amqp::{Broker, Meta};
+use autoeval_pipeline::{initial_tasks, pending_tasks, StageTimes, TranslateTask};
+use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
+use autoeval_proto::wire::{encode, Header, MessageKind};
+use autoeval_proto::ResultRecord;
+use autoeval_redis_store::RunStore;
+use follow::Ending;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where the fleet is.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct FleetArgs {
+    /// Run on the fleet: publish the tasks to the broker for `autoeval-worker`
+    /// and `autoeval-verifier` processes, and follow the results in Redis.
+    #[arg(long)]
+    pub fleet: bool,
+    /// Broker URL.
+    #[arg(
+        long,
+        env = "AUTOEVAL_AMQP",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
+    pub amqp: String,
+    /// Redis URL.
+    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Seconds to wait for a worker serving each model before publishing
+    /// anyway (tasks for a model nobody serves become dead letters).
+    #[arg(long, default_value_t = 60)]
+    pub worker_wait_s: u64,
+}
+
+/// The run's name in Redis and on the broker: its directory's name.
+pub fn run_name(dir: &RunDir) -> Result<String> {
+    dir.0
+        .canonicalize()
+        .ok()
+        .as_deref()
+        .unwrap_or(&dir.0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .with_context(|| {
+            format!(
+                "{} has no directory name to name the run by",
+                dir.0.display()
+            )
+        })
+}
+
+/// Every stored round of the run, sorted by unit and round.
+pub async fn stored_records(store: &RunStore) -> Result<Vec<ResultRecord>> {
+    let mut all = Vec::new();
+    store.scan_records(|r| all.push(r)).await?;
+    all.sort_by(|a, b| (a.unit(), a.round).cmp(&(b.unit(), b.round)));
+    Ok(all)
+}
+
+/// Runs the plan on the fleet (or, with `redo_failed`, redoes its failed
+/// units) and writes the results, summary and report once every unit has a
+/// final outcome or the rest are dead letters.
+pub fn execute(
+    dir: &RunDir,
+    settings: &Resolved,
+    display: Display,
+    fleet: &FleetArgs,
+    redo_failed: bool,
+) -> Result<()> {
+    claim_dir(dir, settings)?;
+    let t0 = Instant::now();
+    let (items, _) = load_items(settings)?;
+    let generate_s = t0.elapsed().as_secs_f64();
+    let initial = initial_tasks(&settings.plan, &items);
+    let units = initial.len();
+    let run = run_name(dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started = Instant::now();
+    let (ending, records) = runtime.block_on(async {
+        let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
+        register(&store, settings, units, items.len()).await?;
+        let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
+            .await
+            .context("the fleet needs its broker; is RabbitMQ running?")?;
+        if redo_failed {
+            forget_failures(&store, &broker, display).await?;
+        }
+        let meta = store.meta().await?;
+        if redo_failed || !meta.contains_key("published") {
+            let recorded = stored_records(&store).await?;
+            let pending = pending_tasks(initial, &recorded);
+            wait_for_workers(&broker, &settings.plan.models, fleet.worker_wait_s, display).await?;
+            if display != Display::Quiet {
+                eprintln!(
+                    "fleet: run {run}: {units} units; {} finished, {} to publish",
+                    pending.finished_units,
+                    pending.tasks.len()
+                );
+            }
+            publish(&broker, &run, pending.tasks).await?;
+            store
+                .set_meta(&[("published", unix_now().to_string())])
+                .await?;
+        } else if display != Display::Quiet {
+            eprintln!("fleet: run {run}: {units} units, published before; following");
+        }
+        let progress = Progress::new(units, display);
+        let ending = follow::follow(
+            &store,
+            broker,
+            fleet,
+            &settings.plan.models,
+            units,
+            &progress,
+        )
+        .await;
+        progress.finish();
+        let records = stored_records(&store).await?;
+        anyhow::Ok((ending?, records))
+    })?;
+    write_results(dir, &records)?;
+    let times = StageTimes {
+        wall_s: started.elapsed().as_secs_f64(),
+        records: records.len(),
+        ..StageTimes::default()
+    };
+    let finished = finish(
+        dir,
+        settings,
+        items.len(),
+        units,
+        generate_s,
+        &times,
+        display,
+    );
+    if let Ending::Dead(n) = ending {
+        bail!(
+            "{n} units have tasks in the dead-letter queue; see why with `autoeval status {}`, and once the cause is fixed run `autoeval rerun {} --failed --fleet`",
+            dir.0.display(),
+            dir.0.display()
+        );
+    }
+    finished
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Registers the run, refusing a name that holds another plan.
+async fn register(store: &RunStore, settings: &Resolved, units: usize, items: usize) -> Result<()> {
+    let plan = serde_json::to_string(&settings.plan)?;
+    let meta = store.meta().await?;
+    if meta.get("plan").is_some_and(|p| *p != plan) {
+        bail!(
+            "Redis holds a run named {} with other settings; use another --out",
+            store.run()
+        );
+    }
+    let stages = serde_json::to_string(&stage_settings(settings)?)?;
+    let mut fields = vec![
+        ("plan", plan),
+        ("stages", stages),
+        ("units", units.to_string()),
+        ("items", items.to_string()),
+    ];
+    if !meta.contains_key("created") {
+        fields.push(("created", unix_now().to_string()));
+    }
+    Ok(store.set_meta(&fields).await?)
+}
+
+/// Waits until each model's queue has a consumer, for at most `wait_s` seconds.
+async fn wait_for_workers(
+    broker: &Broker,
+    models: &[String],
+    wait_s: u64,
+    display: Display,
+) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(wait_s);
+    for model in models {
+        let mut told = false;
+        loop {
+            let served = broker
+                .depth(&translate_queue(model))
+                .await?
+                .is_some_and(|(_, consumers)| consumers > 0);
+            if served {
+                break;
+            }
+            if Instant::now() >= deadline {
+                eprintln!(
+                    "fleet: no worker serves {model}; its tasks go to the dead-letter queue until one does (start `autoeval-worker --model '{model}'`, then `autoeval rerun DIR --failed --fleet`)"
+                );
+                break;
+            }
+            if !told && display != Display::Quiet {
+                eprintln!("fleet: waiting for a worker serving {model}");
+                told = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Publishes tasks, many confirms in flight at once.
+async fn publish(broker: &Broker, run: &str, tasks: Vec<TranslateTask>) -> Result<()> {
+    const IN_FLIGHT: usize = 256;
+    let header = Header {
+        kind: MessageKind::Translate,
+        run: run.to_string(),
+    };
+    for chunk in tasks.chunks(IN_FLIGHT) {
+        let sends = chunk.iter().map(|t| {
+            let header = &header;
+            async move {
+                let bytes = encode(header, t)?;
+                let meta = Meta {
+                    run: run.to_string(),
+                    unit: round_field(&t.unit(), t.round),
+                };
+                broker
+                    .publish(&translate_key(&t.model), &bytes, &meta)
+                    .await
+                    .map_err(anyhow::Error::from)
+            }
+        });
+        for sent in futures_util::future::join_all(sends).await {
+            sent?;
+        }
+    }
+    Ok(())
+}
+
+/// Drops the rounds that ended in a retryable failure and takes the run's
+/// dead letters out, so publishing the pending tasks redoes exactly those units.
+async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) -> Result<()> {
+    let failed: Vec<ResultRecord> = stored_records(store)
+        .await?
+        .into_iter()
+        .filter(|r| r.verdict.is_retryable())
+        .collect();
+    for r in &failed {
+        store.forget(r).await?;
+    }
+    let dead = broker.take_dead_letters(store.run()).await?;
+    if display != Display::Quiet {
+        eprintln!(
+            "rerun: {} rounds ended in an API failure, a verifier error or a timeout, and {} tasks were dead letters; publishing their units again",
+            failed.len(),
+            dead.len()
+        );
+    }
+    Ok(())
+}
+
+/// Writes the records as the run's `results.jsonl`, replacing it whole.
+fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
+    use std::io::Write;
+    let path = dir.results();
+    let tmp = path.with_extension("jsonl.tmp");
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
+    );
+    for r in records {
+        serde_json::to_writer(&mut out, r)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    drop(out);
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Shared by `status`: a handle on the fleet's broker and a run's store.
+pub async fn open(fleet: &FleetArgs, run: &str) -> Result<(Arc<Broker>, RunStore)> {
+    let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, run);
+    let broker = Broker::connect(&fleet.amqp, "autoeval-status")
+        .await
+        .context("the fleet needs its broker; is RabbitMQ running?")?;
+    Ok((Arc::new(broker), store))
+}

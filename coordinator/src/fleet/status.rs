@@ -1,0 +1,129 @@
+//! `autoeval status RUN`: where a fleet run stands, per shard and stage.
+
+use super::follow::{dead_units, tally};
+use super::{open, run_name, FleetArgs};
+use crate::run::config::RunConfig;
+use crate::run::{load_items, resolve_settings, RunDir};
+use anyhow::{Context, Result};
+use autoeval_pipeline::initial_tasks;
+use autoeval_proto::fleet::{shard_of, translate_queue, VERIFY_QUEUE};
+use autoeval_proto::Verdict;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Shards `status` groups units into.
+pub const SHARDS: u32 = 8;
+
+/// Settings of `autoeval status`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The run's directory (as `autoeval run --fleet --out` made it).
+    pub dir: PathBuf,
+    /// Where the fleet is.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}
+
+#[derive(Default)]
+struct Shard {
+    units: usize,
+    done: usize,
+    failed: usize,
+    dead: usize,
+}
+
+/// Runs `autoeval status`.
+pub fn run(args: Args) -> Result<()> {
+    let dir = RunDir(args.dir.clone());
+    let settings = resolve_settings(
+        RunConfig::read(&dir.config())
+            .with_context(|| format!("{} is not a run directory", args.dir.display()))?,
+    )?;
+    let run = run_name(&dir)?;
+    let (items, _) = load_items(&settings)?;
+    let units: Vec<String> = initial_tasks(&settings.plan, &items)
+        .iter()
+        .map(|t| t.unit().to_string())
+        .collect();
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let (broker, store) = open(&args.fleet, &run).await?;
+        if store.meta().await?.is_empty() {
+            anyhow::bail!("the fleet's Redis holds no run named {run}");
+        }
+        let finals = store.finals().await?;
+        let dead = dead_units(&broker, &run).await?;
+        let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
+        for unit in &units {
+            let id = unit.split('|').next().unwrap_or(unit);
+            let s = shards.entry(shard_of(id, SHARDS)).or_default();
+            s.units += 1;
+            match finals.get(unit) {
+                Some(v) if is_retryable(v) => s.failed += 1,
+                Some(_) => s.done += 1,
+                None if dead.contains(unit) => s.dead += 1,
+                None => {}
+            }
+        }
+        let (recorded, equivalent, measured) = tally(&store.counts().await?);
+        println!(
+            "run {run}: {} units, {recorded} rounds recorded",
+            units.len()
+        );
+        if measured > 0 {
+            println!(
+                "  accuracy so far {:.1}% of {measured} measured rounds",
+                100.0 * equivalent as f64 / measured as f64
+            );
+        }
+        println!(
+            "  {:<6} {:>7} {:>7} {:>9} {:>7} {:>7}",
+            "shard", "units", "done", "pending", "failed", "dead"
+        );
+        for (n, s) in &shards {
+            let pending = s.units - s.done - s.failed - s.dead;
+            println!(
+                "  {n:<6} {:>7} {:>7} {pending:>9} {:>7} {:>7}",
+                s.units, s.done, s.failed, s.dead
+            );
+        }
+        println!("  queue                                              ready consumers");
+        let queues = settings
+            .plan
+            .models
+            .iter()
+            .map(|m| translate_queue(m))
+            .chain([VERIFY_QUEUE.to_string()]);
+        for q in queues {
+            match broker.depth(&q).await? {
+                Some((ready, consumers)) => println!("  {q:<50} {ready:>5} {consumers:>9}"),
+                None => println!("  {q:<50}     - (no worker has declared it)"),
+            }
+        }
+        let letters = broker.dead_letters(usize::MAX).await?;
+        let mut reasons: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for l in &letters {
+            let whose = if l.run == run {
+                "this run".to_string()
+            } else if l.run.is_empty() {
+                "no run".into()
+            } else {
+                format!("run {}", l.run)
+            };
+            *reasons.entry((whose, l.reason.clone())).or_default() += 1;
+        }
+        println!("  dead letters: {}", letters.len());
+        for ((whose, reason), n) in reasons {
+            println!("    {n:>6} ({whose}): {reason}");
+        }
+        broker.close().await;
+        anyhow::Ok(())
+    })?;
+    Ok(())
+}
+
+fn is_retryable(verdict: &str) -> bool {
+    Verdict::ALL
+        .iter()
+        .any(|v| v.name() == verdict && v.is_retryable())
+}
