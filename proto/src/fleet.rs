@@ -28,7 +28,7 @@
 //! - `final` (hash): field `<unit>` → the verdict that ended the unit.
 //! - `counts` (hash): field `dataset|model|prompt|round|complexity|verdict` → rounds.
 //! - `done` (string): units with a final outcome.
-//! - `autoeval:cache:{KEY}` (string): a cached model reply, shared by runs.
+//! - `cache` (hash): field = the reply's cache key → the cached reply as JSON.
 
 use crate::UnitKey;
 use sha2::{Digest, Sha256};
@@ -100,11 +100,6 @@ pub fn run_key(run: &str, part: &str) -> String {
 /// The `results` field of one round of a unit.
 pub fn round_field(unit: &UnitKey, round: u32) -> String {
     format!("{unit}#{round}")
-}
-
-/// The key of a cached model reply.
-pub fn cache_key(key: &str) -> String {
-    format!("autoeval:cache:{key}")
 }
 
 #[cfg(test)]

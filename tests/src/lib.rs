@@ -1,7 +1,9 @@
 //! Shared helpers for the end-to-end tests of the `autoeval` command and the
-//! services: run a built binary, read JSONL, make scratch directories. The
-//! fleet's end-to-end tests against RabbitMQ and Redis will live beside them.
+//! services: run a built binary, read JSONL, make scratch directories, and
+//! bring up a fleet (mock model server, workers, verifiers) against the real
+//! RabbitMQ and Redis.
 
+pub mod fleet;
 pub mod oracle;
 
 use std::path::{Path, PathBuf};

@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 /// The stages of each run, built once per run with this worker's backends.
 struct Runs {
     settings: RunSettings,
+    redis: autoeval_redis_store::Connection,
     local: Local,
     models: Vec<String>,
     built: Mutex<HashMap<String, Arc<Stages>>>,
@@ -35,8 +36,12 @@ impl Runs {
             .filter(|m| settings.models.contains_key(*m))
             .cloned()
             .collect();
+        let local = Local {
+            cache: Some(Arc::new(RedisCache::new(self.redis.clone(), run))),
+            ..self.local.clone()
+        };
         // This worker never proves: the verifiers do.
-        let stages = Arc::new(settings.stages(&models, &self.local, Arc::new(InProcessZ3))?);
+        let stages = Arc::new(settings.stages(&models, &local, Arc::new(InProcessZ3))?);
         self.built
             .lock()
             .await
@@ -53,9 +58,10 @@ pub async fn run(args: Args) -> Result<()> {
     let redis = autoeval_redis_store::connect(&args.redis).await?;
     let runs = Arc::new(Runs {
         settings: RunSettings::new(redis.clone()),
+        redis,
         local: Local {
             concurrency: Some(usize::from(args.concurrency)),
-            cache: Some(Arc::new(RedisCache::new(redis))),
+            cache: None,
             secrets_file: args.secrets.clone(),
         },
         models: args.models.clone(),

@@ -325,6 +325,15 @@ impl Broker {
         }
     }
 
+    /// Deletes a queue and the messages in it (for tools and tests that clean up).
+    pub async fn delete_queue(&self, queue: &str) -> Result<(), BrokerError> {
+        self.publisher
+            .queue_delete(queue.into(), lapin::options::QueueDeleteOptions::default())
+            .await
+            .map(|_| ())
+            .map_err(amqp(format!("delete {queue}")))
+    }
+
     /// Closes the connection.
     pub async fn close(&self) {
         let _ = self.connection.close(200, "bye".into()).await;

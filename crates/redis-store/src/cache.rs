@@ -1,20 +1,25 @@
-//! The response cache in Redis, shared by every worker, so a task that is
-//! delivered again is answered without paying the provider again.
+//! The response cache in Redis, one hash per run shared by every worker, so
+//! a task that is delivered again (or redone by a rerun) is answered without
+//! paying the provider again.
 
 use autoeval_llm_client::{CacheFuture, CachedReply, ResponseCache};
-use autoeval_proto::fleet::cache_key;
+use autoeval_proto::fleet::run_key;
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
 
-/// Replies under `autoeval:cache:KEY`.
+/// Replies of one run, in the hash `autoeval:{RUN}:cache`.
 pub struct RedisCache {
     conn: ConnectionManager,
+    hash: String,
 }
 
 impl RedisCache {
-    /// A cache over an open connection.
-    pub fn new(conn: ConnectionManager) -> RedisCache {
-        RedisCache { conn }
+    /// The cache of `run` over an open connection.
+    pub fn new(conn: ConnectionManager, run: &str) -> RedisCache {
+        RedisCache {
+            conn,
+            hash: run_key(run, "cache"),
+        }
     }
 }
 
@@ -22,7 +27,7 @@ impl ResponseCache for RedisCache {
     fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>> {
         Box::pin(async move {
             let mut conn = self.conn.clone();
-            let text: Option<String> = match conn.get(cache_key(key)).await {
+            let text: Option<String> = match conn.hget(&self.hash, key).await {
                 Ok(t) => t,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the response cache");
@@ -39,7 +44,7 @@ impl ResponseCache for RedisCache {
                 return;
             };
             let mut conn = self.conn.clone();
-            if let Err(e) = conn.set::<_, _, ()>(cache_key(key), text).await {
+            if let Err(e) = conn.hset::<_, _, _, ()>(&self.hash, key, text).await {
                 tracing::warn!(error = %e, "cannot store a reply in the response cache");
             }
         })

@@ -240,6 +240,7 @@ impl RunStore {
         let mut conn = self.conn.clone();
         let mut keys = self.keys().to_vec();
         keys.push(self.key("meta"));
+        keys.push(self.key("cache"));
         conn.del::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))

@@ -161,7 +161,9 @@ impl Prover for SolverPool {
                 )
             }
         };
-        let allowed = Duration::from_millis(limits.timeout_ms as u64) + self.config.grace;
+        // An undecided check is tried once more on a fresh solver (see
+        // `z3_equivalence`), each try within the time limit.
+        let allowed = Duration::from_millis(2 * limits.timeout_ms as u64) + self.config.grace;
         let started = Instant::now();
         self.watchdog.arm(w.id, started + allowed, w.child.clone());
         let request = Request {
@@ -184,7 +186,7 @@ impl Prover for SolverPool {
                 gave_up(
                     Verdict::Timeout,
                     format!(
-                        "the prover overran its {} ms limit and was stopped after {} ms",
+                        "the prover overran its budget (two tries of {} ms) and was stopped after {} ms",
                         limits.timeout_ms,
                         started.elapsed().as_millis()
                     ),

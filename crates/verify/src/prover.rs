@@ -150,7 +150,7 @@ thread_local! {
 
 /// Decides `a ≡ b` with Z3 within `limits`.
 pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -> Outcome {
-    SESSION.with(|cell| {
+    let warm = SESSION.with(|cell| {
         let mut slot = cell.borrow_mut();
         let session = slot.get_or_insert_with(Session::new);
         session.checks += 1;
@@ -166,7 +166,23 @@ pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -
         let outcome = decide(solver, session.ctx, a, b, sig);
         solver.pop(1);
         outcome
-    })
+    });
+    if !matches!(warm.verdict, Verdict::Timeout | Verdict::Unknown) {
+        return warm;
+    }
+    // What a warm solver cannot decide depends on the checks it did before
+    // (learned lemmas, term order), so it would differ between runs that
+    // spread the same checks differently. A fresh context decides it the
+    // same way every time.
+    let mut cfg = Config::new();
+    cfg.set_model_generation(true);
+    let ctx = Context::new(&cfg);
+    let solver = Solver::new(&ctx);
+    let mut params = Params::new(&ctx);
+    params.set_u32("timeout", limits.timeout_ms);
+    params.set_u32("rlimit", limits.rlimit);
+    solver.set_params(&params);
+    decide(&solver, &ctx, a, b, sig)
 }
 
 fn decide<'ctx>(

@@ -1,0 +1,301 @@
+//! A fleet on this machine for end-to-end tests: the mock model server,
+//! LLM workers and verifier workers as separate processes of the built
+//! binaries, against the real RabbitMQ and Redis. Everything a test starts
+//! is killed, and its run's keys and queue deleted, when the fleet drops.
+//!
+//! The binaries must be built first, in the profile the tests run in:
+//! `scripts/test` does it (`cargo build --release --workspace --bins`).
+
+use autoeval_amqp::Broker;
+use autoeval_proto::fleet::translate_queue;
+use autoeval_proto::ResultRecord;
+use autoeval_redis_store::RunStore;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The broker the tests use.
+pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+/// The Redis the tests use.
+pub const REDIS: &str = "redis://127.0.0.1:6379";
+
+/// Fleet tests share the verify queue and the cores: one at a time.
+pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A built binary of the workspace, beside this test's executable.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("tests run from target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace --bins` in this profile first (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// A free port on the loopback.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Polls `ready` every 20 ms until it holds; panics after `limit` saying `what`.
+pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A JSON document over HTTP.
+pub fn get_json(url: &str) -> serde_json::Value {
+    reqwest::blocking::get(url)
+        .and_then(|r| r.json())
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
+}
+
+/// A process the fleet started, with its health address when it has one.
+pub struct Process {
+    /// The child.
+    pub child: Child,
+    /// `http://ADDR` of `/healthz` and `/readyz`.
+    pub health: Option<String>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Process {
+    /// Sends SIGKILL and waits for the process to end.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("the process can be killed");
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and returns the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        self.child.wait().expect("the process ends")
+    }
+}
+
+/// Starts a service that prints `health: http://ADDR` first, and waits until it is ready.
+fn service(program: &Path, args: &[&str], log: &Path) -> Process {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("a log file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} starts: {e}", program.display()));
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("piped stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the service prints its health address");
+    let health = line
+        .trim()
+        .strip_prefix("health: ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    let readyz = format!("{health}/readyz");
+    wait_for(
+        &format!("{} ready", program.display()),
+        Duration::from_secs(60),
+        || reqwest::blocking::get(&readyz).is_ok_and(|r| r.status().is_success()),
+    );
+    Process {
+        child,
+        health: Some(health),
+    }
+}
+
+/// A fleet for one test: its own mock server (so its own model queue) and run.
+pub struct Fleet {
+    /// Scratch directory of the test.
+    pub dir: PathBuf,
+    /// The run's directory; its name is the run's name.
+    pub out: PathBuf,
+    /// The model spec served by the mock server.
+    pub model: String,
+    /// The mock server's port.
+    pub port: u16,
+    /// LLM workers.
+    pub workers: Vec<Process>,
+    /// Verifier workers.
+    pub verifiers: Vec<Process>,
+    mock: Option<Process>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Fleet {
+    /// A mock server started with `mock_args`, and nothing else yet.
+    pub fn new(name: &str, mock_args: &[&str]) -> Fleet {
+        let dir = crate::scratch(name);
+        let port = free_port();
+        let port_text = port.to_string();
+        let mut args = vec!["mock-llm", "--port", &port_text];
+        args.extend_from_slice(mock_args);
+        let child = Command::new(binary("autoeval"))
+            .args(&args)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the mock server starts");
+        wait_for("the mock server listens", Duration::from_secs(30), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        let unique = format!(
+            "{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        );
+        Fleet {
+            out: dir.join(unique),
+            dir,
+            model: format!("openai-compatible:reference@http://127.0.0.1:{port}/v1"),
+            port,
+            workers: Vec::new(),
+            verifiers: Vec::new(),
+            mock: Some(Process {
+                child,
+                health: None,
+            }),
+            runtime: tokio::runtime::Runtime::new().expect("a runtime"),
+        }
+    }
+
+    /// The run's name.
+    pub fn run(&self) -> String {
+        self.out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Starts an LLM worker for the fleet's model and waits until it is ready.
+    pub fn start_worker(&mut self, concurrency: u16) {
+        let n = self.workers.len();
+        let c = concurrency.to_string();
+        let args = [
+            "--model",
+            &self.model,
+            "--concurrency",
+            &c,
+            "--amqp",
+            AMQP,
+            "--redis",
+            REDIS,
+        ];
+        let log = self.dir.join(format!("worker-{n}.log"));
+        self.workers
+            .push(service(&binary("autoeval-worker"), &args, &log));
+    }
+
+    /// Starts a verifier worker and waits until it is ready.
+    pub fn start_verifier(&mut self, jobs: usize) {
+        let n = self.verifiers.len();
+        let j = jobs.to_string();
+        let args = ["--jobs", &j, "--amqp", AMQP, "--redis", REDIS];
+        let log = self.dir.join(format!("verifier-{n}.log"));
+        self.verifiers
+            .push(service(&binary("autoeval-verifier"), &args, &log));
+    }
+
+    /// `autoeval ARGS` as a child, its output kept.
+    pub fn autoeval(&self, args: &[&str]) -> Child {
+        Command::new(binary("autoeval"))
+            .args(args)
+            .current_dir(&self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("autoeval starts")
+    }
+
+    /// `autoeval ARGS` to the end.
+    pub fn autoeval_output(&self, args: &[&str]) -> Output {
+        self.autoeval(args)
+            .wait_with_output()
+            .expect("autoeval ends")
+    }
+
+    /// The mock server's count of each prompt (by digest).
+    pub fn prompt_counts(&self) -> HashMap<String, u64> {
+        serde_json::from_value(get_json(&format!("http://127.0.0.1:{}/prompts", self.port)))
+            .expect("prompt counts")
+    }
+
+    /// The mock server's request statistics.
+    pub fn mock_stats(&self) -> serde_json::Value {
+        get_json(&format!("http://127.0.0.1:{}/stats", self.port))
+    }
+
+    /// The run's store in Redis.
+    pub fn store(&self) -> RunStore {
+        let run = self.run();
+        self.runtime.block_on(async {
+            RunStore::new(
+                autoeval_redis_store::connect(REDIS).await.expect("redis"),
+                &run,
+            )
+        })
+    }
+
+    /// Runs a future on the fleet's runtime.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+
+    /// Every round the run stored in Redis.
+    pub fn stored(&self) -> Vec<ResultRecord> {
+        let store = self.store();
+        self.block_on(async {
+            let mut all = Vec::new();
+            store.scan_records(|r| all.push(r)).await.expect("scan");
+            all
+        })
+    }
+
+    /// A broker connection.
+    pub fn broker(&self) -> Broker {
+        self.block_on(Broker::connect(AMQP, "autoeval-test"))
+            .expect("the broker")
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        self.workers.clear();
+        self.verifiers.clear();
+        self.mock.take();
+        let (run, queue) = (self.run(), translate_queue(&self.model));
+        self.runtime.block_on(async {
+            if let Ok(conn) = autoeval_redis_store::connect(REDIS).await {
+                let _ = RunStore::new(conn, &run).delete().await;
+            }
+            if let Ok(b) = Broker::connect(AMQP, "autoeval-test-cleanup").await {
+                let _ = b.take_dead_letters(&run).await;
+                let _ = b.delete_queue(&queue).await;
+                b.close().await;
+            }
+        });
+    }
+}
