@@ -299,3 +299,40 @@ impl Drop for Fleet {
         });
     }
 }
+
+/// Digests of the two prompts of a recorded round, as the mock server
+/// counts them; `None` when the round has no English (its first call failed).
+pub fn prompt_digests(r: &ResultRecord) -> Option<[String; 2]> {
+    use autoeval_prompts::{Family, Shots, Templates};
+    let t = Templates::builtin();
+    let family = Family::of_dataset(&r.dataset)?;
+    let alphabet = ['0', '1'];
+    let i = t
+        .informalize(family, &r.input, Shots::ZeroShot, &alphabet)
+        .ok()?;
+    let a = t
+        .autoformalize(family, &r.input, r.english.as_deref()?, Shots::ZeroShot, &alphabet)
+        .ok()?;
+    Some([
+        autoeval_mock_llm::prompt_digest(&i.text),
+        autoeval_mock_llm::prompt_digest(&a.text),
+    ])
+}
+
+/// Counters recomputed from the stored rounds, as the store keys them.
+pub fn recount(records: &[ResultRecord]) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in records {
+        let field = format!(
+            "{}|{}|{}|{}|{}|{}",
+            r.dataset,
+            r.model,
+            r.prompt,
+            r.round,
+            r.complexity,
+            r.verdict.name()
+        );
+        *out.entry(field).or_insert(0) += 1;
+    }
+    out
+}

@@ -120,3 +120,97 @@ fn a_fleet_run_gives_the_verdicts_of_the_one_machine_run_unit_by_unit() {
         assert!(p.terminate().success());
     }
 }
+
+/// Waits until the run has recorded at least `n` units' outcomes.
+fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, n: u64) {
+    let store = fleet.store();
+    autoeval_e2e::fleet::wait_for(
+        &format!("{n} units done"),
+        std::time::Duration::from_secs(600),
+        || {
+            assert!(
+                coordinator.try_wait().unwrap().is_none(),
+                "the coordinator ended early"
+            );
+            fleet.block_on(store.done()).unwrap_or(0) >= n
+        },
+    );
+}
+
+#[test]
+fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_nothing_twice() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Latency keeps calls in flight when the worker is killed.
+    let mut fleet = Fleet::new("fleet-faults", &["--latency-ms", "20"]);
+    let concurrency = 16;
+    for _ in 0..2 {
+        fleet.start_worker(concurrency);
+        fleet.start_verifier(1);
+    }
+    let out = fleet.out.to_string_lossy().into_owned();
+    let mut args = run_args(&fleet, &out, &[]);
+    args.extend(fleet_flags());
+    let mut coordinator = fleet.autoeval(&args);
+    let units = 5_000u64;
+    wait_done(&fleet, &mut coordinator, units / 10);
+    fleet.workers[0].kill9();
+    wait_done(&fleet, &mut coordinator, units / 4);
+    fleet.verifiers[0].kill9();
+    wait_done(&fleet, &mut coordinator, units * 2 / 5);
+    // Every connection to the broker, the coordinator's included, closes at once.
+    let closed = std::process::Command::new("rabbitmqctl")
+        .args(["close_all_connections", "fault test"])
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(closed.status.success(), "{}", String::from_utf8_lossy(&closed.stderr));
+    // What was recorded by now was paid for; none of it may be asked again.
+    let before: Vec<_> = fleet.stored();
+    let counts_before = fleet.prompt_counts();
+    let output = coordinator.wait_with_output().unwrap();
+    succeeded(&output, "the fleet run");
+
+    let records = fleet.stored();
+    let total = outcomes(&fleet.out).len();
+    let keys: std::collections::HashSet<_> = records.iter().map(|r| (r.unit(), r.round)).collect();
+    eprintln!(
+        "{} rounds stored ({} distinct), {total} in results.jsonl; {} recorded before the broker dropped its connections",
+        records.len(),
+        keys.len(),
+        before.len()
+    );
+    assert!(total as u64 > units);
+    assert_eq!(records.len(), total, "exactly one result per unit and round");
+    assert_eq!(keys.len(), total);
+    let counters = fleet.block_on(fleet.store().counts()).unwrap();
+    let counters: BTreeMap<String, i64> = counters.into_iter().filter(|(_, n)| *n != 0).collect();
+    assert_eq!(counters, autoeval_e2e::fleet::recount(&records), "counters equal a recount");
+
+    let counts = fleet.prompt_counts();
+    for r in &before {
+        for d in autoeval_e2e::fleet::prompt_digests(r).expect("a translated round") {
+            assert_eq!(counts.get(&d), counts_before.get(&d), "a recorded round was asked again");
+        }
+    }
+    // Two units may share a prompt (the same English back), so each prompt
+    // is expected as often as the rounds that asked it.
+    let mut expected: HashMap<String, u64> = HashMap::new();
+    for r in &records {
+        for d in autoeval_e2e::fleet::prompt_digests(r).expect("a translated round") {
+            *expected.entry(d).or_default() += 1;
+        }
+    }
+    let resent: u64 = counts
+        .iter()
+        .map(|(d, &c)| c.saturating_sub(expected.get(d).copied().unwrap_or(0)))
+        .sum();
+    let requests: u64 = counts.values().sum();
+    eprintln!(
+        "mock server: {requests} requests for {} distinct prompts; {resent} sent again (in flight when a worker was killed)",
+        counts.len()
+    );
+    assert!(expected.iter().all(|(d, &n)| counts.get(d).copied().unwrap_or(0) >= n));
+    assert!(
+        resent <= 2 * u64::from(concurrency),
+        "only the calls in flight in the killed worker are sent again: {resent}"
+    );
+}
