@@ -95,6 +95,13 @@ pub fn decode_header(bytes: &[u8]) -> Result<(Header, &[u8]), WireError> {
         return Err(WireError::Truncated(bytes.len()));
     };
     let found = u32::from_le_bytes(*version);
+    // Versions count up from 1; a huge one means these are not our bytes at all.
+    if found > 0xffff {
+        return Err(WireError::Decode(format!(
+            "not a message of this fleet (it starts with {:02x?})",
+            version
+        )));
+    }
     if found != WIRE_VERSION {
         return Err(WireError::Version { found });
     }
@@ -239,6 +246,10 @@ mod tests {
             decode::<TaskItem>(b"ab", MessageKind::Translate).unwrap_err(),
             WireError::Truncated(2)
         );
+        assert!(matches!(
+            decode::<TaskItem>(b"\xff\xfe not a message", MessageKind::Translate),
+            Err(WireError::Decode(_))
+        ));
         let mut garbage = WIRE_VERSION.to_le_bytes().to_vec();
         garbage.extend_from_slice(&[0xff; 9]);
         assert!(matches!(

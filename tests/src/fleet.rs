@@ -311,7 +311,13 @@ pub fn prompt_digests(r: &ResultRecord) -> Option<[String; 2]> {
         .informalize(family, &r.input, Shots::ZeroShot, &alphabet)
         .ok()?;
     let a = t
-        .autoformalize(family, &r.input, r.english.as_deref()?, Shots::ZeroShot, &alphabet)
+        .autoformalize(
+            family,
+            &r.input,
+            r.english.as_deref()?,
+            Shots::ZeroShot,
+            &alphabet,
+        )
         .ok()?;
     Some([
         autoeval_mock_llm::prompt_digest(&i.text),

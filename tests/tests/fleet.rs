@@ -162,7 +162,11 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
         .args(["close_all_connections", "fault test"])
         .output()
         .expect("rabbitmqctl runs");
-    assert!(closed.status.success(), "{}", String::from_utf8_lossy(&closed.stderr));
+    assert!(
+        closed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&closed.stderr)
+    );
     // What was recorded by now was paid for; none of it may be asked again.
     let before: Vec<_> = fleet.stored();
     let counts_before = fleet.prompt_counts();
@@ -179,16 +183,28 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
         before.len()
     );
     assert!(total as u64 > units);
-    assert_eq!(records.len(), total, "exactly one result per unit and round");
+    assert_eq!(
+        records.len(),
+        total,
+        "exactly one result per unit and round"
+    );
     assert_eq!(keys.len(), total);
     let counters = fleet.block_on(fleet.store().counts()).unwrap();
     let counters: BTreeMap<String, i64> = counters.into_iter().filter(|(_, n)| *n != 0).collect();
-    assert_eq!(counters, autoeval_e2e::fleet::recount(&records), "counters equal a recount");
+    assert_eq!(
+        counters,
+        autoeval_e2e::fleet::recount(&records),
+        "counters equal a recount"
+    );
 
     let counts = fleet.prompt_counts();
     for r in &before {
         for d in autoeval_e2e::fleet::prompt_digests(r).expect("a translated round") {
-            assert_eq!(counts.get(&d), counts_before.get(&d), "a recorded round was asked again");
+            assert_eq!(
+                counts.get(&d),
+                counts_before.get(&d),
+                "a recorded round was asked again"
+            );
         }
     }
     // Two units may share a prompt (the same English back), so each prompt
@@ -208,9 +224,184 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
         "mock server: {requests} requests for {} distinct prompts; {resent} sent again (in flight when a worker was killed)",
         counts.len()
     );
-    assert!(expected.iter().all(|(d, &n)| counts.get(d).copied().unwrap_or(0) >= n));
+    assert!(expected
+        .iter()
+        .all(|(d, &n)| counts.get(d).copied().unwrap_or(0) >= n));
     assert!(
         resent <= 2 * u64::from(concurrency),
         "only the calls in flight in the killed worker are sent again: {resent}"
     );
+}
+
+/// A small plan (one batch, two items per complexity value).
+const SMALL: [&str; 4] = ["--per-bucket", "2", "--worker-wait-s", "0"];
+
+fn small_run_args<'a>(
+    fleet: &'a Fleet,
+    out: &'a str,
+    models: &[&'a str],
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--quiet",
+        "--out",
+        out,
+        "--prompt",
+        "zero-shot",
+        "--batches",
+        "1",
+    ];
+    for m in models {
+        args.extend(["--model", m]);
+    }
+    args.extend_from_slice(&SMALL);
+    args.extend(fleet_flags());
+    args.extend_from_slice(extra);
+    let _ = fleet;
+    args
+}
+
+#[test]
+fn poison_ends_in_the_dead_letter_queue_with_its_reason_and_rerun_completes_the_run() {
+    use autoeval_amqp::Meta;
+    use autoeval_proto::fleet::translate_key;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("fleet-poison", &[]);
+    fleet.start_worker(8);
+    fleet.start_verifier(1);
+    let run = fleet.run();
+    // A model the mock server answers but no worker serves yet.
+    let unserved = format!("openai-compatible:other@http://127.0.0.1:{}/v1", fleet.port);
+    let broker = fleet.broker();
+    let meta = |unit: &str| Meta {
+        run: run.clone(),
+        unit: unit.to_string(),
+    };
+    let key = translate_key(&fleet.model);
+    let mut other_version = 99u32.to_le_bytes().to_vec();
+    other_version.extend_from_slice(b"a body of another layout");
+    fleet.block_on(async {
+        broker
+            .publish(&key, b"\xff\xfe not a message", &meta("garbage#1"))
+            .await
+            .unwrap();
+        broker
+            .publish(&key, &other_version, &meta("future#1"))
+            .await
+            .unwrap();
+    });
+    let out = fleet.out.to_string_lossy().into_owned();
+    let args = small_run_args(&fleet, &out, &[&fleet.model, &unserved], &[]);
+    let first = fleet.autoeval_output(&args);
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "the run cannot complete: {said}");
+    assert!(
+        said.contains("units have tasks in the dead-letter queue"),
+        "{said}"
+    );
+
+    let status = fleet.autoeval_output(&["status", &out, "--amqp", AMQP, "--redis", REDIS]);
+    succeeded(&status, "status");
+    let shown = String::from_utf8_lossy(&status.stdout).into_owned();
+    eprintln!("{shown}");
+    for reason in [
+        "undecodable message",
+        "schema version 99; this build reads version 1",
+        "no worker serves that model",
+    ] {
+        assert!(shown.contains(reason), "status names {reason:?}:\n{shown}");
+    }
+    let done_before = fleet.block_on(fleet.store().done()).unwrap();
+
+    // The cause fixed: a worker serves the other model.
+    let served = std::mem::replace(&mut fleet.model, unserved);
+    fleet.start_worker(8);
+    fleet.model = served;
+    let mut again = vec!["rerun", &out, "--failed", "--quiet"];
+    again.extend(fleet_flags());
+    succeeded(&fleet.autoeval_output(&again), "rerun --failed");
+    let results = outcomes(&fleet.out);
+    let units = results.keys().filter(|k| k.4 == 1).count() as u64;
+    eprintln!("{done_before} units done before the fix, {units} after the rerun");
+    assert!(done_before > 0 && done_before < units);
+    assert_eq!(fleet.block_on(fleet.store().done()).unwrap(), units);
+    let models: std::collections::BTreeSet<_> = results.keys().map(|k| k.1.clone()).collect();
+    assert_eq!(models.len(), 2, "both models' units are in the results");
+    let left = fleet.block_on(autoeval_e2e_dead(&broker, &run));
+    assert_eq!(
+        left, 0,
+        "the run's dead letters were taken out when republished"
+    );
+}
+
+async fn autoeval_e2e_dead(broker: &autoeval_amqp::Broker, run: &str) -> usize {
+    broker
+        .dead_letters(usize::MAX)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|d| d.run == run)
+        .count()
+}
+
+#[test]
+fn failures_left_by_a_flaky_server_are_redone_by_rerun_without_asking_a_succeeded_unit_again() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("fleet-flaky", &["--error-rate", "0.3"]);
+    fleet.start_worker(8);
+    fleet.start_verifier(1);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let args = small_run_args(&fleet, &out, &[&fleet.model], &["--max-attempts", "1"]);
+    let first = fleet.autoeval_output(&args);
+    assert_eq!(
+        first.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let after_first = outcomes(&fleet.out);
+    let failed = after_first
+        .values()
+        .filter(|(v, _)| v == "api_failure")
+        .count();
+    let succeeded_first: Vec<_> = fleet
+        .stored()
+        .into_iter()
+        .filter(|r| r.verdict.name() != "api_failure")
+        .collect();
+    let counts_first = fleet.prompt_counts();
+    eprintln!("first pass: {failed} of {} units failed", after_first.len());
+    assert!(failed > 0);
+    let mut again = vec!["rerun", &out, "--failed", "--quiet"];
+    again.extend(fleet_flags());
+    let mut passes = 1;
+    loop {
+        let rerun = fleet.autoeval_output(&again);
+        passes += 1;
+        if rerun.status.success() {
+            break;
+        }
+        assert_eq!(
+            rerun.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&rerun.stderr)
+        );
+        assert!(passes < 40, "rerun never reached every unit");
+    }
+    let last = outcomes(&fleet.out);
+    eprintln!("100% after {passes} passes");
+    assert_eq!(last.len(), after_first.len());
+    assert!(last.values().all(|(v, _)| v != "api_failure"));
+    let counts = fleet.prompt_counts();
+    for r in &succeeded_first {
+        for d in autoeval_e2e::fleet::prompt_digests(r).expect("a translated round") {
+            assert_eq!(
+                counts.get(&d),
+                counts_first.get(&d),
+                "a succeeded unit was asked again"
+            );
+        }
+    }
 }
