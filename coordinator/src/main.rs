@@ -66,6 +66,8 @@ enum Command {
     Import(import::Args),
     /// Measure round trips per second through HTTP against the mock server (use a release build).
     BenchLlm(bench_llm::Args),
+    /// Measure units per second through the fleet (broker, Redis, workers, verifiers) beside the one-machine run (use a release build).
+    BenchFleet(fleet::bench::Args),
     /// Serve an OpenAI-compatible chat API that answers with the reference model.
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
@@ -123,6 +125,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args),
         Command::MockLlm(args) => mock_llm::run(args),
         Command::BenchLlm(args) => bench_llm::run(args),
+        Command::BenchFleet(args) => fleet::bench::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
         }

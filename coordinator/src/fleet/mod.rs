@@ -3,6 +3,7 @@
 //! broker, follows the results the verifiers record, and writes the same
 //! `results.jsonl`, summary and report as a one-machine run.
 
+pub mod bench;
 mod follow;
 pub mod status;
 
