@@ -65,7 +65,7 @@ pub fn run_name(dir: &RunDir) -> Result<String> {
 pub async fn stored_records(store: &RunStore) -> Result<Vec<ResultRecord>> {
     let mut all = Vec::new();
     store.scan_records(|r| all.push(r)).await?;
-    all.sort_by(|a, b| (a.unit(), a.round).cmp(&(b.unit(), b.round)));
+    all.sort_by_key(|a| (a.unit(), a.round));
     Ok(all)
 }
 
