@@ -38,19 +38,50 @@ pub fn copy_check(formula: &str, english: &str) -> CopyCheck {
         .filter(|op| english.contains(**op))
         .map(|op| op.to_string())
         .collect();
-    // Fragments are compared without whitespace; a fragment must contain
-    // formal syntax (an operator or parenthesis), or names alone would count.
+    let fragment = longest_fragment(formula, english);
+    CopyCheck {
+        copied: !symbols.is_empty() || fragment.is_some(),
+        symbols,
+        fragment,
+    }
+}
+
+/// Characters of formal syntax; a copied fragment must hold one.
+fn is_formal(c: char) -> bool {
+    "∧∨¬∀∃→↔⊕()&|~*.".contains(c)
+}
+
+/// The fragment of `formula` found in `english`, both without whitespace:
+/// the first window (by start) of the longest length tried that holds formal
+/// syntax, trying the whole formula, then halving the length while it is
+/// above twice the minimum, then one shorter at a time.
+fn longest_fragment(formula: &str, english: &str) -> Option<String> {
     let f: Vec<char> = squeeze(formula).chars().collect();
-    let e = squeeze(english);
-    let formal = |s: &[char]| s.iter().any(|c| "∧∨¬∀∃→↔⊕()&|~*.".contains(*c));
-    let mut fragment: Option<String> = None;
+    let e: Vec<char> = squeeze(english).chars().collect();
+    if f.len() < MIN_FRAGMENT_CHARS || !e.iter().any(|&c| is_formal(c)) {
+        return None;
+    }
+    // found[k]: the longest run of `f` ending at k that occurs in `e`, by the
+    // longest-common-suffix table, one row of `e` at a time.
+    let mut found = vec![0usize; f.len()];
+    let mut row = vec![0usize; e.len() + 1];
+    for (k, &fc) in f.iter().enumerate() {
+        for j in (1..=e.len()).rev() {
+            row[j] = if e[j - 1] == fc { row[j - 1] + 1 } else { 0 };
+            found[k] = found[k].max(row[j]);
+        }
+    }
+    // formal_before[i]: formal characters among f[..i].
+    let mut formal_before = vec![0usize; f.len() + 1];
+    for (i, &c) in f.iter().enumerate() {
+        formal_before[i + 1] = formal_before[i] + usize::from(is_formal(c));
+    }
     let mut len = f.len();
-    while len >= MIN_FRAGMENT_CHARS && fragment.is_none() {
+    while len >= MIN_FRAGMENT_CHARS {
         for start in 0..=f.len() - len {
-            let window = &f[start..start + len];
-            if formal(window) && e.contains(&window.iter().collect::<String>()) {
-                fragment = Some(window.iter().collect());
-                break;
+            let end = start + len;
+            if found[end - 1] >= len && formal_before[end] > formal_before[start] {
+                return Some(f[start..end].iter().collect());
             }
         }
         // Halving keeps the search short on long formulas.
@@ -60,9 +91,66 @@ pub fn copy_check(formula: &str, english: &str) -> CopyCheck {
             len - 1
         };
     }
-    CopyCheck {
-        copied: !symbols.is_empty() || fragment.is_some(),
-        symbols,
-        fragment,
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search as first written: every window, searched for as text.
+    fn by_windows(formula: &str, english: &str) -> Option<String> {
+        let f: Vec<char> = squeeze(formula).chars().collect();
+        let e = squeeze(english);
+        let formal = |s: &[char]| s.iter().any(|c| is_formal(*c));
+        let mut len = f.len();
+        while len >= MIN_FRAGMENT_CHARS {
+            for start in 0..=f.len() - len {
+                let window = &f[start..start + len];
+                if formal(window) && e.contains(&window.iter().collect::<String>()) {
+                    return Some(window.iter().collect());
+                }
+            }
+            len = if len > 2 * MIN_FRAGMENT_CHARS {
+                len / 2
+            } else {
+                len - 1
+            };
+        }
+        None
+    }
+
+    #[test]
+    fn the_table_finds_what_searching_every_window_finds() {
+        let formulas = [
+            "(p1 ∧ ¬(p2 ∨ p3))",
+            "∀ x1.∃ x2.(likes(x1, x2) ∨ ¬hates(x2, Anna))",
+            "((0*1)|(10))*",
+            "p1",
+            "(p1 ∨ p2) ∧ (¬p3 ∨ p4 ∨ p5) ∧ (p6 ∨ ¬p7)",
+        ];
+        let mut checked = 0;
+        for f in formulas {
+            let chars: Vec<char> = f.chars().collect();
+            // English holding every slice of the formula, amid prose.
+            for a in 0..chars.len() {
+                for b in a..=chars.len() {
+                    let piece: String = chars[a..b].iter().collect();
+                    for english in [
+                        format!("It says {piece} and more."),
+                        format!("{piece}{piece}"),
+                        format!("no symbols here but {piece}"),
+                    ] {
+                        assert_eq!(
+                            longest_fragment(f, &english),
+                            by_windows(f, &english),
+                            "{f:?} in {english:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
     }
 }
