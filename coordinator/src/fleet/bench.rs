@@ -289,7 +289,7 @@ pub fn run(args: Args) -> Result<()> {
     // Each unit is two calls in a row: 0.4 s of model time.
     let bound = (workers * concurrency) as f64 / 0.4;
     let (units, fleet, local) =
-        setup.side_by_side("slow", &plan(&model2, 8, 2), workers * concurrency)?;
+        setup.side_by_side("slow", &plan(&model2, 25, 2), workers * concurrency)?;
     println!("  200 ms model, {units} units ({workers} LLM workers × {concurrency}; bound {workers} × {concurrency} / 0.4 s = {} units/s):", rate(bound));
     println!(
         "    fleet        {:>8} units/s   ({:.1}% of the bound)",

@@ -114,6 +114,6 @@ pub async fn follow(
                 return Ok(Ending::Dead(stuck));
             }
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -3,7 +3,7 @@
 //! that line and the unit is simply done again.
 
 use autoeval_pipeline::{ResultStore, StoreError};
-use autoeval_proto::ResultRecord;
+use autoeval_proto::{ResultRecord, UnitKey};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
@@ -13,7 +13,8 @@ use std::sync::Mutex;
 /// A JSONL file of records behind [`ResultStore`].
 pub struct JsonlStore {
     path: PathBuf,
-    file: Mutex<File>,
+    /// The file, and the (unit, round) of every record in it.
+    file: Mutex<(File, HashSet<(UnitKey, u32)>)>,
     records: Vec<ResultRecord>,
 }
 
@@ -39,9 +40,10 @@ impl JsonlStore {
         }
         file.seek(SeekFrom::End(0))
             .map_err(|e| err(path, "seek in", e))?;
+        let stored = records.iter().map(|r| (r.unit(), r.round)).collect();
         Ok(JsonlStore {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            file: Mutex::new((file, stored)),
             records,
         })
     }
@@ -104,17 +106,23 @@ impl ResultStore for JsonlStore {
         Ok(self.records.clone())
     }
 
-    fn append(&self, record: &ResultRecord) -> Result<(), StoreError> {
+    fn append(&self, record: &ResultRecord) -> Result<bool, StoreError> {
         let mut line =
             serde_json::to_string(record).map_err(|e| err(&self.path, "encode a record for", e))?;
         line.push('\n');
-        let mut file = self
+        let mut guard = self
             .file
             .lock()
             .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
+        let (file, stored) = &mut *guard;
+        if stored.contains(&(record.unit(), record.round)) {
+            return Ok(false);
+        }
         // One write per line: a crash leaves whole lines and at most one torn one.
         file.write_all(line.as_bytes())
-            .map_err(|e| err(&self.path, "append to", e))
+            .map_err(|e| err(&self.path, "append to", e))?;
+        stored.insert((record.unit(), record.round));
+        Ok(true)
     }
 }
 
@@ -123,4 +131,36 @@ pub fn read_all(path: &Path) -> anyhow::Result<Vec<ResultRecord>> {
     use anyhow::Context;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     Ok(read_records(&file, path)?.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_is_stored_once_however_often_it_is_appended() {
+        let dir = std::env::temp_dir().join(format!("autoeval-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let record = |round| ResultRecord {
+            id: "plogic-0-0-1".into(),
+            model: "reference".into(),
+            prompt: "zero-shot".into(),
+            round,
+            ..ResultRecord::default()
+        };
+        let store = JsonlStore::open(&path).unwrap();
+        assert!(store.append(&record(1)).unwrap());
+        assert!(!store.append(&record(1)).unwrap());
+        assert!(store.append(&record(2)).unwrap());
+        drop(store);
+        // After reopening, the file's rounds still count as stored.
+        let store = JsonlStore::open(&path).unwrap();
+        assert!(!store.append(&record(2)).unwrap());
+        drop(store);
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(lines, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

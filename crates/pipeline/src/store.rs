@@ -14,8 +14,10 @@ pub struct StoreError(pub String);
 pub trait ResultStore: Send + Sync {
     /// Every record stored so far, each (unit, round) once.
     fn load(&self) -> Result<Vec<ResultRecord>, StoreError>;
-    /// Stores one record; once this returns, a crash does not lose it.
-    fn append(&self, record: &ResultRecord) -> Result<(), StoreError>;
+    /// Stores one record unless its (unit, round) is stored already (a
+    /// task done twice counts once); true when it was new. Once this
+    /// returns, a crash does not lose it.
+    fn append(&self, record: &ResultRecord) -> Result<bool, StoreError>;
 }
 
 /// Records kept in memory, for library users and tests that need no file.
@@ -33,11 +35,13 @@ impl ResultStore for MemoryStore {
             .clone())
     }
 
-    fn append(&self, record: &ResultRecord) -> Result<(), StoreError> {
-        self.records
-            .lock()
-            .map_err(|e| StoreError(e.to_string()))?
-            .push(record.clone());
-        Ok(())
+    fn append(&self, record: &ResultRecord) -> Result<bool, StoreError> {
+        let mut records = self.records.lock().map_err(|e| StoreError(e.to_string()))?;
+        let key = (record.unit(), record.round);
+        if records.iter().any(|r| (r.unit(), r.round) == key) {
+            return Ok(false);
+        }
+        records.push(record.clone());
+        Ok(true)
     }
 }
