@@ -6,8 +6,9 @@
 //!
 //! Time budget: one task makes two model calls, each of at most
 //! `max-attempts` attempts of `request-timeout-s` plus backoff; keep that
-//! below the broker's `consumer_timeout` (30 minutes by default), or the
-//! broker closes the channel and redelivers the task.
+//! below the broker's `consumer_timeout` (30 minutes by default, told to the
+//! worker with `--consumer-timeout-s`; it warns for a run whose tasks could
+//! take longer), or the broker closes the channel and redelivers the task.
 
 mod serve;
 
@@ -38,6 +39,10 @@ pub struct Args {
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
     #[arg(long)]
     secrets: Option<PathBuf>,
+    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
+    /// minutes); the worker warns when a run's task could take longer.
+    #[arg(long, default_value_t = 1800)]
+    consumer_timeout_s: u64,
     /// Address of /healthz and /readyz (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:0")]
     health_addr: String,

@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 
 /// The stages of each run, built once per run with this worker's backends.
 struct Runs {
+    consumer_timeout: std::time::Duration,
     settings: RunSettings,
     redis: autoeval_redis_store::Connection,
     local: Local,
@@ -30,6 +31,23 @@ impl Runs {
             return Ok(s.clone());
         }
         let settings = self.settings.get(run).await?;
+        for model in self
+            .models
+            .iter()
+            .filter(|m| settings.models.contains_key(*m))
+        {
+            let budget = settings.task_budget(model);
+            if budget >= self.consumer_timeout {
+                tracing::warn!(
+                    run,
+                    model,
+                    budget_s = budget.as_secs(),
+                    consumer_timeout_s = self.consumer_timeout.as_secs(),
+                    "a task may outlast the broker's consumer timeout and be delivered again mid-call; \
+                     lower the run's max-attempts or request-timeout-s, or raise the broker's consumer_timeout and --consumer-timeout-s"
+                );
+            }
+        }
         let models: Vec<String> = self
             .models
             .iter()
@@ -57,6 +75,7 @@ pub async fn run(args: Args) -> Result<()> {
     println!("health: http://{bound}");
     let redis = autoeval_redis_store::connect(&args.redis).await?;
     let runs = Arc::new(Runs {
+        consumer_timeout: std::time::Duration::from_secs(args.consumer_timeout_s),
         settings: RunSettings::new(redis.clone()),
         redis,
         local: Local {

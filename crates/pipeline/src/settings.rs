@@ -110,6 +110,18 @@ impl StageSettings {
         })
     }
 
+    /// The longest a translate task for `model` can take: two calls, each of
+    /// every attempt running to its request time limit with the longest
+    /// backoff between attempts. A worker keeps this below the broker's
+    /// consumer timeout, or the broker takes the task back mid-call.
+    pub fn task_budget(&self, model: &str) -> Duration {
+        let settings = self.models.get(model).cloned().unwrap_or_default();
+        let request = Duration::from_secs(settings.request_timeout_s.unwrap_or(120));
+        let attempts = self.max_attempts.max(1);
+        let backoff = RetryPolicy::default().max_delay;
+        2 * (request * attempts + backoff * (attempts - 1))
+    }
+
     /// The stages for `models` of the run, proving with `prover`.
     pub fn stages(
         &self,
@@ -128,5 +140,36 @@ impl StageSettings {
             prover,
             copy_policy: self.copy_policy,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {
+        let mut models = BTreeMap::new();
+        models.insert(
+            "m".to_string(),
+            ModelSettings {
+                request_timeout_s: Some(60),
+                ..ModelSettings::default()
+            },
+        );
+        let s = StageSettings {
+            prompt_set: PromptSet::default(),
+            template_overrides: Vec::new(),
+            copy_policy: CopyPolicy::Flag,
+            timeout_ms: 1000,
+            max_attempts: 3,
+            models,
+            prices: PriceTable::default(),
+        };
+        let backoff = RetryPolicy::default().max_delay;
+        assert_eq!(
+            s.task_budget("m"),
+            Duration::from_secs(2 * 3 * 60) + 4 * backoff
+        );
     }
 }
