@@ -186,6 +186,7 @@ pub fn run(args: Args) -> Result<()> {
             params: settings.params(&GenerationParams::default()),
             cache,
             secrets_file: args.secrets.clone(),
+            judge: Some(Arc::new(autoeval_verify::equivalent)),
             ..BackendOptions::default()
         },
     )?);

@@ -43,9 +43,9 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
         let alphabet: Vec<char> = task.alphabet.chars().collect();
         let i = templates.informalize(family, &task.input, task.prompt, &alphabet)?;
-        let english = autoeval_reference_model::answer(&i.text);
+        let english = autoeval_reference_model::answer(&i.text, None);
         let a = templates.autoformalize(family, &task.input, &english, task.prompt, &alphabet)?;
-        let answer = autoeval_reference_model::answer(&a.text);
+        let answer = autoeval_reference_model::answer(&a.text, None);
         let e = per_model.entry(task.model.clone()).or_default();
         e.units += 1;
         e.requests += 2 * rounds;

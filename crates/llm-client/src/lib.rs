@@ -82,6 +82,23 @@ pub struct Reply {
     pub cached: bool,
 }
 
+/// The built-in models' reply to `prompt`.
+fn builtin_answer(
+    spec: &ModelSpec,
+    prompt: &str,
+    judge: Option<&autoeval_reference_model::Judge>,
+) -> String {
+    use autoeval_reference_model as reference;
+    match spec {
+        ModelSpec::ReferenceNoisy { rate } => reference::answer_noisy(prompt, *rate, judge),
+        ModelSpec::ReferenceChatty { rate } => reference::answer_chatty(prompt, *rate, judge),
+        ModelSpec::ReferenceJudgeNoisy { rate } => {
+            reference::answer_judge_noisy(prompt, *rate, judge)
+        }
+        _ => reference::answer(prompt, judge),
+    }
+}
+
 /// How a backend is set up.
 #[derive(Clone)]
 pub struct BackendOptions {
@@ -101,6 +118,8 @@ pub struct BackendOptions {
     pub secrets_file: Option<std::path::PathBuf>,
     /// Another address for the OpenAI or Anthropic API (a proxy, or a test stub).
     pub base_url: Option<String>,
+    /// How the built-in models answer the A4 question; without one they say they cannot.
+    pub judge: Option<autoeval_reference_model::Judge>,
 }
 
 impl Default for BackendOptions {
@@ -114,6 +133,7 @@ impl Default for BackendOptions {
             cache: None,
             secrets_file: None,
             base_url: None,
+            judge: None,
         }
     }
 }
@@ -207,18 +227,21 @@ impl Backend {
                 cached: true,
             });
         }
-        let builtin = match &self.spec {
-            ModelSpec::Reference => Some(autoeval_reference_model::answer(prompt)),
-            ModelSpec::ReferenceNoisy { rate } => {
-                Some(autoeval_reference_model::answer_noisy(prompt, *rate))
-            }
-            ModelSpec::ReferenceChatty { rate } => {
-                Some(autoeval_reference_model::answer_chatty(prompt, *rate))
-            }
-            ModelSpec::ReferenceJudgeNoisy { rate } => {
-                Some(autoeval_reference_model::answer_judge_noisy(prompt, *rate))
-            }
-            _ => None,
+        let builtin = if !self.spec.is_builtin() {
+            None
+        } else if autoeval_reference_model::is_judge_prompt(prompt) {
+            // A judge proves: that runs off the async runtime.
+            let (spec, prompt, judge) = (
+                self.spec.clone(),
+                prompt.to_string(),
+                self.options.judge.clone(),
+            );
+            let answered =
+                tokio::task::spawn_blocking(move || builtin_answer(&spec, &prompt, judge.as_ref()))
+                    .await;
+            Some(answered.unwrap_or_else(|e| format!("I could not decide ({e}).")))
+        } else {
+            Some(builtin_answer(&self.spec, prompt, None))
         };
         let (text, reported, attempts) = match builtin {
             // The built-in models run here and cost nothing.

@@ -165,9 +165,14 @@ async fn chat(
             .body(failing_body())
             .unwrap_or_default();
     }
-    let text = match s.config.chatty {
-        Some(rate) => autoeval_reference_model::answer_chatty(prompt, rate),
-        None => autoeval_reference_model::answer_noisy(prompt, s.config.noise.unwrap_or(0.0)),
+    let text = if autoeval_reference_model::is_judge_prompt(prompt) {
+        // The A4 question is proved, off the async runtime.
+        let (config, prompt) = (s.config.clone(), prompt.to_string());
+        tokio::task::spawn_blocking(move || reply(&config, &prompt))
+            .await
+            .unwrap_or_else(|e| format!("I could not decide ({e})."))
+    } else {
+        reply(&s.config, prompt)
     };
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
@@ -180,6 +185,19 @@ async fn chat(
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     }))
     .into_response()
+}
+
+/// The reference model's reply, as configured; its judge proves with Z3.
+fn reply(config: &MockConfig, prompt: &str) -> String {
+    let judge: autoeval_reference_model::Judge = Arc::new(autoeval_verify::equivalent);
+    match config.chatty {
+        Some(rate) => autoeval_reference_model::answer_chatty(prompt, rate, Some(&judge)),
+        None => autoeval_reference_model::answer_noisy(
+            prompt,
+            config.noise.unwrap_or(0.0),
+            Some(&judge),
+        ),
+    }
 }
 
 /// A body that fails before its first byte, so the server closes the connection mid-response.

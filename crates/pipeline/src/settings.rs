@@ -103,6 +103,8 @@ impl StageSettings {
             },
             secrets_file: local.secrets_file.clone(),
             base_url: None,
+            // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
+            judge: None,
         };
         Backend::new(spec, options).map_err(|source| SettingsError::Model {
             model: model.to_string(),

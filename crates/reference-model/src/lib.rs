@@ -12,6 +12,17 @@ use autoeval_syntax::{
     alphabet, canonical, parse_formula_exact, parse_regex_exact, print, Mode, ParseError, Style,
 };
 pub use read::ReadError;
+use std::sync::Arc;
+
+/// Decides whether two formulas of a kind (`plogic`, `fol` or `regex`) are
+/// equivalent, `None` when it cannot: how the model answers the A4 question.
+/// It is passed in, so the model itself needs no prover.
+pub type Judge = Arc<dyn Fn(&str, &str, &str) -> Option<bool> + Send + Sync>;
+
+/// True for the A4 question (two formulas to compare), which needs a [`Judge`].
+pub fn is_judge_prompt(prompt: &str) -> bool {
+    section(prompt, "[FORMULA 1]").is_some() && section(prompt, "[FORMULA 2]").is_some()
+}
 
 /// Informalization: the formula (or regex, when `regex`) in controlled English.
 pub fn informalize(text: &str, regex: bool) -> Result<String, ParseError> {
@@ -36,34 +47,31 @@ pub fn autoformalize(description: &str, regex: bool) -> Result<String, ReadError
     }
 }
 
-/// The A4 question, answered by the verifier: an explanation, then `[Answer] yes|no`.
-fn judge(prompt: &str, a: &str, b: &str) -> String {
-    use autoeval_verify::{check, InProcessZ3, Kind, Settings, Verdict};
+/// The A4 question, answered by `judge`: an explanation, then `[Answer] yes|no`.
+fn judge_answer(prompt: &str, a: &str, b: &str, judge: Option<&Judge>) -> String {
     let lower = prompt.to_lowercase();
     let kind = if lower.contains("regular expression") {
-        Kind::Regex
+        "regex"
     } else if lower.contains("first-order") {
-        Kind::Fol
+        "fol"
     } else {
-        Kind::Plogic
+        "plogic"
     };
-    let o = check(kind, a, b, &Settings::default(), &InProcessZ3);
-    match o.verdict {
-        Verdict::Equivalent => {
-            "A formal check shows the two formulas are equivalent.\n[Answer] yes".into()
-        }
-        Verdict::NotEquivalent => {
-            "A formal check finds a case where they differ.\n[Answer] no".into()
-        }
-        other => format!("I could not decide ({other:?})."),
+    let Some(judge) = judge else {
+        return "I cannot compare formulas: this model was given no judge.".into();
+    };
+    match judge(kind, a, b) {
+        Some(true) => "A formal check shows the two formulas are equivalent.\n[Answer] yes".into(),
+        Some(false) => "A formal check finds a case where they differ.\n[Answer] no".into(),
+        None => "I could not decide.".into(),
     }
 }
 
 /// [`answer`] as `reference-judge-noisy:RATE`: the A4 answer is flipped
 /// (yes ↔ no) for `rate` of the questions, chosen by a hash of the prompt;
 /// every other prompt is answered as [`answer`] does.
-pub fn answer_judge_noisy(prompt: &str, rate: f64) -> String {
-    let reply = answer(prompt);
+pub fn answer_judge_noisy(prompt: &str, rate: f64, judge: Option<&Judge>) -> String {
+    let reply = answer(prompt, judge);
     let h = prompt.bytes().fold(0x84222325_cbf29ce4u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     });
@@ -84,8 +92,8 @@ pub fn answer_judge_noisy(prompt: &str, rate: f64) -> String {
 /// dressed as models often dress it: in a sentence, in ASCII notation, or as
 /// an equation. Strict reading refuses all three; lenient reading accepts
 /// the first two and refuses the equation as ambiguous.
-pub fn answer_chatty(prompt: &str, rate: f64) -> String {
-    let reply = answer(prompt);
+pub fn answer_chatty(prompt: &str, rate: f64, judge: Option<&Judge>) -> String {
+    let reply = answer(prompt, judge);
     if section(prompt, "[NL DESCRIPTION]").is_none() || reply.starts_with("I cannot") {
         return reply;
     }
@@ -123,20 +131,21 @@ fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
 /// The model's reply to one of the benchmark's prompts: it finds the
 /// formula after `[FORMULA]` (informalization) or the description after
 /// `[NL DESCRIPTION]` (autoformalization) and translates it. A prompt it
-/// cannot read gets an answer that says so, as a model's would.
-pub fn answer(prompt: &str) -> String {
-    answer_noisy(prompt, 0.0)
+/// cannot read gets an answer that says so, as a model's would. The A4
+/// question goes to `judge`.
+pub fn answer(prompt: &str, judge: Option<&Judge>) -> String {
+    answer_noisy(prompt, 0.0, judge)
 }
 
 /// [`answer`] as `reference-noisy:RATE`: informalizations of the chosen
 /// items describe a formula with one injected error ([`noise::injection`]).
-pub fn answer_noisy(prompt: &str, rate: f64) -> String {
+pub fn answer_noisy(prompt: &str, rate: f64, judge: Option<&Judge>) -> String {
     let regex = prompt.to_lowercase().contains("regular expression");
     if let (Some(a), Some(b)) = (
         section(prompt, "[FORMULA 1]"),
         section(prompt, "[FORMULA 2]"),
     ) {
-        return judge(prompt, a, b);
+        return judge_answer(prompt, a, b, judge);
     }
     let reply = if let Some(description) = section(prompt, "[NL DESCRIPTION]") {
         autoformalize(description, regex).map_err(|e| e.to_string())

@@ -5,7 +5,6 @@
 use autoeval_generate::perturb::{self, RegexRewrite, Rewrite};
 use autoeval_generate::rng::Rng;
 use autoeval_syntax::{alphabet, parse_formula_exact, parse_regex_exact, print, Mode, Style};
-use autoeval_verify::{check, InProcessZ3, Kind, ProverLimits, Settings, Verdict};
 
 /// One injected error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,22 +53,5 @@ pub fn injection(phi0: &str, regex: bool, rate: f64) -> Option<Injection> {
             kind: format!("{kind:?}"),
             formula: print::formula(&out, Style::Unicode),
         })
-    }
-}
-
-/// Whether an injection happens to keep the meaning (e.g. swapping ∧ for ∨
-/// in `p1 ∧ p1`): `Some(true)` when proved equivalent, `None` when undecided.
-pub fn preserves_meaning(phi0: &str, injected: &Injection, kind: Kind) -> Option<bool> {
-    let settings = Settings {
-        limits: ProverLimits {
-            timeout_ms: 5_000,
-            rlimit: 50_000_000,
-        },
-        ..Settings::default()
-    };
-    match check(kind, phi0, &injected.formula, &settings, &InProcessZ3).verdict {
-        Verdict::Equivalent => Some(true),
-        Verdict::NotEquivalent | Verdict::NonCompliant => Some(false),
-        Verdict::Unknown | Verdict::Timeout | Verdict::VerifierError => None,
     }
 }

@@ -35,13 +35,13 @@ fn two_thousand_items_of_each_dataset_round_trip_exactly() {
                 Shots::FewShot
             };
             let i = templates.informalize(family, phi0, shots, &sigma).unwrap();
-            let english = answer(&i.text);
+            let english = answer(&i.text, None);
             let copy = copy_check(phi0, &english);
             assert!(!copy.copied, "{phi0}: {english} copies {copy:?}");
             let a = templates
                 .autoformalize(family, phi0, &english, shots, &sigma)
                 .unwrap();
-            let phi1 = answer(&a.text);
+            let phi1 = answer(&a.text, None);
             let o = check(check_kind, phi0, &phi1, &Settings::default(), &InProcessZ3);
             assert_eq!(
                 o.verdict,
@@ -85,7 +85,24 @@ fn english_that_is_not_controlled_is_refused_with_the_place() {
     assert_eq!(err.at, 0);
     let deep = "it is not the case that ".repeat(10_000) + "proposition p1";
     assert!(read::read_formula(&deep).is_err());
-    assert!(answer("Tell me a joke").starts_with("I cannot answer this"));
+    assert!(answer("Tell me a joke", None).starts_with("I cannot answer this"));
+}
+
+/// Whether an injection happens to keep the meaning (e.g. swapping ∧ for ∨
+/// in `p1 ∧ p1`): `Some(true)` when proved equivalent, `None` when undecided.
+fn preserves_meaning(phi0: &str, injected: &str, kind: Kind) -> Option<bool> {
+    let settings = Settings {
+        limits: autoeval_verify::ProverLimits {
+            timeout_ms: 5_000,
+            rlimit: 50_000_000,
+        },
+        ..Settings::default()
+    };
+    match check(kind, phi0, injected, &settings, &InProcessZ3).verdict {
+        Verdict::Equivalent => Some(true),
+        Verdict::NotEquivalent | Verdict::NonCompliant => Some(false),
+        _ => None,
+    }
 }
 
 #[test]
@@ -103,18 +120,18 @@ fn noisy_accuracy_matches_the_injected_rate() {
             let regex = kind == DatasetKind::Regex;
             if let Some(inj) = noise::injection(phi0, regex, rate) {
                 injected += 1;
-                if noise::preserves_meaning(phi0, &inj, check_kind) == Some(true) {
+                if preserves_meaning(phi0, &inj.formula, check_kind) == Some(true) {
                     preserving += 1;
                 }
             }
             let i = templates
                 .informalize(family, phi0, Shots::ZeroShot, &sigma)
                 .unwrap();
-            let english = answer_noisy(&i.text, rate);
+            let english = answer_noisy(&i.text, rate, None);
             let a = templates
                 .autoformalize(family, phi0, &english, Shots::ZeroShot, &sigma)
                 .unwrap();
-            let phi1 = answer_noisy(&a.text, rate);
+            let phi1 = answer_noisy(&a.text, rate, None);
             if check(check_kind, phi0, &phi1, &Settings::default(), &InProcessZ3).verdict
                 == Verdict::Equivalent
             {
@@ -147,7 +164,19 @@ fn the_reference_judge_answers_the_a4_question() {
         "∀ x2.pred1(x2)",
         JudgeStyle::Cot,
     );
-    assert_eq!(parse_judgement(&answer(&yes.text)), Judgement::Yes);
+    let judge: autoeval_reference_model::Judge = std::sync::Arc::new(autoeval_verify::equivalent);
+    assert_eq!(
+        parse_judgement(&answer(&yes.text, Some(&judge))),
+        Judgement::Yes
+    );
     let no = t.judge(Family::Regex, "(00)*", "0(00)*", JudgeStyle::Yesno);
-    assert_eq!(parse_judgement(&answer(&no.text)), Judgement::No);
+    assert_eq!(
+        parse_judgement(&answer(&no.text, Some(&judge))),
+        Judgement::No
+    );
+    // Without a judge the model says it cannot answer, which reads as no answer.
+    assert_eq!(
+        parse_judgement(&answer(&no.text, None)),
+        Judgement::Unparseable
+    );
 }

@@ -199,6 +199,18 @@ impl Default for Settings {
     }
 }
 
+/// Whether `a` and `b` (of kind `ksat`, `plogic`, `fol` or `regex`) mean the
+/// same, proved in this thread with the default limits; `None` when that
+/// cannot be decided. This is the built-in model's judge (A4).
+pub fn equivalent(kind: &str, a: &str, b: &str) -> Option<bool> {
+    let kind: Kind = kind.parse().ok()?;
+    match check(kind, a, b, &Settings::default(), &InProcessZ3).verdict {
+        Verdict::Equivalent => Some(true),
+        Verdict::NotEquivalent => Some(false),
+        _ => None,
+    }
+}
+
 /// Checks one pair of texts: φ0 (the ground truth, parsed exactly) and φ1
 /// (a model's answer, parsed tolerantly).
 pub fn check(
