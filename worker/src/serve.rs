@@ -4,12 +4,11 @@
 use crate::Args;
 use anyhow::Result;
 use autoeval_amqp::{Broker, Meta, Task};
-use autoeval_pipeline::{translate, Local, Stages, TranslateTask};
 use autoeval_proto::fleet::VERIFY_KEY;
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_redis_store::RedisCache;
 use autoeval_service::{shutdown_signal, Health, RunSettings};
-use autoeval_verify::InProcessZ3;
+use autoeval_translate::{translate, Local, TranslateTask, Translator};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
@@ -22,11 +21,11 @@ struct Runs {
     redis: autoeval_redis_store::Connection,
     local: Local,
     models: Vec<String>,
-    built: Mutex<HashMap<String, Arc<Stages>>>,
+    built: Mutex<HashMap<String, Arc<Translator>>>,
 }
 
 impl Runs {
-    async fn stages(&self, run: &str) -> Result<Arc<Stages>> {
+    async fn translator(&self, run: &str) -> Result<Arc<Translator>> {
         if let Some(s) = self.built.lock().await.get(run) {
             return Ok(s.clone());
         }
@@ -58,8 +57,7 @@ impl Runs {
             cache: Some(Arc::new(RedisCache::new(self.redis.clone(), run))),
             ..self.local.clone()
         };
-        // This worker never proves: the verifiers do.
-        let stages = Arc::new(settings.stages(&models, &local, Arc::new(InProcessZ3))?);
+        let stages = Arc::new(settings.translator(&models, &local)?);
         self.built
             .lock()
             .await
@@ -172,7 +170,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         }
     };
     let run = task.meta.run.clone();
-    let stages = match runs.stages(&run).await {
+    let stages = match runs.translator(&run).await {
         Ok(s) => s,
         Err(e) => {
             let reason = format!("{e:#}");

@@ -473,7 +473,12 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         cache: Some(cache),
         secrets_file: s.secrets.clone(),
     };
-    Ok(stage_settings(s)?.stages(&s.plan.models, &local, Arc::new(prover_pool(s.verifiers)?))?)
+    Ok(autoeval_pipeline::stages(
+        &stage_settings(s)?,
+        &s.plan.models,
+        &local,
+        Arc::new(prover_pool(s.verifiers)?),
+    )?)
 }
 
 /// The shipped price table, extended with the user's file if one is given.

@@ -15,11 +15,12 @@ mod settings;
 mod stages;
 mod store;
 
+pub use autoeval_translate::{Local, SettingsError, StageSettings, Translator};
 pub use driver::{drive, Concurrency, Observer, StageTimes};
 pub use message::{shots_name, task_item, TranslateTask, VerifyTask};
 pub use plan::{generate_items, initial_tasks, BatchShortfall, PlanError, RunPlan};
 pub use queue::{LocalQueue, Queue, QueueClosed};
 pub use resume::{pending_tasks, Pending};
-pub use settings::{Local, SettingsError, StageSettings};
+pub use settings::{stages, verifier_settings};
 pub use stages::{translate, verify, CopyPolicy, Stages};
 pub use store::{MemoryStore, ResultStore, StoreError};

@@ -1,177 +1,33 @@
-//! The settings the stages run with, in one value a coordinator can hand
-//! to workers on other machines: prompts, verifier limits, and how each
-//! model is asked. Machine-local things (keys, caches, concurrency) are
-//! each worker's own and come in when the stages are built.
+//! Stages built from a run's [`StageSettings`]: the translate stage's
+//! part comes from the translate crate, the verifier's part from here.
 
-use crate::stages::{CopyPolicy, Stages};
-use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
-use autoeval_prompts::{PromptSet, TemplateError, Templates};
+use crate::stages::Stages;
+use autoeval_translate::{Local, SettingsError, StageSettings};
 use autoeval_verify::{Prover, ProverLimits, Settings};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
-use thiserror::Error;
 
-/// How a run's stages behave, whichever machine runs them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StageSettings {
-    /// The prompt set.
-    pub prompt_set: PromptSet,
-    /// Templates replacing the set's, as `(name, text)`.
-    pub template_overrides: Vec<(String, String)>,
-    /// Copy-check policy.
-    pub copy_policy: CopyPolicy,
-    /// Prover time limit per check, in ms.
-    pub timeout_ms: u32,
-    /// Attempts per model call.
-    pub max_attempts: u32,
-    /// Each model's settings, resolved, by spec as written.
-    pub models: BTreeMap<String, ModelSettings>,
-    /// Prices of the run's models.
-    pub prices: PriceTable,
-}
-
-/// What a worker brings of its own to a backend.
-#[derive(Clone, Default)]
-pub struct Local {
-    /// Requests in flight per model, when the worker caps them.
-    pub concurrency: Option<usize>,
-    /// The reply cache.
-    pub cache: Option<Arc<dyn ResponseCache>>,
-    /// A JSON file of API keys, read after the environment.
-    pub secrets_file: Option<PathBuf>,
-}
-
-/// Why stages cannot be built from settings.
-#[derive(Debug, Error)]
-pub enum SettingsError {
-    /// A template override is invalid.
-    #[error(transparent)]
-    Template(#[from] TemplateError),
-    /// A model cannot be set up.
-    #[error("model {model}: {source}")]
-    Model {
-        /// The spec.
-        model: String,
-        /// Why.
-        source: CallError,
-    },
-    /// A spec does not parse.
-    #[error("{0}")]
-    Spec(String),
-}
-
-impl StageSettings {
-    /// The prompt templates, overrides applied.
-    pub fn templates(&self) -> Result<Templates, TemplateError> {
-        Templates::of_set(self.prompt_set).with_overrides(self.template_overrides.clone())
-    }
-
-    /// The verifier's settings.
-    pub fn verifier(&self) -> Settings {
-        Settings {
-            limits: ProverLimits {
-                timeout_ms: self.timeout_ms,
-                ..Settings::default().limits
-            },
-            ..Settings::default()
-        }
-    }
-
-    /// A backend for `model` (one of the run's) with this machine's `local` parts.
-    pub fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
-        let (spec, _) = ModelSpec::parse_with_settings(model)
-            .map_err(|e| SettingsError::Spec(e.to_string()))?;
-        let settings = self.models.get(model).cloned().unwrap_or_default();
-        let options = BackendOptions {
-            concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
-            request_timeout: Duration::from_secs(settings.request_timeout_s.unwrap_or(120)),
-            retry: RetryPolicy {
-                max_attempts: self.max_attempts,
-                ..RetryPolicy::default()
-            },
-            params: settings.params(&GenerationParams::default()),
-            prices: self.prices.clone(),
-            // The built-in models cost nothing and answer in microseconds: caching them only costs storage.
-            cache: if spec.is_builtin() {
-                None
-            } else {
-                local.cache.clone()
-            },
-            secrets_file: local.secrets_file.clone(),
-            base_url: None,
-            // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
-            judge: None,
-        };
-        Backend::new(spec, options).map_err(|source| SettingsError::Model {
-            model: model.to_string(),
-            source,
-        })
-    }
-
-    /// The longest a translate task for `model` can take: two calls, each of
-    /// every attempt running to its request time limit with the longest
-    /// backoff between attempts. A worker keeps this below the broker's
-    /// consumer timeout, or the broker takes the task back mid-call.
-    pub fn task_budget(&self, model: &str) -> Duration {
-        let settings = self.models.get(model).cloned().unwrap_or_default();
-        let request = Duration::from_secs(settings.request_timeout_s.unwrap_or(120));
-        let attempts = self.max_attempts.max(1);
-        let backoff = RetryPolicy::default().max_delay;
-        2 * (request * attempts + backoff * (attempts - 1))
-    }
-
-    /// The stages for `models` of the run, proving with `prover`.
-    pub fn stages(
-        &self,
-        models: &[String],
-        local: &Local,
-        prover: Arc<dyn Prover + Send + Sync>,
-    ) -> Result<Stages, SettingsError> {
-        let mut backends = BTreeMap::new();
-        for m in models {
-            backends.insert(m.clone(), self.backend(m, local)?);
-        }
-        Ok(Stages {
-            backends,
-            templates: self.templates()?,
-            settings: self.verifier(),
-            prover,
-            copy_policy: self.copy_policy,
-        })
+/// The verifier's settings of a run.
+pub fn verifier_settings(settings: &StageSettings) -> Settings {
+    Settings {
+        limits: ProverLimits {
+            timeout_ms: settings.timeout_ms,
+            ..Settings::default().limits
+        },
+        ..Settings::default()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {
-        let mut models = BTreeMap::new();
-        models.insert(
-            "m".to_string(),
-            ModelSettings {
-                request_timeout_s: Some(60),
-                ..ModelSettings::default()
-            },
-        );
-        let s = StageSettings {
-            prompt_set: PromptSet::default(),
-            template_overrides: Vec::new(),
-            copy_policy: CopyPolicy::Flag,
-            timeout_ms: 1000,
-            max_attempts: 3,
-            models,
-            prices: PriceTable::default(),
-        };
-        let backoff = RetryPolicy::default().max_delay;
-        assert_eq!(
-            s.task_budget("m"),
-            Duration::from_secs(2 * 3 * 60) + 4 * backoff
-        );
-    }
+/// The stages for `models` of the run, proving with `prover`.
+pub fn stages(
+    settings: &StageSettings,
+    models: &[String],
+    local: &Local,
+    prover: Arc<dyn Prover + Send + Sync>,
+) -> Result<Stages, SettingsError> {
+    Ok(Stages {
+        translator: settings.translator(models, local)?,
+        settings: verifier_settings(settings),
+        prover,
+        copy_policy: settings.copy_policy,
+    })
 }

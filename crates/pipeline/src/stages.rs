@@ -2,34 +2,18 @@
 
 use crate::message::{shots_name, TranslateTask, VerifyTask};
 use autoeval_generate::DatasetKind;
-use autoeval_llm_client::Backend;
-use autoeval_prompts::{Family, Templates};
 use autoeval_proto::{LenientReading, ResultRecord, Tokens, Verdict};
 use autoeval_syntax::Mode;
-use autoeval_translate::{round_trip, Reading, Request, RoundTrip};
+pub use autoeval_translate::CopyPolicy;
+use autoeval_translate::{Reading, RoundTrip, Translator};
 use autoeval_verify::{check, Kind, Prover, Settings};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What to do when the English copies the formula instead of describing it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CopyPolicy {
-    /// Record the flag; the verdict stands.
-    #[default]
-    Flag,
-    /// Count the round as non-compliant.
-    Fail,
-}
-
-/// What the stages need: a backend per model, the prompts, the verifier.
+/// What the stages need: the translate stage, the verifier, the copy policy.
 pub struct Stages {
-    /// Backends by model spec as written.
-    pub backends: BTreeMap<String, Backend>,
-    /// Prompt templates.
-    pub templates: Templates,
+    /// Backends and prompts.
+    pub translator: Translator,
     /// Verifier settings (mode, budgets); the alphabet comes from each task.
     pub settings: Settings,
     /// Isolating prover for first-order checks.
@@ -39,42 +23,15 @@ pub struct Stages {
 }
 
 impl Stages {
-    /// Why the run must stop, if a model's backend halted: every attempt
-    /// so far failed the same way.
+    /// Why the run must stop, if a model's backend halted.
     pub fn halted(&self) -> Option<String> {
-        self.backends.iter().find_map(|(model, b)| {
-            b.halt().map(|h| {
-                format!(
-                    "stopped after {} attempts to reach {model} failed the same way: {}; {}",
-                    h.attempts, h.cause, h.fix
-                )
-            })
-        })
+        self.translator.halted()
     }
 }
 
 /// Stage one: the model informalizes the task's formula, then formalizes its English back.
 pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
-    let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
-    let translation = match stages.backends.get(&task.model) {
-        Some(backend) => {
-            let alphabet: Vec<char> = task.alphabet.chars().collect();
-            let request = Request {
-                family,
-                phi0: &task.input,
-                shots: task.prompt,
-                alphabet: &alphabet,
-                unit: task.unit().to_string(),
-                round: task.round,
-            };
-            round_trip(backend, &stages.templates, &request).await
-        }
-        None => RoundTrip {
-            api_failure: Some(format!("no backend for model {}", task.model)),
-            ..RoundTrip::default()
-        },
-    };
-    VerifyTask { task, translation }
+    autoeval_translate::translate(task, &stages.translator).await
 }
 
 /// The outcome of one reading of an answer.
@@ -150,7 +107,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Ju
 pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
     let VerifyTask { task, translation } = message;
     let mut record = base_record(&task, &translation);
-    record.prompt_set = stages.templates.set_id().to_string();
+    record.prompt_set = stages.translator.templates.set_id().to_string();
     let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
     let (strict, lenient) = if let Some(failure) = &translation.api_failure {
         let j = || Judged::because(Verdict::ApiFailure, failure.clone());

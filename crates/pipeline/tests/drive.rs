@@ -6,7 +6,7 @@ use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{Backend, BackendOptions};
 use autoeval_pipeline::{
     drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, MemoryStore,
-    Observer, ResultStore, RunPlan, Stages,
+    Observer, ResultStore, RunPlan, Stages, Translator,
 };
 use autoeval_prompts::{Shots, Templates};
 use autoeval_proto::Verdict;
@@ -20,8 +20,10 @@ impl Observer for Silent {}
 fn stages(model: &str) -> Arc<Stages> {
     let backend = Backend::new(model.parse().unwrap(), BackendOptions::default()).unwrap();
     Arc::new(Stages {
-        backends: BTreeMap::from([(model.to_string(), backend)]),
-        templates: Templates::builtin(),
+        translator: Translator {
+            backends: BTreeMap::from([(model.to_string(), backend)]),
+            templates: Templates::builtin(),
+        },
         settings: Settings::default(),
         prover: Arc::new(InProcessZ3),
         copy_policy: CopyPolicy::Flag,
@@ -136,11 +138,13 @@ fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
         ..BackendOptions::default()
     };
     let stages = Arc::new(Stages {
-        backends: BTreeMap::from([(
-            model.clone(),
-            Backend::new(model.parse().unwrap(), options).unwrap(),
-        )]),
-        templates: Templates::builtin(),
+        translator: Translator {
+            backends: BTreeMap::from([(
+                model.clone(),
+                Backend::new(model.parse().unwrap(), options).unwrap(),
+            )]),
+            templates: Templates::builtin(),
+        },
         settings: Settings::default(),
         prover: Arc::new(InProcessZ3),
         copy_policy: CopyPolicy::Flag,

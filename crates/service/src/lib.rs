@@ -2,9 +2,9 @@
 //! SIGTERM or Ctrl-C, and the settings of each run it works for.
 
 use anyhow::{Context, Result};
-use autoeval_pipeline::StageSettings;
 use autoeval_redis_store::Connection as ConnectionManager;
 use autoeval_redis_store::RunStore;
+use autoeval_translate::StageSettings;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

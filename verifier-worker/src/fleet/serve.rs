@@ -29,7 +29,12 @@ impl Runs {
             return Ok(s.clone());
         }
         let settings = self.settings.get(run).await?;
-        let stages = Arc::new(settings.stages(&[], &Local::default(), self.prover.clone())?);
+        let stages = Arc::new(autoeval_pipeline::stages(
+            &settings,
+            &[],
+            &Local::default(),
+            self.prover.clone(),
+        )?);
         let entry = (stages, RunStore::new(self.redis.clone(), run));
         self.built
             .lock()
