@@ -148,11 +148,15 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
         fleet.start_verifier(1);
     }
     let out = fleet.out.to_string_lossy().into_owned();
-    let mut args = run_args(&fleet, &out, &[]);
+    let health = format!("127.0.0.1:{}", autoeval_e2e::fleet::free_port());
+    let mut args = run_args(&fleet, &out, &["--health-addr", &health]);
     args.extend(fleet_flags());
     let mut coordinator = fleet.autoeval(&args);
     let units = 5_000u64;
     wait_done(&fleet, &mut coordinator, units / 10);
+    // The coordinator, like every process of the fleet, answers health checks.
+    let ready = reqwest::blocking::get(format!("http://{health}/readyz")).unwrap();
+    assert!(ready.status().is_success());
     fleet.workers[0].kill9();
     wait_done(&fleet, &mut coordinator, units / 4);
     fleet.verifiers[0].kill9();

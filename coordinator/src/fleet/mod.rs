@@ -42,6 +42,10 @@ pub struct FleetArgs {
     /// anyway (tasks for a model nobody serves become dead letters).
     #[arg(long, default_value_t = 60)]
     pub worker_wait_s: u64,
+    /// Serve /healthz and /readyz here while the coordinator runs (ready once
+    /// the run is registered and published).
+    #[arg(long)]
+    pub health_addr: Option<String>,
 }
 
 /// The run's name in Redis and on the broker: its directory's name.
@@ -92,6 +96,13 @@ pub fn execute(
         .context("cannot start the async runtime")?;
     let started = Instant::now();
     let (ending, records) = runtime.block_on(async {
+        let health = autoeval_service::Health::default();
+        if let Some(addr) = &fleet.health_addr {
+            let bound = health.serve(addr).await?;
+            if display != Display::Quiet {
+                eprintln!("fleet: health at http://{bound}");
+            }
+        }
         let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
         register(&store, settings, units, items.len()).await?;
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
@@ -119,6 +130,7 @@ pub fn execute(
         } else if display != Display::Quiet {
             eprintln!("fleet: run {run}: {units} units, published before; following");
         }
+        health.set_ready(true);
         let progress = Progress::new(units, display);
         let ending = follow::follow(
             &store,
