@@ -409,3 +409,59 @@ fn failures_left_by_a_flaky_server_are_redone_by_rerun_without_asking_a_succeede
         }
     }
 }
+
+#[test]
+fn a_task_that_keeps_failing_is_dead_lettered_by_the_broker_after_its_delivery_limit() {
+    use autoeval_amqp::{Broker, Meta};
+    use autoeval_proto::fleet::{translate_key, DELIVERY_LIMIT};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let run = format!("delivery-limit-{}", std::process::id());
+    let model = format!("nobody-serves:{run}");
+    let (deliveries, letters) = runtime.block_on(async {
+        let broker = Broker::connect(AMQP, "autoeval-test").await.unwrap();
+        let queue = broker.declare_translate(&model).await.unwrap();
+        let meta = Meta {
+            run: run.clone(),
+            unit: "u#1".into(),
+        };
+        broker
+            .publish(&translate_key(&model), b"work", &meta)
+            .await
+            .unwrap();
+        // A worker that fails the task every time and hands it back.
+        let mut consumer = broker.consume(&queue, 1, "").await.unwrap();
+        let mut deliveries = 0;
+        // Until the broker has dead-lettered it: a condition, not a clock.
+        let limit = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let dead = broker.dead_letters(usize::MAX).await.unwrap();
+            if dead.iter().any(|d| d.run == run) {
+                break;
+            }
+            assert!(std::time::Instant::now() < limit, "never dead-lettered");
+            let wait = std::time::Duration::from_millis(50);
+            if let Ok(Some(Ok(task))) = tokio::time::timeout(wait, consumer.next()).await {
+                deliveries += 1;
+                assert_eq!(task.meta.run, run);
+                task.requeue().await.unwrap();
+            }
+        }
+        consumer.close().await;
+        let letters = broker.take_dead_letters(&run).await.unwrap();
+        broker.delete_queue(&queue).await.unwrap();
+        broker.close().await;
+        (deliveries, letters)
+    });
+    eprintln!("{deliveries} deliveries; dead letters: {letters:?}");
+    assert_eq!(letters.len(), 1, "kept, not dropped");
+    assert!(
+        letters[0].reason.contains("delivered too often"),
+        "{:?}",
+        letters[0]
+    );
+    assert!(
+        (DELIVERY_LIMIT as usize..=DELIVERY_LIMIT as usize + 1).contains(&deliveries),
+        "{deliveries} deliveries for a limit of {DELIVERY_LIMIT}"
+    );
+}
