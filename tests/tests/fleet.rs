@@ -138,7 +138,7 @@ fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, n: u64) {
 }
 
 #[test]
-fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_nothing_twice() {
+fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_nothing_twice() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Latency keeps calls in flight when the worker is killed.
     let mut fleet = Fleet::new("fleet-faults", &["--latency-ms", "20"]);
@@ -171,6 +171,16 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
         "{}",
         String::from_utf8_lossy(&closed.stderr)
     );
+    // And Redis drops every client connection too.
+    let killed = std::process::Command::new("redis-cli")
+        .args(["CLIENT", "KILL", "TYPE", "normal"])
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        killed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
     // What was recorded by now was paid for; none of it may be asked again.
     let before: Vec<_> = fleet.stored();
     let counts_before = fleet.prompt_counts();
@@ -181,7 +191,7 @@ fn killed_workers_and_a_broker_that_drops_every_connection_lose_nothing_and_pay_
     let total = outcomes(&fleet.out).len();
     let keys: std::collections::HashSet<_> = records.iter().map(|r| (r.unit(), r.round)).collect();
     eprintln!(
-        "{} rounds stored ({} distinct), {total} in results.jsonl; {} recorded before the broker dropped its connections",
+        "{} rounds stored ({} distinct), {total} in results.jsonl; {} recorded before the broker and Redis dropped their connections",
         records.len(),
         keys.len(),
         before.len()

@@ -172,6 +172,11 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let run = task.meta.run.clone();
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
+        Err(e) if autoeval_service::is_transient(&e) => {
+            tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
+            let _ = task.requeue().await;
+            return;
+        }
         Err(e) => {
             let reason = format!("{e:#}");
             if let Err(e) = task.refuse(&broker, &reason).await {

@@ -87,8 +87,16 @@ pub async fn follow(
     let mut last_change = Instant::now();
     let mut last_recorded = u64::MAX;
     loop {
-        let done = store.done().await?;
-        let (recorded, equivalent, measured) = tally(&store.counts().await?);
+        let (done, counts) = match (store.done().await, store.counts().await) {
+            (Ok(done), Ok(counts)) => (done, counts),
+            (Err(e), _) | (_, Err(e)) => {
+                // The connection reconnects by itself; the run goes on meanwhile.
+                tracing::warn!(error = %e, "cannot read the run's progress from Redis; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let (recorded, equivalent, measured) = tally(&counts);
         let waiting = match queued(&broker, models).await {
             Ok(n) => n,
             Err(e) => {
@@ -107,8 +115,18 @@ pub async fn follow(
             last_recorded = recorded;
             last_change = Instant::now();
         } else if waiting == 0 && last_change.elapsed() >= SETTLE {
-            let dead = dead_units(&broker, store.run()).await?;
-            let finals = store.finals().await?;
+            let (dead, finals) =
+                match (dead_units(&broker, store.run()).await, store.finals().await) {
+                    (Ok(dead), Ok(finals)) => (dead, finals),
+                    (Err(e), _) => {
+                        tracing::warn!(error = %e, "cannot read the dead letters; retrying");
+                        continue;
+                    }
+                    (_, Err(e)) => {
+                        tracing::warn!(error = %e, "cannot read the final outcomes; retrying");
+                        continue;
+                    }
+                };
             let stuck = dead.iter().filter(|u| !finals.contains_key(*u)).count();
             if stuck > 0 && done as usize + stuck >= units {
                 return Ok(Ending::Dead(stuck));

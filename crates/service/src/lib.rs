@@ -100,7 +100,8 @@ impl RunSettings {
         }
     }
 
-    /// The settings of `run`; an error when the run is not registered.
+    /// The settings of `run`; an error when the run is not registered, or
+    /// when Redis cannot be read (see [`is_transient`]).
     pub async fn get(&self, run: &str) -> Result<Arc<StageSettings>> {
         if let Some(s) = self.known.lock().await.get(run) {
             return Ok(s.clone());
@@ -119,4 +120,13 @@ impl RunSettings {
             .insert(run.to_string(), settings.clone());
         Ok(settings)
     }
+}
+
+/// True for an error that may pass (Redis unreachable for a moment): the
+/// task goes back to its queue rather than to the dead letters.
+pub fn is_transient(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<autoeval_redis_store::StoreError>(),
+        Some(autoeval_redis_store::StoreError::Redis { .. })
+    )
 }

@@ -146,6 +146,11 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let run = task.meta.run.clone();
     let (stages, store) = match runs.get(&run).await {
         Ok(s) => s,
+        Err(e) if autoeval_service::is_transient(&e) => {
+            tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
+            let _ = task.requeue().await;
+            return;
+        }
         Err(e) => return refuse(task, &broker, &format!("{e:#}")).await,
     };
     let rounds = message.task.rounds;
