@@ -6,10 +6,10 @@
 
 use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
-use autoeval_llm_client::{Backend, BackendOptions, CallError, DiskCache, ResponseCache};
+use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::{GenerationParams, ModelSpec, Sample, Stage};
-use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
+use autoeval_models::{GenerationParams, ModelSpec};
+use autoeval_prompts::Templates;
 use autoeval_proto::{JudgeRecord, Verdict};
 use autoeval_report::pct;
 use std::collections::HashSet;
@@ -46,6 +46,10 @@ pub struct Args {
     /// Print nothing but the report's path.
     #[arg(long, short)]
     quiet: bool,
+    /// Ask through the fleet: LLM workers serving the judge model answer,
+    /// and the judgements are kept in the fleet's Redis with the run.
+    #[command(flatten)]
+    fleet: crate::fleet::FleetArgs,
 }
 
 fn style_name(s: StyleArg) -> &'static str {
@@ -174,6 +178,32 @@ pub fn run(args: Args) -> Result<()> {
             args.judge
         );
     }
+    if args.fleet.fleet {
+        let display = if args.quiet {
+            crate::run::progress::Display::Quiet
+        } else {
+            crate::run::progress::Display::Bars
+        };
+        let asked = crate::fleet::judge::ask_all(crate::fleet::judge::Ask {
+            dir: &dir,
+            judge: &args.judge,
+            settings,
+            style,
+            todo,
+            fleet: &args.fleet,
+            display,
+        })?;
+        let mut lines = String::new();
+        for j in &asked {
+            lines.push_str(&serde_json::to_string(j)?);
+            lines.push('\n');
+        }
+        drop(file);
+        // What the file held first, then the fleet's: the first answer of a pair stands.
+        let merged = latest_judgements(&(recorded.clone() + &lines));
+        rewrite_judgements(&path, &merged)?;
+        return finish(&dir, &path, &records, args.quiet);
+    }
     let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
         None
     } else {
@@ -191,10 +221,6 @@ pub fn run(args: Args) -> Result<()> {
         },
     )?);
     let templates = Arc::new(Templates::builtin());
-    let judge_style = match args.prompt {
-        StyleArg::Cot => JudgeStyle::Cot,
-        StyleArg::Yesno => JudgeStyle::Yesno,
-    };
     let file = Arc::new(Mutex::new(file));
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
@@ -205,7 +231,7 @@ pub fn run(args: Args) -> Result<()> {
     runtime.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         let limit = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1)));
-        for mut j in todo {
+        for j in todo {
             let (backend, templates, file, bar, limit) = (
                 backend.clone(),
                 templates.clone(),
@@ -215,32 +241,11 @@ pub fn run(args: Args) -> Result<()> {
             );
             tasks.spawn(async move {
                 let _permit = limit.acquire().await;
-                let family = Family::of_dataset(&j.dataset).unwrap_or(Family::Propositional);
-                let prompt = templates.judge(family, &j.phi0, &j.phi1, judge_style);
-                // The judged pair and the judging style make the sample: one
-                // pair's judgement is never another's cached reply.
-                let sample = Sample {
-                    unit: format!("{}|{}|{}|{}|{}", j.id, j.model, j.prompt, j.repeat, j.style),
-                    round: j.round,
-                    stage: Stage::Judge,
-                };
-                match backend.chat(&prompt.text, &sample).await {
+                let Some(j) = autoeval_translate::judge::ask(&backend, &templates, j).await else {
                     // Never sent, because the judge halted: it stays to do.
-                    Err(CallError::Halted { attempts: 0, .. }) => {
-                        bar.inc(1);
-                        return;
-                    }
-                    Ok(reply) => {
-                        let verdict = match parse_judgement(&reply.text) {
-                            Judgement::Yes => "yes",
-                            Judgement::No => "no",
-                            Judgement::Unparseable => "unparseable",
-                        };
-                        j.judgement = Some(verdict.into());
-                        j.answer = Some(reply.text);
-                    }
-                    Err(e) => j.api_failure = Some(e.to_string()),
-                }
+                    bar.inc(1);
+                    return;
+                };
                 if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&j), file.lock()) {
                     if let Err(e) = writeln!(f, "{line}") {
                         tracing::error!(error = %e, "cannot append a judgement");
@@ -262,12 +267,37 @@ pub fn run(args: Args) -> Result<()> {
             h.fix
         );
     }
-    let all = latest_judgements(&std::fs::read_to_string(&path)?);
-    if !args.quiet {
+    finish(&dir, &path, &records, args.quiet)
+}
+
+/// Prints the confusion table of the judge file and writes the report.
+fn finish(
+    dir: &RunDir,
+    path: &std::path::Path,
+    records: &[autoeval_proto::ResultRecord],
+    quiet: bool,
+) -> Result<()> {
+    let all = latest_judgements(&std::fs::read_to_string(path)?);
+    if !quiet {
         print_table(&all);
     }
-    let report = crate::report::write(&dir, &records, Vec::new())?;
+    let report = crate::report::write(dir, records, Vec::new())?;
     println!("judgements: {}", path.display());
     println!("report: {}", report.display());
     Ok(())
+}
+
+/// Replaces the judge file with `judgements`, whole.
+fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
+    let tmp = path.with_extension("jsonl.tmp");
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
+    );
+    for j in judgements {
+        serde_json::to_writer(&mut out, j)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    drop(out);
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -7,7 +7,9 @@
 //! - `autoeval.tasks`, a durable direct exchange. Routing key `translate.<model>`
 //!   reaches the quorum queue `autoeval.translate.<model>`, which an LLM worker
 //!   declares for each model it serves; `verify` and `judge` reach
-//!   `autoeval.verify` and `autoeval.judge`, which every process declares.
+//!   `autoeval.verify`, which every process declares. Routing key
+//!   `judge.<model>` reaches `autoeval.judge.<model>`, the A4 questions a judge
+//!   model answers, declared by the LLM workers serving that model.
 //! - The stage queues dead-letter to `autoeval.dead` (fanout) at least once,
 //!   after [`DELIVERY_LIMIT`] deliveries or when a worker refuses a message;
 //!   `autoeval.dead-letters` keeps them.
@@ -29,6 +31,11 @@
 //! - `counts` (hash): field `dataset|model|prompt|round|complexity|verdict` → rounds.
 //! - `done` (string): units with a final outcome.
 //! - `cache` (hash): field = the reply's cache key → the cached reply as JSON.
+//! - `judge-settings:<judge>|<style>` in `meta`: how a judge model is asked
+//!   (the stage settings, JSON), written by `autoeval judge --fleet`.
+//! - `judged:<judge>|<style>` (hash): field = the pair ([`judged_pair`]) → its
+//!   judgement as JSON, written once; `judge-failed:<judge>|<style>` (hash):
+//!   the pairs whose last call failed and that have no judgement yet.
 
 use crate::UnitKey;
 use sha2::{Digest, Sha256};
@@ -83,6 +90,21 @@ pub fn translate_key(model: &str) -> String {
 /// The queue of a model's translate tasks.
 pub fn translate_queue(model: &str) -> String {
     format!("autoeval.{}", translate_key(model))
+}
+
+/// Routing key of a judge model's A4 questions.
+pub fn judge_key(model: &str) -> String {
+    format!("judge.{}", model_slug(model))
+}
+
+/// The queue of a judge model's A4 questions.
+pub fn judge_queue(model: &str) -> String {
+    format!("autoeval.{}", judge_key(model))
+}
+
+/// The field naming a judged pair: the unit and round φ1 came from.
+pub fn judged_pair(j: &crate::JudgeRecord) -> String {
+    format!("{}|{}|{}|{}#{}", j.id, j.model, j.prompt, j.repeat, j.round)
 }
 
 /// The shard of an item: a stable hash of its id, the same on every machine and build.

@@ -12,7 +12,9 @@ mod record;
 pub mod wire;
 
 pub use dataset::DatasetKind;
-pub use record::{Closeness, JudgeRecord, LenientReading, ResultRecord, Tokens, UnitKey, Verdict};
+pub use record::{
+    Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnitKey, Verdict,
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -318,3 +318,72 @@ pub struct JudgeRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_failure: Option<String>,
 }
+
+/// An A4 question as it travels on the broker: a [`JudgeRecord`] before it
+/// is answered, every field present (the broker's encoding cannot skip fields).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeTask {
+    /// Item id of the pair.
+    pub id: String,
+    /// Dataset name.
+    pub dataset: String,
+    /// Complexity of φ0.
+    pub complexity: u32,
+    /// The model that produced φ1.
+    pub model: String,
+    /// Prompt style that produced φ1.
+    pub prompt: String,
+    /// Round of φ1.
+    pub round: u32,
+    /// Repeat of φ1.
+    pub repeat: u32,
+    /// The judge model.
+    pub judge: String,
+    /// `cot` or `yesno`.
+    pub style: String,
+    /// The ground truth.
+    pub phi0: String,
+    /// The candidate.
+    pub phi1: String,
+    /// The formal verdict: true for equivalent.
+    pub equivalent: bool,
+}
+
+impl From<&JudgeRecord> for JudgeTask {
+    fn from(j: &JudgeRecord) -> JudgeTask {
+        JudgeTask {
+            id: j.id.clone(),
+            dataset: j.dataset.clone(),
+            complexity: j.complexity,
+            model: j.model.clone(),
+            prompt: j.prompt.clone(),
+            round: j.round,
+            repeat: j.repeat,
+            judge: j.judge.clone(),
+            style: j.style.clone(),
+            phi0: j.phi0.clone(),
+            phi1: j.phi1.clone(),
+            equivalent: j.equivalent,
+        }
+    }
+}
+
+impl From<JudgeTask> for JudgeRecord {
+    fn from(t: JudgeTask) -> JudgeRecord {
+        JudgeRecord {
+            id: t.id,
+            dataset: t.dataset,
+            complexity: t.complexity,
+            model: t.model,
+            prompt: t.prompt,
+            round: t.round,
+            repeat: t.repeat,
+            judge: t.judge,
+            style: t.style,
+            phi0: t.phi0,
+            phi1: t.phi1,
+            equivalent: t.equivalent,
+            ..JudgeRecord::default()
+        }
+    }
+}

@@ -475,3 +475,81 @@ fn a_task_that_keeps_failing_is_dead_lettered_by_the_broker_after_its_delivery_l
         "{deliveries} deliveries for a limit of {DELIVERY_LIMIT}"
     );
 }
+
+#[test]
+fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("fleet-judge", &["--model", "reference-noisy:0.3"]);
+    fleet.start_worker(8);
+    fleet.start_verifier(1);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let model = fleet.model.clone();
+    succeeded(
+        &fleet.autoeval_output(&small_run_args(&fleet, &out, &[&model], &[])),
+        "the fleet run",
+    );
+    // What the judge should say, from the run's formal verdicts alone.
+    let results = std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap();
+    let expected: BTreeMap<(String, u32), &str> = jsonl(&results)
+        .iter()
+        .filter(|r| matches!(r["verdict"].as_str(), Some("equivalent" | "not_equivalent")))
+        .map(|r| {
+            let unit = format!(
+                "{}|{}|{}|{}",
+                r["id"].as_str().unwrap(),
+                r["model"].as_str().unwrap(),
+                r["prompt"].as_str().unwrap(),
+                r["repeat"]
+            );
+            let says = if r["verdict"] == "equivalent" {
+                "yes"
+            } else {
+                "no"
+            };
+            ((unit, r["round"].as_u64().unwrap() as u32), says)
+        })
+        .collect();
+    assert!(
+        expected.values().any(|s| *s == "no"),
+        "the noisy model errs"
+    );
+    let mut judge = vec![
+        "judge", &out, "--judge", &model, "--prompt", "yesno", "--quiet",
+    ];
+    judge.extend(fleet_flags());
+    succeeded(&fleet.autoeval_output(&judge), "the fleet judge");
+    let file = std::fs::read_dir(&fleet.out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("judge-") && name.ends_with("-yesno.jsonl")
+        })
+        .expect("a judge file");
+    let read = || jsonl(&std::fs::read_to_string(&file).unwrap());
+    let judged = read();
+    let got: BTreeMap<(String, u32), String> = judged
+        .iter()
+        .map(|j| {
+            let unit = format!(
+                "{}|{}|{}|{}",
+                j["id"].as_str().unwrap(),
+                j["model"].as_str().unwrap(),
+                j["prompt"].as_str().unwrap(),
+                j["repeat"]
+            );
+            let says = j["judgement"].as_str().unwrap_or("failed").to_string();
+            ((unit, j["round"].as_u64().unwrap() as u32), says)
+        })
+        .collect();
+    eprintln!("{} pairs judged on the fleet", got.len());
+    assert_eq!(judged.len(), expected.len(), "one line per decided pair");
+    for (pair, says) in &expected {
+        assert_eq!(got.get(pair).map(String::as_str), Some(*says), "{pair:?}");
+    }
+    // The same command again finds every pair judged and asks nothing.
+    let before = fleet.mock_stats()["requests"].as_u64();
+    succeeded(&fleet.autoeval_output(&judge), "the judge again");
+    assert_eq!(fleet.mock_stats()["requests"].as_u64(), before);
+    assert_eq!(read().len(), expected.len());
+}

@@ -43,10 +43,17 @@ pub struct Args {
     /// minutes); the worker warns when a run's task could take longer.
     #[arg(long, default_value_t = 1800)]
     consumer_timeout_s: u64,
+    /// Threads of the async runtime: one moves the bytes of hundreds of
+    /// calls in flight; more only help when one core cannot keep up.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Address of /healthz and /readyz (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:0")]
     health_addr: String,
 }
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
@@ -57,8 +64,6 @@ fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = autoeval_service::runtime(args.threads)?;
     runtime.block_on(serve::run(args))
 }

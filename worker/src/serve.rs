@@ -2,13 +2,15 @@
 //! tasks until shut down; after a lost connection, the same again.
 
 use crate::Args;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use autoeval_amqp::{Broker, Meta, Task};
 use autoeval_proto::fleet::VERIFY_KEY;
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
-use autoeval_redis_store::RedisCache;
+use autoeval_proto::{JudgeRecord, JudgeTask};
+use autoeval_redis_store::{RedisCache, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_translate::{translate, Local, TranslateTask, Translator};
+use autoeval_translate::{Backend, StageSettings, Templates};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
@@ -22,6 +24,8 @@ struct Runs {
     local: Local,
     models: Vec<String>,
     built: Mutex<HashMap<String, Arc<Translator>>>,
+    judges: Mutex<HashMap<(String, String), Arc<Backend>>>,
+    templates: Arc<Templates>,
 }
 
 impl Runs {
@@ -64,6 +68,31 @@ impl Runs {
             .insert(run.to_string(), stages.clone());
         Ok(stages)
     }
+
+    /// The backend a judge (`<spec>|<style>`) of `run` asks through, built
+    /// from the settings `autoeval judge --fleet` registered.
+    async fn judge(&self, run: &str, judge: &str) -> Result<Arc<Backend>> {
+        let id = (run.to_string(), judge.to_string());
+        if let Some(b) = self.judges.lock().await.get(&id) {
+            return Ok(b.clone());
+        }
+        let store = RunStore::new(self.redis.clone(), run);
+        let meta = store.meta().await?;
+        let text = meta
+            .get(&format!("judge-settings:{judge}"))
+            .with_context(|| format!("run {run:?} registered no judge {judge:?}"))?;
+        let settings: StageSettings = serde_json::from_str(text).with_context(|| {
+            format!("run {run:?} has unreadable settings for the judge {judge:?}")
+        })?;
+        let spec = judge.rsplit_once('|').map_or(judge, |(spec, _)| spec);
+        let local = Local {
+            cache: Some(Arc::new(RedisCache::new(self.redis.clone(), run))),
+            ..self.local.clone()
+        };
+        let backend = Arc::new(settings.backend(spec, &local)?);
+        self.judges.lock().await.insert(id, backend.clone());
+        Ok(backend)
+    }
 }
 
 /// Serves until SIGTERM.
@@ -83,6 +112,8 @@ pub async fn run(args: Args) -> Result<()> {
         },
         models: args.models.clone(),
         built: Mutex::default(),
+        judges: Mutex::default(),
+        templates: Arc::new(Templates::builtin()),
     });
     let mut shutdown = shutdown_signal();
     loop {
@@ -92,20 +123,26 @@ pub async fn run(args: Args) -> Result<()> {
         };
         let mut consumers = JoinSet::new();
         for model in &args.models {
-            let queue = broker.declare_translate(model).await;
-            let consumer = match queue {
-                Ok(q) => broker.consume(&q, args.concurrency, "").await,
-                Err(e) => Err(e),
-            };
-            match consumer {
-                Ok(c) => {
-                    let (broker, runs, shutdown) = (broker.clone(), runs.clone(), shutdown.clone());
-                    consumers.spawn(consume(c, broker, runs, shutdown));
+            for stage in [Stage::Translate, Stage::Judge] {
+                let queue = match stage {
+                    Stage::Translate => broker.declare_translate(model).await,
+                    Stage::Judge => broker.declare_judge(model).await,
+                };
+                let consumer = match queue {
+                    Ok(q) => broker.consume(&q, args.concurrency, "").await,
+                    Err(e) => Err(e),
+                };
+                match consumer {
+                    Ok(c) => {
+                        let (broker, runs, shutdown) =
+                            (broker.clone(), runs.clone(), shutdown.clone());
+                        consumers.spawn(consume(c, stage, broker, runs, shutdown));
+                    }
+                    Err(e) => tracing::warn!(error = %e, model, "cannot subscribe"),
                 }
-                Err(e) => tracing::warn!(error = %e, model, "cannot subscribe"),
             }
         }
-        health.set_ready(consumers.len() == args.models.len());
+        health.set_ready(consumers.len() == 2 * args.models.len());
         tracing::info!(models = ?args.models, "serving");
         // The first subscription to end (a lost connection, a cancelled
         // consumer) ends this connection's turn; the rest are stopped too.
@@ -121,9 +158,19 @@ pub async fn run(args: Args) -> Result<()> {
     }
 }
 
+/// The two kinds of task a worker takes for each of its models.
+#[derive(Clone, Copy)]
+enum Stage {
+    /// I then A.
+    Translate,
+    /// The A4 question.
+    Judge,
+}
+
 /// Handles a queue's tasks, up to its prefetch at once, until it ends or shutdown.
 async fn consume(
     mut consumer: autoeval_amqp::Consumer,
+    stage: Stage,
     broker: Arc<Broker>,
     runs: Arc<Runs>,
     mut shutdown: watch::Receiver<bool>,
@@ -139,7 +186,10 @@ async fn consume(
         };
         match next {
             Some(Ok(task)) => {
-                in_hand.spawn(handle(task, broker.clone(), runs.clone()));
+                match stage {
+                    Stage::Translate => in_hand.spawn(handle(task, broker.clone(), runs.clone())),
+                    Stage::Judge => in_hand.spawn(handle_judge(task, broker.clone(), runs.clone())),
+                };
             }
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "lost the subscription");
@@ -209,6 +259,53 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         // The replies are cached: whoever gets the task again does not pay again.
         Err(e) => {
             tracing::warn!(error = %e, "cannot hand on a translation; returning its task");
+            task.requeue().await
+        }
+    };
+    if let Err(e) = finished {
+        tracing::warn!(error = %e, "cannot settle a task; the broker will deliver it again");
+    }
+}
+
+/// Settles a task that cannot be done now: back to the queue when the cause
+/// may pass (Redis away), to the dead letters with the reason otherwise.
+async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error) {
+    if autoeval_service::is_transient(e) {
+        tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
+        let _ = task.requeue().await;
+        return;
+    }
+    let reason = format!("{e:#}");
+    tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
+    if let Err(e) = task.refuse(broker, &reason).await {
+        tracing::warn!(error = %e, "cannot dead-letter a task");
+    }
+}
+
+/// Asks the A4 question of one task, records the judgement in Redis once,
+/// then acknowledges.
+async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let question: JudgeRecord = match decode::<JudgeTask>(&task.data, MessageKind::Judge) {
+        Ok((_, m)) => m.into(),
+        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,
+    };
+    let run = task.meta.run.clone();
+    let judge = format!("{}|{}", question.judge, question.style);
+    let backend = match runs.judge(&run, &judge).await {
+        Ok(b) => b,
+        Err(e) => return give_back(task, &broker, &e).await,
+    };
+    let Some(answered) = autoeval_translate::judge::ask(&backend, &runs.templates, question).await
+    else {
+        // The judge halted before sending: the question waits for a fixed cause.
+        let _ = task.requeue().await;
+        return;
+    };
+    let store = RunStore::new(runs.redis.clone(), &run);
+    let finished = match store.record_judgement(&judge, &answered).await {
+        Ok(_) => task.ack().await,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record a judgement; returning its task");
             task.requeue().await
         }
     };

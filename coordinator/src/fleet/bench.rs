@@ -6,6 +6,7 @@ use super::FleetArgs;
 use crate::run::progress::rate;
 use anyhow::{bail, Context, Result};
 use autoeval_proto::fleet::translate_queue;
+use autoeval_redis_store::RunStore;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +21,10 @@ pub struct Args {
     /// Items per complexity value of the 0 ms plan (30: about 5,000 units).
     #[arg(long, default_value_t = 30)]
     per_bucket: usize,
+    /// Items per complexity value of the 200 ms plan (50: about 8,600
+    /// units, 27 s a run: long enough that starting and ending weigh little).
+    #[arg(long, default_value_t = 50)]
+    slow_per_bucket: usize,
     /// Where the fleet is.
     #[command(flatten)]
     fleet: FleetArgs,
@@ -129,16 +134,76 @@ fn mock(latency_ms: u64) -> Result<(Proc, String)> {
     ))
 }
 
-/// Units of a plan and the seconds `autoeval run` took over them.
+/// How far a run under way has got: units recorded so far.
+enum Watch {
+    /// A fleet run: its `done` counter in Redis.
+    Fleet(Box<(tokio::runtime::Runtime, RunStore)>),
+    /// A one-machine run: the lines appended to its results file.
+    Local {
+        path: PathBuf,
+        read: u64,
+        lines: u64,
+    },
+}
+
+impl Watch {
+    fn fleet(redis: &str, run: &str) -> Result<Watch> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let conn = rt.block_on(autoeval_redis_store::connect(redis))?;
+        Ok(Watch::Fleet(Box::new((rt, RunStore::new(conn, run)))))
+    }
+
+    fn units(&mut self) -> u64 {
+        match self {
+            Watch::Fleet(fleet) => fleet.0.block_on(fleet.1.done()).unwrap_or(0),
+            Watch::Local { path, read, lines } => {
+                // Only the bytes appended since the last look are read.
+                use std::io::{Read, Seek, SeekFrom};
+                if let Ok(mut f) = std::fs::File::open(&*path) {
+                    let mut fresh = Vec::new();
+                    if f.seek(SeekFrom::Start(*read)).is_ok() && f.read_to_end(&mut fresh).is_ok() {
+                        *read += fresh.len() as u64;
+                        *lines += fresh.iter().filter(|&&b| b == b'\n').count() as u64;
+                    }
+                }
+                *lines
+            }
+        }
+    }
+}
+
+/// What one timed run measured.
+struct Timing {
+    units: usize,
+    /// Units per second over the whole run.
+    whole: f64,
+    /// Units per second while the run was in full flow: from the first look
+    /// at which a tenth of the units were done to the first at which nine
+    /// tenths were, counting the units actually done between those looks.
+    flowing: f64,
+}
+
+/// Runs `autoeval run` over `plan`, looking at its progress every 20 ms.
 fn timed_run(
     scratch: &Path,
     name: &str,
     plan: &[String],
     extra: &[String],
-) -> Result<(usize, f64)> {
+    fleet: Option<&FleetArgs>,
+) -> Result<Timing> {
     let out = scratch.join(name);
+    let mut watch = match fleet {
+        Some(f) => Watch::fleet(&f.redis, name)?,
+        None => Watch::Local {
+            path: out.join("results.jsonl"),
+            read: 0,
+            lines: 0,
+        },
+    };
     let started = Instant::now();
-    let status = Command::new(std::env::current_exe()?)
+    let mut child = Command::new(std::env::current_exe()?)
         .arg("run")
         .args(plan)
         .args(extra)
@@ -146,7 +211,15 @@ fn timed_run(
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()?;
+        .spawn()?;
+    let mut looks = Vec::new();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        looks.push((started.elapsed().as_secs_f64(), watch.units()));
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let secs = started.elapsed().as_secs_f64();
     if !status.success() {
         bail!("the run {name} failed ({status})");
@@ -154,12 +227,41 @@ fn timed_run(
     let units = std::fs::read_to_string(out.join("results.jsonl"))?
         .lines()
         .count();
-    Ok((units, secs))
+    let first_at = |share: f64| {
+        looks
+            .iter()
+            .find(|(_, n)| *n as f64 >= share * units as f64)
+            .copied()
+    };
+    let flowing = match (first_at(0.1), first_at(0.9)) {
+        (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => (n1 - n0) as f64 / (t1 - t0),
+        _ => f64::NAN,
+    };
+    Ok(Timing {
+        units,
+        whole: units as f64 / secs,
+        flowing,
+    })
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
+}
+
+/// Medians over repeats: whole-run and full-flow units per second.
+struct Rates {
+    whole: f64,
+    flowing: f64,
+}
+
+impl Rates {
+    fn of(timings: &[Timing]) -> Rates {
+        Rates {
+            whole: median(timings.iter().map(|t| t.whole).collect()),
+            flowing: median(timings.iter().map(|t| t.flowing).collect()),
+        }
+    }
 }
 
 struct Setup<'a> {
@@ -178,32 +280,36 @@ impl Setup<'_> {
         ]
     }
 
-    /// Median units/s of the fleet and of one machine over `plan`.
+    /// Median rates of the fleet and of one machine over `plan`, run in turn.
     fn side_by_side(
         &self,
         tag: &str,
         plan: &[String],
         local_concurrency: usize,
-    ) -> Result<(usize, f64, f64)> {
-        let mut fleet_rates = Vec::new();
-        let mut local_rates = Vec::new();
-        let mut units = 0;
+    ) -> Result<(usize, Rates, Rates)> {
+        let mut fleet_runs = Vec::new();
+        let mut local_runs = Vec::new();
         for k in 0..self.repeats {
             let mut fleet_flags = vec!["--fleet".to_string()];
             fleet_flags.extend(self.connect());
-            let (n, s) = timed_run(
+            fleet_runs.push(timed_run(
                 self.scratch,
-                &format!("{tag}-fleet-{k}"),
+                &format!("{tag}-fleet-{k}-{}", std::process::id()),
                 plan,
                 &fleet_flags,
-            )?;
-            fleet_rates.push(n as f64 / s);
+                Some(self.fleet),
+            )?);
             let local = ["--concurrency".to_string(), local_concurrency.to_string()];
-            let (n, s) = timed_run(self.scratch, &format!("{tag}-local-{k}"), plan, &local)?;
-            local_rates.push(n as f64 / s);
-            units = n;
+            local_runs.push(timed_run(
+                self.scratch,
+                &format!("{tag}-local-{k}"),
+                plan,
+                &local,
+                None,
+            )?);
         }
-        Ok((units, median(fleet_rates), median(local_rates)))
+        let units = fleet_runs.last().map_or(0, |t| t.units);
+        Ok((units, Rates::of(&fleet_runs), Rates::of(&local_runs)))
     }
 }
 
@@ -237,7 +343,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "bench-fleet: {cores} cores; broker and Redis on this machine; medians of {} runs; every run includes generation, publishing and writing the report",
+        "bench-fleet: {cores} cores; broker and Redis on this machine; medians of {} runs of each, fleet and one machine in turn;\n  whole run: from the command's start to its end (generation, publishing and the report included);\n  in full flow: from a tenth of the units done to nine tenths",
         setup.repeats
     );
     let mut models = Vec::new();
@@ -259,12 +365,19 @@ pub fn run(args: Args) -> Result<()> {
     let _v0 = service(&verifier, &v)?;
     let (units, fleet, local) =
         setup.side_by_side("zero", &plan(&model0, args.per_bucket, 1), 64)?;
-    println!("  0 ms model, {units} units (1 LLM worker × 64, 1 verifier × {cores}):");
-    println!("    fleet        {:>8} units/s", rate(fleet));
+    println!("  0 ms model, {units} units (1 LLM worker × 64, 1 verifier × {cores} jobs):");
+    println!("    {:<13}{:>12}{:>14}", "", "whole run", "in full flow");
+    for (name, r) in [("fleet", &fleet), ("one machine", &local)] {
+        println!(
+            "    {name:<13}{:>12}{:>14}   units/s",
+            rate(r.whole),
+            rate(r.flowing)
+        );
+    }
     println!(
-        "    one machine  {:>8} units/s   (fleet / one machine = {:.2})",
-        rate(local),
-        fleet / local
+        "    fleet / one machine: {:.2} whole, {:.2} in full flow",
+        fleet.whole / local.whole,
+        fleet.flowing / local.flowing
     );
     drop((_w0, _v0));
 
@@ -288,20 +401,22 @@ pub fn run(args: Args) -> Result<()> {
     procs.push(service(&verifier, &v)?);
     // Each unit is two calls in a row: 0.4 s of model time.
     let bound = (workers * concurrency) as f64 / 0.4;
-    let (units, fleet, local) =
-        setup.side_by_side("slow", &plan(&model2, 25, 2), workers * concurrency)?;
+    let (units, fleet, local) = setup.side_by_side(
+        "slow",
+        &plan(&model2, args.slow_per_bucket, 2),
+        workers * concurrency,
+    )?;
     println!("  200 ms model, {units} units ({workers} LLM workers × {concurrency}; bound {workers} × {concurrency} / 0.4 s = {} units/s):", rate(bound));
-    println!(
-        "    fleet        {:>8} units/s   ({:.1}% of the bound)",
-        rate(fleet),
-        100.0 * fleet / bound
-    );
-    println!(
-        "    one machine  {:>8} units/s   ({:.1}% of the bound, concurrency {})",
-        rate(local),
-        100.0 * local / bound,
-        workers * concurrency
-    );
+    println!("    {:<13}{:>18}{:>20}", "", "whole run", "in full flow");
+    for (name, r) in [("fleet", &fleet), ("one machine", &local)] {
+        println!(
+            "    {name:<13}{:>9} ({:>5.1}%){:>11} ({:>5.1}%)   units/s (% of the bound)",
+            rate(r.whole),
+            100.0 * r.whole / bound,
+            rate(r.flowing),
+            100.0 * r.flowing / bound
+        );
+    }
     drop(procs);
 
     // 3. Memory of one worker with 256 tasks in flight.
@@ -320,7 +435,14 @@ pub fn run(args: Args) -> Result<()> {
     let _v3 = service(&verifier, &v)?;
     let mut fleet_flags = vec!["--fleet".to_string()];
     fleet_flags.extend(setup.connect());
-    let (units, _) = timed_run(&scratch, "memory", &plan(&model3, 3, 3), &fleet_flags)?;
+    let units = timed_run(
+        &scratch,
+        &format!("memory-{}", std::process::id()),
+        &plan(&model3, 3, 3),
+        &fleet_flags,
+        Some(&args.fleet),
+    )?
+    .units;
     match big.peak_rss_mib() {
         Some(mib) => println!(
             "  worker peak RSS with 256 tasks in flight ({units} units, 1 s model): {mib:.1} MiB"

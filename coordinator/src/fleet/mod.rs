@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod follow;
+pub mod judge;
 pub mod status;
 
 use crate::run::config::Resolved;
@@ -115,7 +116,13 @@ pub fn execute(
         if redo_failed || !meta.contains_key("published") {
             let recorded = stored_records(&store).await?;
             let pending = pending_tasks(initial, &recorded);
-            wait_for_workers(&broker, &settings.plan.models, fleet.worker_wait_s, display).await?;
+            let queues: Vec<(String, String)> = settings
+                .plan
+                .models
+                .iter()
+                .map(|m| (m.clone(), translate_queue(m)))
+                .collect();
+            wait_for_workers(&broker, &queues, fleet.worker_wait_s, display).await?;
             if display != Display::Quiet {
                 eprintln!(
                     "fleet: run {run}: {units} units; {} finished, {} to publish",
@@ -123,7 +130,7 @@ pub fn execute(
                     pending.tasks.len()
                 );
             }
-            publish(&broker, &run, pending.tasks).await?;
+            publish_tasks(&broker, &run, pending.tasks).await?;
             store
                 .set_meta(&[("published", unix_now().to_string())])
                 .await?;
@@ -199,19 +206,19 @@ async fn register(store: &RunStore, settings: &Resolved, units: usize, items: us
     Ok(store.set_meta(&fields).await?)
 }
 
-/// Waits until each model's queue has a consumer, for at most `wait_s` seconds.
+/// Waits until each `(model, queue)` has a consumer, for at most `wait_s` seconds.
 async fn wait_for_workers(
     broker: &Broker,
-    models: &[String],
+    queues: &[(String, String)],
     wait_s: u64,
     display: Display,
 ) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(wait_s);
-    for model in models {
+    for (model, queue) in queues {
         let mut told = false;
         loop {
             let served = broker
-                .depth(&translate_queue(model))
+                .depth(queue)
                 .await?
                 .is_some_and(|(_, consumers)| consumers > 0);
             if served {
@@ -233,31 +240,40 @@ async fn wait_for_workers(
     Ok(())
 }
 
-/// Publishes tasks, many confirms in flight at once.
-async fn publish(broker: &Broker, run: &str, tasks: Vec<TranslateTask>) -> Result<()> {
-    const IN_FLIGHT: usize = 256;
+/// Publishes translate tasks.
+async fn publish_tasks(broker: &Broker, run: &str, tasks: Vec<TranslateTask>) -> Result<()> {
     let header = Header {
         kind: MessageKind::Translate,
         run: run.to_string(),
     };
-    for chunk in tasks.chunks(IN_FLIGHT) {
-        let sends = chunk.iter().map(|t| {
-            let header = &header;
-            async move {
-                let bytes = encode(header, t)?;
-                let meta = Meta {
-                    run: run.to_string(),
-                    unit: round_field(&t.unit(), t.round),
-                };
-                broker
-                    .publish(&translate_key(&t.model), &bytes, &meta)
-                    .await
-                    .map_err(anyhow::Error::from)
-            }
-        });
-        for sent in futures_util::future::join_all(sends).await {
-            sent?;
-        }
+    let messages = tasks.iter().map(|t| {
+        let meta = Meta {
+            run: run.to_string(),
+            unit: round_field(&t.unit(), t.round),
+        };
+        Ok((translate_key(&t.model), encode(&header, t)?, meta))
+    });
+    publish(broker, messages).await
+}
+
+/// Publishes `(routing key, body, meta)` messages with many confirms in
+/// flight at once, a new publish starting as soon as any earlier one is confirmed.
+async fn publish(
+    broker: &Broker,
+    messages: impl Iterator<Item = Result<(String, Vec<u8>, Meta)>>,
+) -> Result<()> {
+    use futures_util::StreamExt;
+    const IN_FLIGHT: usize = 256;
+    let mut sends = futures_util::stream::iter(messages.map(|m| async move {
+        let (key, bytes, meta) = m?;
+        broker
+            .publish(&key, &bytes, &meta)
+            .await
+            .map_err(anyhow::Error::from)
+    }))
+    .buffer_unordered(IN_FLIGHT);
+    while let Some(sent) = sends.next().await {
+        sent?;
     }
     Ok(())
 }

@@ -15,8 +15,9 @@ pub use dead::DeadLetter;
 pub use delivery::{Consumer, Task};
 
 use autoeval_proto::fleet::{
-    translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE, DELIVERY_LIMIT, REASON_HEADER,
-    RUN_HEADER, TASKS_EXCHANGE, UNIT_HEADER, UNROUTED_EXCHANGE, VERIFY_KEY, VERIFY_QUEUE,
+    judge_key, judge_queue, translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE,
+    DELIVERY_LIMIT, REASON_HEADER, RUN_HEADER, TASKS_EXCHANGE, UNIT_HEADER, UNROUTED_EXCHANGE,
+    VERIFY_KEY, VERIFY_QUEUE,
 };
 use lapin::options::{
     BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
@@ -227,6 +228,13 @@ impl Broker {
     pub async fn declare_translate(&self, model: &str) -> Result<String, BrokerError> {
         let queue = translate_queue(model);
         self.declare_stage(&queue, &translate_key(model)).await?;
+        Ok(queue)
+    }
+
+    /// Declares the queue of A4 questions for a judge model this process serves.
+    pub async fn declare_judge(&self, model: &str) -> Result<String, BrokerError> {
+        let queue = judge_queue(model);
+        self.declare_stage(&queue, &judge_key(model)).await?;
         Ok(queue)
     }
 

@@ -10,8 +10,8 @@ pub use cache::RedisCache;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
 
-use autoeval_proto::fleet::{round_field, run_key};
-use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_proto::fleet::{judged_pair, round_field, run_key};
+use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::BTreeMap;
@@ -71,6 +71,17 @@ if redis.call('HDEL', KEYS[4], ARGV[2]) == 1 then redis.call('DECR', KEYS[5]) en
 return 1
 ";
 
+// A judgement is kept once; a failed call is kept only while the pair has none.
+const JUDGED: &str = r"
+if ARGV[3] == '1' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+  return 1
+end
+redis.call('HDEL', KEYS[2], ARGV[1])
+return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+";
+
 /// The counter a round adds to: `dataset|model|prompt|round|complexity|verdict`.
 pub fn counter_field(r: &ResultRecord) -> String {
     format!(
@@ -91,6 +102,7 @@ pub struct RunStore {
     run: String,
     record: Script,
     forget: Script,
+    judged: Script,
 }
 
 impl RunStore {
@@ -101,6 +113,7 @@ impl RunStore {
             run: run.to_string(),
             record: Script::new(RECORD),
             forget: Script::new(FORGET),
+            judged: Script::new(JUDGED),
         }
     }
 
@@ -161,6 +174,73 @@ impl RunStore {
         Ok(gone == 1)
     }
 
+    fn judge_keys(&self, judge: &str) -> [String; 2] {
+        [
+            self.key(&format!("judged:{judge}")),
+            self.key(&format!("judge-failed:{judge}")),
+        ]
+    }
+
+    /// Stores a judgement of `judge` (`<spec>|<style>`) for a pair, once; a
+    /// failed call is stored only while the pair has no judgement. True when stored.
+    pub async fn record_judgement(&self, judge: &str, j: &JudgeRecord) -> Result<bool, StoreError> {
+        let json = serde_json::to_string(j).map_err(|e| StoreError::Corrupt {
+            what: "judgement".into(),
+            detail: e.to_string(),
+        })?;
+        let mut conn = self.conn.clone();
+        let mut call = self.judged.prepare_invoke();
+        for k in self.judge_keys(judge) {
+            call.key(k);
+        }
+        let stored: i32 = call
+            .arg(judged_pair(j))
+            .arg(json)
+            .arg(if j.api_failure.is_some() { "1" } else { "0" })
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("record a judgement"))?;
+        Ok(stored == 1)
+    }
+
+    /// Drops the failed calls of `judge`, before its pairs are asked again.
+    pub async fn forget_failed_judgements(&self, judge: &str) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let [_, failed] = self.judge_keys(judge);
+        conn.del::<_, ()>(failed)
+            .await
+            .map_err(redis_err("forget failed judgements"))
+    }
+
+    /// Pairs judged by `judge`, and pairs whose call failed with no judgement yet.
+    pub async fn judgement_counts(&self, judge: &str) -> Result<(u64, u64), StoreError> {
+        let mut conn = self.conn.clone();
+        let [judged, failed] = self.judge_keys(judge);
+        let (a, b): (u64, u64) = redis::pipe()
+            .hlen(judged)
+            .hlen(failed)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err("count the judgements"))?;
+        Ok((a, b))
+    }
+
+    /// Every judgement of `judge`, then every failed call without one.
+    pub async fn judgements(&self, judge: &str) -> Result<Vec<JudgeRecord>, StoreError> {
+        let mut out = Vec::new();
+        for hash in self.judge_keys(judge) {
+            self.scan_hash(&hash, |field, json| {
+                out.push(serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
+                    what: format!("judgement {field}"),
+                    detail: e.to_string(),
+                })?);
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(out)
+    }
+
     /// Units with a final outcome.
     pub async fn done(&self) -> Result<u64, StoreError> {
         let mut conn = self.conn.clone();
@@ -192,28 +272,42 @@ impl RunStore {
         &self,
         mut each: impl FnMut(ResultRecord),
     ) -> Result<u64, StoreError> {
+        let mut seen = 0;
+        self.scan_hash(&self.key("results"), |field, json| {
+            let r = serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
+                what: format!("result {field}"),
+                detail: e.to_string(),
+            })?;
+            each(r);
+            seen += 1;
+            Ok(())
+        })
+        .await?;
+        Ok(seen)
+    }
+
+    /// Every field of a hash, read in batches of a thousand.
+    async fn scan_hash(
+        &self,
+        hash: &str,
+        mut each: impl FnMut(&str, &str) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let mut cursor: u64 = 0;
-        let mut seen = 0;
         loop {
             let (next, pairs): (u64, Vec<(String, String)>) = redis::cmd("HSCAN")
-                .arg(self.key("results"))
+                .arg(hash)
                 .arg(cursor)
                 .arg("COUNT")
                 .arg(1000)
                 .query_async(&mut conn)
                 .await
-                .map_err(redis_err("read the results"))?;
-            for (field, json) in pairs {
-                let r = serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
-                    what: format!("result {field}"),
-                    detail: e.to_string(),
-                })?;
-                each(r);
-                seen += 1;
+                .map_err(redis_err(format!("read {hash}")))?;
+            for (field, value) in &pairs {
+                each(field, value)?;
             }
             if next == 0 {
-                return Ok(seen);
+                return Ok(());
             }
             cursor = next;
         }
@@ -239,6 +333,12 @@ impl RunStore {
     pub async fn delete(&self) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let mut keys = self.keys().to_vec();
+        // Each judge that judged the run left its settings in `meta`.
+        for field in self.meta().await?.keys() {
+            if let Some(judge) = field.strip_prefix("judge-settings:") {
+                keys.extend(self.judge_keys(judge));
+            }
+        }
         keys.push(self.key("meta"));
         keys.push(self.key("cache"));
         conn.del::<_, ()>(keys)

@@ -56,6 +56,22 @@ impl Health {
     }
 }
 
+/// The async runtime of a fleet process: one thread by default, because a
+/// worker's async side only moves bytes (model calls, broker, Redis) and one
+/// thread does that without waking others; CPU work runs on blocking threads.
+pub fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    }
+}
+
 /// A signal that flips once, on SIGTERM or Ctrl-C.
 pub fn shutdown_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);

@@ -4,17 +4,20 @@
 //! the English, the raw answer, φ1 or why it does not parse, the copy check,
 //! tokens, cost, latency, attempts, and an API failure if there was one.
 
+pub mod judge;
 mod settings;
 mod stage;
 mod task;
 
+pub use autoeval_llm_client::Backend;
+pub use autoeval_prompts::Templates;
 pub use settings::{CopyPolicy, Local, SettingsError, StageSettings};
 pub use stage::{translate, Translator};
 pub use task::{shots_name, task_item, TranslateTask, VerifyTask};
 
-use autoeval_llm_client::{Backend, CallError, Reply};
+use autoeval_llm_client::{CallError, Reply};
 use autoeval_models::{Sample, Stage, Usage};
-use autoeval_prompts::{copy_check, CopyCheck, Family, Shots, Templates};
+use autoeval_prompts::{copy_check, CopyCheck, Family, Shots};
 use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
 use serde::{Deserialize, Serialize};
 

@@ -29,6 +29,14 @@ pub struct Args {
     /// Checks at once, each in its own prover process [default: the number of cores].
     #[arg(long)]
     jobs: Option<usize>,
+    /// Tasks in hand at once (the broker's prefetch): more than --jobs, so
+    /// that recording and acknowledging one task overlaps proving the next.
+    #[arg(long, default_value_t = 64)]
+    concurrency: u16,
+    /// Threads of the async runtime: one moves the bytes of hundreds of
+    /// calls in flight; more only help when one core cannot keep up.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Address of /healthz and /readyz (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:0")]
     health_addr: String,
@@ -51,8 +59,6 @@ fn main() -> Result<()> {
             autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB,
         )?);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = autoeval_service::runtime(args.threads)?;
     runtime.block_on(serve::run(args))
 }

@@ -12,7 +12,7 @@ use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_verify::Prover;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{watch, Mutex, Semaphore};
 use tokio::task::JoinSet;
 
 /// Each run's stages (prompts, limits; no models) and store.
@@ -20,6 +20,8 @@ struct Runs {
     settings: RunSettings,
     redis: autoeval_redis_store::Connection,
     prover: Arc<dyn Prover + Send + Sync>,
+    /// One permit per check that may run at once on a blocking thread.
+    cpu: Arc<Semaphore>,
     built: Mutex<HashMap<String, (Arc<Stages>, RunStore)>>,
 }
 
@@ -59,6 +61,7 @@ pub async fn run(args: Args) -> Result<()> {
         settings: RunSettings::new(redis.clone()),
         redis,
         prover: Arc::new(prover),
+        cpu: Arc::new(Semaphore::new(jobs)),
         built: Mutex::default(),
     });
     let mut shutdown = shutdown_signal();
@@ -67,16 +70,15 @@ pub async fn run(args: Args) -> Result<()> {
             b = Broker::connect_with_backoff(&args.amqp, "autoeval-verifier") => Arc::new(b),
             _ = shutdown.changed() => return Ok(()),
         };
-        let prefetch = u16::try_from(jobs).unwrap_or(u16::MAX);
-        match broker.consume(VERIFY_QUEUE, prefetch, "").await {
+        match broker.consume(VERIFY_QUEUE, args.concurrency, "").await {
             Ok(consumer) => {
                 health.set_ready(true);
-                tracing::info!(jobs, "serving");
+                tracing::info!(jobs, concurrency = args.concurrency, "serving");
                 consume(
                     consumer,
                     broker.clone(),
                     runs.clone(),
-                    jobs,
+                    usize::from(args.concurrency.max(1)),
                     shutdown.clone(),
                 )
                 .await;
@@ -97,7 +99,7 @@ async fn consume(
     mut consumer: autoeval_amqp::Consumer,
     broker: Arc<Broker>,
     runs: Arc<Runs>,
-    jobs: usize,
+    concurrency: usize,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut in_hand = JoinSet::new();
@@ -122,7 +124,7 @@ async fn consume(
                 break;
             }
         }
-        while in_hand.len() >= jobs * 2 {
+        while in_hand.len() >= concurrency {
             in_hand.join_next().await;
         }
         while in_hand.try_join_next().is_some() {}
@@ -154,7 +156,14 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return refuse(task, &broker, &format!("{e:#}")).await,
     };
     let rounds = message.task.rounds;
-    let proved = tokio::task::spawn_blocking(move || verify(message, &stages)).await;
+    let Ok(permit) = runs.cpu.clone().acquire_owned().await else {
+        return;
+    };
+    let proved = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        verify(message, &stages)
+    })
+    .await;
     let (record, next) = match proved {
         Ok(x) => x,
         Err(e) => {

@@ -1,0 +1,51 @@
+//! The A4 question as a library call: ask a judge model whether φ0 ≡ φ1
+//! and read its yes or no. `autoeval judge` and the fleet's LLM workers
+//! both ask through [`ask`], so a judgement means the same wherever it was made.
+
+use autoeval_llm_client::{Backend, CallError};
+use autoeval_models::{Sample, Stage};
+use autoeval_prompts::{parse_judgement, Family, JudgeStyle, Judgement, Templates};
+use autoeval_proto::JudgeRecord;
+
+/// The judging style a record names (`cot` or `yesno`).
+pub fn judge_style(name: &str) -> Option<JudgeStyle> {
+    match name {
+        "cot" => Some(JudgeStyle::Cot),
+        "yesno" => Some(JudgeStyle::Yesno),
+        _ => None,
+    }
+}
+
+/// Asks `backend` about the pair in `j` and fills in its judgement and
+/// answer, or the API failure. `None` when the call was never sent because
+/// the backend halted (the pair stays to do).
+pub async fn ask(
+    backend: &Backend,
+    templates: &Templates,
+    mut j: JudgeRecord,
+) -> Option<JudgeRecord> {
+    let family = Family::of_dataset(&j.dataset).unwrap_or(Family::Propositional);
+    let style = judge_style(&j.style).unwrap_or(JudgeStyle::Cot);
+    let prompt = templates.judge(family, &j.phi0, &j.phi1, style);
+    // The judged pair and the judging style make the sample: one pair's
+    // judgement is never another's cached reply.
+    let sample = Sample {
+        unit: format!("{}|{}|{}|{}|{}", j.id, j.model, j.prompt, j.repeat, j.style),
+        round: j.round,
+        stage: Stage::Judge,
+    };
+    match backend.chat(&prompt.text, &sample).await {
+        Err(CallError::Halted { attempts: 0, .. }) => return None,
+        Ok(reply) => {
+            let verdict = match parse_judgement(&reply.text) {
+                Judgement::Yes => "yes",
+                Judgement::No => "no",
+                Judgement::Unparseable => "unparseable",
+            };
+            j.judgement = Some(verdict.into());
+            j.answer = Some(reply.text);
+        }
+        Err(e) => j.api_failure = Some(e.to_string()),
+    }
+    Some(j)
+}
