@@ -210,30 +210,12 @@ async fn consume(
 async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let message: TranslateTask = match decode(&task.data, MessageKind::Translate) {
         Ok((_, m)) => m,
-        Err(e) => {
-            tracing::warn!(error = %e, unit = task.meta.unit, "refusing a task");
-            let reason = e.to_string();
-            if let Err(e) = task.refuse(&broker, &reason).await {
-                tracing::warn!(error = %e, "cannot dead-letter a task");
-            }
-            return;
-        }
+        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,
     };
     let run = task.meta.run.clone();
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
-        Err(e) if autoeval_service::is_transient(&e) => {
-            tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
-            let _ = task.requeue().await;
-            return;
-        }
-        Err(e) => {
-            let reason = format!("{e:#}");
-            if let Err(e) = task.refuse(&broker, &reason).await {
-                tracing::warn!(error = %e, "cannot dead-letter a task");
-            }
-            return;
-        }
+        Err(e) => return give_back(task, &broker, &e).await,
     };
     let unit = task.meta.unit.clone();
     let done = translate(message, &stages).await;

@@ -129,7 +129,8 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot count the judgements; retrying");
-                    (last, 0)
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
                 }
             };
             bar.set_position(ok + failed);
