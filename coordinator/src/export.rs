@@ -22,7 +22,7 @@ pub enum Format {
 /// Settings of `autoeval export`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run directory.
+    /// Run directory (with --fleet, where to write the run read from Redis).
     dir: PathBuf,
     /// Layout.
     #[arg(long, value_enum)]
@@ -30,6 +30,9 @@ pub struct Args {
     /// Where to write: a directory for reference, a file for csv [default: DIR/export, DIR/results.csv].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// A fleet run: read it from Redis.
+    #[command(flatten)]
+    fleet: crate::fleet::ReadArgs,
 }
 
 fn item_of(r: &ResultRecord) -> Result<Item> {
@@ -169,6 +172,9 @@ fn csv_file(records: &[ResultRecord], path: &std::path::Path) -> Result<()> {
 /// Runs `autoeval export`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
+    if args.fleet.fleet {
+        crate::fleet::pull(&dir, &args.fleet)?;
+    }
     let records = dir.records()?;
     match args.format {
         Format::Reference => {

@@ -125,8 +125,7 @@ pub fn run(args: Args) -> Result<()> {
     let records = dir.records()?;
     let (spec, settings) = ModelSpec::parse_with_settings(&args.judge)?;
     let style = style_name(args.prompt);
-    let safe = model_file_name(&args.judge);
-    let path = dir.0.join(format!("judge-{safe}-{style}.jsonl"));
+    let path = judge_file(&dir, &args.judge, style);
     let recorded = std::fs::read_to_string(&path).unwrap_or_default();
     let existing = latest_judgements(&recorded);
     let key = |id: &str, model: &str, prompt: &str, round: u32, repeat: u32| {
@@ -287,8 +286,14 @@ fn finish(
     Ok(())
 }
 
+/// Where the judgements of `judge` asked in `style` are kept in a run directory.
+pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf {
+    dir.0
+        .join(format!("judge-{}-{style}.jsonl", model_file_name(judge)))
+}
+
 /// Replaces the judge file with `judgements`, whole.
-fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
+pub(crate) fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
     let tmp = path.with_extension("jsonl.tmp");
     let mut out = std::io::BufWriter::new(
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,

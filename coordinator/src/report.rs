@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Settings of `autoeval report`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run directory (holds results.jsonl).
+    /// Run directory (holds results.jsonl; with --fleet, where to write the run read from Redis).
     dir: PathBuf,
     /// CSV of another benchmark's scores (model,score): adds A1 per dataset against this run's
     /// zero-shot round-1 accuracy up to the complexity cut-off (App. K.4).
@@ -30,6 +30,9 @@ pub struct Args {
     /// Failing examples shown per dataset.
     #[arg(long, default_value_t = 4)]
     examples: usize,
+    /// A fleet run: read it from Redis.
+    #[command(flatten)]
+    fleet: crate::fleet::ReadArgs,
 }
 
 /// The judgements stored in a run directory (`judge-*.jsonl`).
@@ -224,6 +227,9 @@ fn write_with(
 /// Runs `autoeval report`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
+    if args.fleet.fleet {
+        crate::fleet::pull(&dir, &args.fleet)?;
+    }
     let records = dir.records()?;
     let mut correlations = Vec::new();
     if let Some(other) = &args.other {

@@ -24,9 +24,14 @@
 //! Every key of a run is `autoeval:{RUN}:…`; the braces are a Redis Cluster
 //! hash tag, so one run's keys live on one node and a script may touch them all.
 //!
-//! - `meta` (hash): `config` (the run's settings as JSON), `units` (total
-//!   work units), `created`, `state`.
+//! - `meta` (hash): `plan` (what to run, JSON), `stages` (how the stages
+//!   run it, JSON), `config` (the run's `config.toml`), `units` (total work
+//!   units), `items`, `created` and `published` (Unix seconds).
 //! - `results` (hash): field `<unit>#<round>` → the round's record as JSON.
+//! - `arrivals` (list): each `results` field in the order it was recorded,
+//!   so a reader can take new rounds as they come instead of rescanning.
+//! - `tally` (hash): field `<unit>#<round>` → the `counts` field that round
+//!   added to, so forgetting the round takes its count back.
 //! - `final` (hash): field `<unit>` → the verdict that ended the unit.
 //! - `counts` (hash): field `dataset|model|prompt|round|complexity|verdict` → rounds.
 //! - `done` (string): units with a final outcome.

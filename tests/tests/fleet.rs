@@ -552,4 +552,36 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
     succeeded(&fleet.autoeval_output(&judge), "the judge again");
     assert_eq!(fleet.mock_stats()["requests"].as_u64(), before);
     assert_eq!(read().len(), expected.len());
+
+    // Another machine's `report RUN --fleet` and `export RUN --fleet` read
+    // the run, its judgements included, from Redis into a directory of its own.
+    let elsewhere = fleet.dir.join("elsewhere").join(fleet.run());
+    let there = elsewhere.to_string_lossy().into_owned();
+    let report = fleet.autoeval_output(&["report", &there, "--fleet", "--redis", REDIS]);
+    succeeded(&report, "report --fleet");
+    assert!(elsewhere.join("report.html").exists());
+    assert_eq!(
+        outcomes(&elsewhere),
+        outcomes(&fleet.out),
+        "the rounds read from Redis are the run's"
+    );
+    let judged_there = std::fs::read_to_string(elsewhere.join(file.file_name().unwrap()))
+        .expect("the judge file read from Redis");
+    let mut a: Vec<String> = jsonl(&judged_there).iter().map(|j| j.to_string()).collect();
+    let mut b: Vec<String> = judged.iter().map(|j| j.to_string()).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "the judgements read from Redis are the run's");
+    let csv = elsewhere.join("rounds.csv");
+    let csv_text = csv.to_string_lossy().into_owned();
+    let export = fleet.autoeval_output(&[
+        "export", &there, "--fleet", "--redis", REDIS, "--format", "csv", "--out", &csv_text,
+    ]);
+    succeeded(&export, "export --fleet");
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
+    assert_eq!(
+        rows,
+        1 + results.lines().count(),
+        "a header and one row per round"
+    );
 }

@@ -7,9 +7,9 @@ use crate::run::progress::Progress;
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
-use autoeval_proto::Verdict;
+use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,51 @@ pub enum Ending {
 
 /// Quiet time, with the queues empty, before the dead letters are counted.
 const SETTLE: Duration = Duration::from_secs(3);
+
+/// Time between two looks at the run.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// The run's rounds, taken from Redis as they are recorded, so the end of a
+/// run does not wait for a scan of everything.
+#[derive(Default)]
+pub struct Arrivals {
+    rounds: HashMap<String, ResultRecord>,
+    next: u64,
+}
+
+impl Arrivals {
+    /// Takes every round recorded since the last call.
+    pub async fn take(&mut self, store: &RunStore) -> Result<()> {
+        const BATCH: u64 = 2000;
+        loop {
+            let (batch, next) = store.arrivals(self.next, BATCH).await?;
+            let full = batch.len() as u64 == BATCH;
+            for (field, round) in batch {
+                match round {
+                    Some(r) => self.rounds.insert(field, r),
+                    None => self.rounds.remove(&field),
+                };
+            }
+            self.next = next;
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Every stored round, sorted by unit and round; read whole from Redis
+    /// when the rounds taken do not account for every stored one (another
+    /// process forgot some while this one followed).
+    pub async fn into_records(mut self, store: &RunStore) -> Result<Vec<ResultRecord>> {
+        self.take(store).await?;
+        if self.rounds.len() as u64 != store.recorded().await? {
+            return super::stored_records(store).await;
+        }
+        let mut all: Vec<ResultRecord> = self.rounds.into_values().collect();
+        all.sort_by_key(|a| (a.unit(), a.round));
+        Ok(all)
+    }
+}
 
 /// Rounds recorded, rounds that kept the meaning, rounds that measure the model.
 pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
@@ -82,6 +127,7 @@ pub async fn follow(
     models: &[String],
     units: usize,
     progress: &Progress,
+    arrivals: &mut Arrivals,
 ) -> Result<Ending> {
     let mut broker = Arc::new(broker);
     let mut last_change = Instant::now();
@@ -108,6 +154,9 @@ pub async fn follow(
             }
         };
         progress.show(recorded, recorded, equivalent, measured);
+        if let Err(e) = arrivals.take(store).await {
+            tracing::warn!(error = %e, "cannot read the rounds recorded lately; retrying");
+        }
         if done as usize >= units {
             return Ok(Ending::Complete);
         }
@@ -132,6 +181,6 @@ pub async fn follow(
                 return Ok(Ending::Dead(stuck));
             }
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(LOOK_EVERY).await;
     }
 }

@@ -49,6 +49,79 @@ pub struct FleetArgs {
     pub health_addr: Option<String>,
 }
 
+/// Where a fleet run's results are, for the commands that read a run.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct ReadArgs {
+    /// Read the run from the fleet's Redis first, into its directory (made if
+    /// missing): its settings when the directory has none, every recorded
+    /// round, and every judgement made with `judge --fleet`.
+    #[arg(long)]
+    pub fleet: bool,
+    /// Redis URL.
+    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+}
+
+/// Brings a run directory up to date from the fleet's Redis, as [`ReadArgs`] says.
+pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
+    let run = run_name(dir)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (meta, records, judged) = runtime.block_on(async {
+        let store = RunStore::new(autoeval_redis_store::connect(&from.redis).await?, &run);
+        let meta = store.meta().await?;
+        if meta.is_empty() {
+            bail!(
+                "the fleet's Redis at {} holds no run named {run}",
+                from.redis
+            );
+        }
+        let records = stored_records(&store).await?;
+        let mut judged = Vec::new();
+        for judge in meta
+            .keys()
+            .filter_map(|k| k.strip_prefix("judge-settings:"))
+        {
+            judged.push((judge.to_string(), store.judgements(judge).await?));
+        }
+        anyhow::Ok((meta, records, judged))
+    })?;
+    std::fs::create_dir_all(&dir.0)
+        .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
+    if let (false, Some(config)) = (dir.config().exists(), meta.get("config")) {
+        std::fs::write(dir.config(), config)
+            .with_context(|| format!("cannot write {}", dir.config().display()))?;
+    }
+    write_results(dir, &records)?;
+    let mut judgements = 0;
+    for (judge, fresh) in judged {
+        let Some((spec, style)) = judge.rsplit_once('|') else {
+            continue;
+        };
+        let path = crate::judge::judge_file(dir, spec, style);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for j in &fresh {
+            text.push_str(&serde_json::to_string(j)?);
+            text.push('\n');
+        }
+        // What the file held first, then the fleet's: the first answer of a pair stands.
+        let merged = crate::judge::latest_judgements(&text);
+        judgements += merged.len();
+        crate::judge::rewrite_judgements(&path, &merged)?;
+    }
+    eprintln!(
+        "fleet: run {run}: {} rounds and {judgements} judgements read from Redis into {}",
+        records.len(),
+        dir.0.display()
+    );
+    Ok(())
+}
+
 /// The run's name in Redis and on the broker: its directory's name.
 pub fn run_name(dir: &RunDir) -> Result<String> {
     dir.0
@@ -139,6 +212,7 @@ pub fn execute(
         }
         health.set_ready(true);
         let progress = Progress::new(units, display);
+        let mut arrivals = follow::Arrivals::default();
         let ending = follow::follow(
             &store,
             broker,
@@ -146,10 +220,11 @@ pub fn execute(
             &settings.plan.models,
             units,
             &progress,
+            &mut arrivals,
         )
         .await;
         progress.finish();
-        let records = stored_records(&store).await?;
+        let records = arrivals.into_records(&store).await?;
         anyhow::Ok((ending?, records))
     })?;
     write_results(dir, &records)?;
@@ -194,9 +269,11 @@ async fn register(store: &RunStore, settings: &Resolved, units: usize, items: us
         );
     }
     let stages = serde_json::to_string(&stage_settings(settings)?)?;
+    let config = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
     let mut fields = vec![
         ("plan", plan),
         ("stages", stages),
+        ("config", config),
         ("units", units.to_string()),
         ("items", items.to_string()),
     ];

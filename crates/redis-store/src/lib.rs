@@ -58,6 +58,7 @@ redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
 if ARGV[5] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[4], ARGV[5]) == 1 then
   redis.call('INCR', KEYS[5])
 end
+redis.call('RPUSH', KEYS[6], ARGV[1])
 return 1
 ";
 
@@ -126,8 +127,8 @@ impl RunStore {
         run_key(&self.run, part)
     }
 
-    fn keys(&self) -> [String; 5] {
-        ["results", "tally", "counts", "final", "done"].map(|p| self.key(p))
+    fn keys(&self) -> [String; 6] {
+        ["results", "tally", "counts", "final", "done", "arrivals"].map(|p| self.key(p))
     }
 
     /// Stores one round unless that round is already stored; true when it
@@ -284,6 +285,57 @@ impl RunStore {
         })
         .await?;
         Ok(seen)
+    }
+
+    /// Up to `max` rounds recorded from position `from` of the run's arrival
+    /// log on, in the order they were recorded, each with its `results`
+    /// field, and the position after them. A round forgotten since it
+    /// arrived comes back as `None`; one recorded again arrives again later.
+    pub async fn arrivals(
+        &self,
+        from: u64,
+        max: u64,
+    ) -> Result<(Vec<(String, Option<ResultRecord>)>, u64), StoreError> {
+        let mut conn = self.conn.clone();
+        let last = (from + max.max(1) - 1) as isize;
+        let fields: Vec<String> = conn
+            .lrange(self.key("arrivals"), from as isize, last)
+            .await
+            .map_err(redis_err("read the arrival log"))?;
+        if fields.is_empty() {
+            return Ok((Vec::new(), from));
+        }
+        let values: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(self.key("results"))
+            .arg(&fields)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err("read the recorded rounds"))?;
+        let next = from + fields.len() as u64;
+        let rounds = fields
+            .into_iter()
+            .zip(values)
+            .map(|(field, json)| {
+                let record = json
+                    .map(|j| {
+                        serde_json::from_str(&j).map_err(|e| StoreError::Corrupt {
+                            what: format!("result {field}"),
+                            detail: e.to_string(),
+                        })
+                    })
+                    .transpose()?;
+                Ok((field, record))
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok((rounds, next))
+    }
+
+    /// How many rounds are stored.
+    pub async fn recorded(&self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hlen(self.key("results"))
+            .await
+            .map_err(redis_err("count the recorded rounds"))
     }
 
     /// Every field of a hash, read in batches of a thousand.

@@ -1,0 +1,92 @@
+//! The run store against the real Redis: each round is kept once, the
+//! counters equal a recount, and the arrival log hands readers every round
+//! in the order it was recorded, forgotten rounds included as gaps.
+
+use autoeval_e2e::fleet::REDIS;
+use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_redis_store::{counter_field, RunStore};
+use std::collections::BTreeMap;
+
+fn round(id: &str, round: u32, verdict: Verdict) -> ResultRecord {
+    ResultRecord {
+        id: id.into(),
+        dataset: "plogic".into(),
+        complexity: 3,
+        model: "m".into(),
+        prompt: "zero-shot".into(),
+        round,
+        verdict,
+        phi0: "p".into(),
+        input: "p".into(),
+        ..ResultRecord::default()
+    }
+}
+
+/// The counters a recount of `records` gives, computed here without the store.
+fn recount(records: &[ResultRecord]) -> BTreeMap<String, i64> {
+    let mut counts = BTreeMap::new();
+    for r in records {
+        *counts.entry(counter_field(r)).or_default() += 1;
+    }
+    counts
+}
+
+#[tokio::test]
+async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
+    let run = format!("store-test-{}", std::process::id());
+    let store = RunStore::new(
+        autoeval_redis_store::connect(REDIS).await.expect("redis"),
+        &run,
+    );
+    store.delete().await.unwrap();
+    let a1 = round("a", 1, Verdict::Equivalent);
+    let a2 = round("a", 2, Verdict::ApiFailure);
+    let b1 = round("b", 1, Verdict::NotEquivalent);
+    assert!(store.record(&a1, 2).await.unwrap());
+    assert!(store.record(&b1, 2).await.unwrap());
+    assert!(store.record(&a2, 2).await.unwrap());
+    // A redelivered task records nothing and counts nothing.
+    let mut again = b1.clone();
+    again.verdict = Verdict::Equivalent;
+    assert!(!store.record(&again, 2).await.unwrap());
+    assert_eq!(store.done().await.unwrap(), 2, "a ended at round 2, b at 1");
+    assert_eq!(
+        store.counts().await.unwrap(),
+        recount(&[a1.clone(), b1.clone(), a2.clone()])
+    );
+
+    // Read two at a time, the rounds come in the order they were recorded.
+    let (first, next) = store.arrivals(0, 2).await.unwrap();
+    let (rest, end) = store.arrivals(next, 2).await.unwrap();
+    let order: Vec<(String, Option<ResultRecord>)> = first.into_iter().chain(rest).collect();
+    assert_eq!((next, end), (2, 3));
+    assert_eq!(
+        order.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+        vec![Some(a1.clone()), Some(b1.clone()), Some(a2.clone())]
+    );
+
+    // Forgotten, the failed round is a gap in the log; recorded again, it
+    // arrives again after everything before it.
+    assert!(store.forget(&a2).await.unwrap());
+    assert_eq!(store.done().await.unwrap(), 1);
+    assert_eq!(store.recorded().await.unwrap(), 2);
+    let (seen, _) = store.arrivals(2, 10).await.unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1, None, "a forgotten round reads as a gap");
+    let a2_redone = round("a", 2, Verdict::Equivalent);
+    assert!(store.record(&a2_redone, 2).await.unwrap());
+    let (fresh, end) = store.arrivals(end, 10).await.unwrap();
+    assert_eq!(end, 4);
+    assert_eq!(fresh[0].1.as_ref(), Some(&a2_redone));
+    assert_eq!(
+        store.counts().await.unwrap(),
+        recount(&[a1, b1, a2_redone])
+            .into_iter()
+            .chain([(counter_field(&a2), 0)])
+            .collect(),
+        "forgetting takes the count back"
+    );
+    store.delete().await.unwrap();
+    assert!(store.meta().await.unwrap().is_empty());
+    assert_eq!(store.arrivals(0, 10).await.unwrap().0.len(), 0);
+}
