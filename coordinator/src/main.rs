@@ -46,7 +46,7 @@ enum Command {
     Report(report::Args),
     /// Redo the rounds of a run that ended in an API failure or a timeout.
     Rerun(rerun::Args),
-    /// Where a fleet run stands: units per shard (done, pending, failed, dead), queue depths, dead letters and why.
+    /// Where a fleet run stands: units per shard (done, failed, dead, in hand per stage, waiting), queue depths, dead letters and why.
     Status(fleet::status::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
     Judge(judge::Args),

@@ -28,6 +28,9 @@
 //!   run it, JSON), `config` (the run's `config.toml`), `units` (total work
 //!   units), `items`, `created` and `published` (Unix seconds).
 //! - `results` (hash): field `<unit>#<round>` → the round's record as JSON.
+//! - `holders` (set): the fleet processes that hold or held the run's tasks;
+//!   `holding:<process>` (hash, expires 5 s after the process's last word):
+//!   field `<stage>|<shard>` → the run's tasks that process holds.
 //! - `arrivals` (list): each `results` field in the order it was recorded,
 //!   so a reader can take new rounds as they come instead of rescanning.
 //! - `tally` (hash): field `<unit>#<round>` → the `counts` field that round
@@ -117,6 +120,14 @@ pub fn shard_of(item_id: &str, shards: u32) -> u32 {
     let d = Sha256::digest(item_id.as_bytes());
     let n = u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
     (n % u64::from(shards.max(1))) as u32
+}
+
+/// Shards `status` groups a run's units into.
+pub const SHARDS: u32 = 8;
+
+/// The shard of a message's unit header (`<item id>|…`).
+pub fn shard_of_unit(unit: &str) -> u32 {
+    shard_of(unit.split('|').next().unwrap_or(unit), SHARDS)
 }
 
 /// One key of a run.

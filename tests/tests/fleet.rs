@@ -157,7 +157,35 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
     // The coordinator, like every process of the fleet, answers health checks.
     let ready = reqwest::blocking::get(format!("http://{health}/readyz")).unwrap();
     assert!(ready.status().is_success());
+    // Workers tell Redis the tasks they hold, at most their prefetch each,
+    // and `status` shows them per shard.
+    let store = fleet.store();
+    let translating = |fleet: &autoeval_e2e::fleet::Fleet| -> u64 {
+        fleet
+            .block_on(store.held())
+            .unwrap()
+            .iter()
+            .filter(|((stage, _), _)| stage == "translate")
+            .map(|(_, n)| n)
+            .sum()
+    };
+    autoeval_e2e::fleet::wait_for(
+        "tasks in hand told to Redis",
+        std::time::Duration::from_secs(60),
+        || translating(&fleet) > 0,
+    );
+    assert!(translating(&fleet) <= 2 * u64::from(concurrency));
+    let status = fleet.autoeval_output(&["status", &out, "--amqp", AMQP, "--redis", REDIS]);
+    succeeded(&status, "status");
+    let table = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(table.contains("translating"), "{table}");
     fleet.workers[0].kill9();
+    // A killed worker's tasks stop being counted once its word expires.
+    autoeval_e2e::fleet::wait_for(
+        "the killed worker's tasks no longer counted",
+        std::time::Duration::from_secs(60),
+        || translating(&fleet) <= u64::from(concurrency),
+    );
     wait_done(&fleet, &mut coordinator, units / 4);
     fleet.verifiers[0].kill9();
     wait_done(&fleet, &mut coordinator, units * 2 / 5);

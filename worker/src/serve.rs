@@ -4,10 +4,10 @@
 use crate::Args;
 use anyhow::{Context, Result};
 use autoeval_amqp::{Broker, Meta, Task};
-use autoeval_proto::fleet::VERIFY_KEY;
+use autoeval_proto::fleet::{shard_of_unit, VERIFY_KEY};
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
-use autoeval_redis_store::{RedisCache, RunStore};
+use autoeval_redis_store::{Holding, RedisCache, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_translate::{translate, Local, TranslateTask, Translator};
 use autoeval_translate::{Backend, StageSettings, Templates};
@@ -26,6 +26,7 @@ struct Runs {
     built: Mutex<HashMap<String, Arc<Translator>>>,
     judges: Mutex<HashMap<(String, String), Arc<Backend>>>,
     templates: Arc<Templates>,
+    holding: Holding,
 }
 
 impl Runs {
@@ -114,7 +115,9 @@ pub async fn run(args: Args) -> Result<()> {
         built: Mutex::default(),
         judges: Mutex::default(),
         templates: Arc::new(Templates::builtin()),
+        holding: Holding::new(autoeval_service::process_name("autoeval-worker")),
     });
+    runs.holding.spawn_reporter(runs.redis.clone());
     let mut shutdown = shutdown_signal();
     loop {
         let broker = tokio::select! {
@@ -208,6 +211,9 @@ async fn consume(
 }
 
 async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let _held = runs
+        .holding
+        .hold(&task.meta.run, "translate", shard_of_unit(&task.meta.unit));
     let message: TranslateTask = match decode(&task.data, MessageKind::Translate) {
         Ok((_, m)) => m,
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,
@@ -267,6 +273,9 @@ async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error) {
 /// Asks the A4 question of one task, records the judgement in Redis once,
 /// then acknowledges.
 async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let _held = runs
+        .holding
+        .hold(&task.meta.run, "judge", shard_of_unit(&task.meta.unit));
     let question: JudgeRecord = match decode::<JudgeTask>(&task.data, MessageKind::Judge) {
         Ok((_, m)) => m.into(),
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,

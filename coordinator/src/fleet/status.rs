@@ -1,4 +1,6 @@
-//! `autoeval status RUN`: where a fleet run stands, per shard and stage.
+//! `autoeval status RUN`: where a fleet run stands, per shard and stage:
+//! units done, failed and dead from Redis and the dead-letter queue, tasks
+//! in hand per stage as the workers tell Redis, queue depths from the broker.
 
 use super::follow::{dead_units, tally};
 use super::{open, run_name, FleetArgs};
@@ -6,13 +8,10 @@ use crate::run::config::RunConfig;
 use crate::run::{load_items, resolve_settings, RunDir};
 use anyhow::{Context, Result};
 use autoeval_pipeline::initial_tasks;
-use autoeval_proto::fleet::{shard_of, translate_queue, VERIFY_QUEUE};
+use autoeval_proto::fleet::{shard_of_unit, translate_queue, VERIFY_QUEUE};
 use autoeval_proto::Verdict;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// Shards `status` groups units into.
-pub const SHARDS: u32 = 8;
 
 /// Settings of `autoeval status`.
 #[derive(clap::Args, Debug)]
@@ -53,10 +52,10 @@ pub fn run(args: Args) -> Result<()> {
         }
         let finals = store.finals().await?;
         let dead = dead_units(&broker, &run).await?;
+        let held = store.held().await?;
         let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
         for unit in &units {
-            let id = unit.split('|').next().unwrap_or(unit);
-            let s = shards.entry(shard_of(id, SHARDS)).or_default();
+            let s = shards.entry(shard_of_unit(unit)).or_default();
             s.units += 1;
             match finals.get(unit) {
                 Some(v) if is_retryable(v) => s.failed += 1,
@@ -76,28 +75,46 @@ pub fn run(args: Args) -> Result<()> {
                 100.0 * equivalent as f64 / measured as f64
             );
         }
+        // Held: tasks a live worker has taken and not yet settled; waiting:
+        // the rest of the units with no outcome, queued between stages.
         println!(
-            "  {:<6} {:>7} {:>7} {:>9} {:>7} {:>7}",
-            "shard", "units", "done", "pending", "failed", "dead"
+            "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>12} {:>10} {:>8}",
+            "shard", "units", "done", "failed", "dead", "translating", "verifying", "waiting"
         );
+        let in_hand = |stage: &str, shard: u32| {
+            held.get(&(stage.to_string(), shard)).copied().unwrap_or(0) as usize
+        };
         for (n, s) in &shards {
-            let pending = s.units - s.done - s.failed - s.dead;
+            let (translating, verifying) = (in_hand("translate", *n), in_hand("verify", *n));
+            let waiting = s
+                .units
+                .saturating_sub(s.done + s.failed + s.dead + translating + verifying);
             println!(
-                "  {n:<6} {:>7} {:>7} {pending:>9} {:>7} {:>7}",
+                "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
                 s.units, s.done, s.failed, s.dead
             );
         }
-        println!("  queue                                              ready consumers");
-        let queues = settings
+        let judging: u64 = held
+            .iter()
+            .filter(|((stage, _), _)| stage == "judge")
+            .map(|(_, n)| n)
+            .sum();
+        if judging > 0 {
+            println!("  judge questions in hand: {judging}");
+        }
+        let queues: Vec<String> = settings
             .plan
             .models
             .iter()
             .map(|m| translate_queue(m))
-            .chain([VERIFY_QUEUE.to_string()]);
-        for q in queues {
-            match broker.depth(&q).await? {
-                Some((ready, consumers)) => println!("  {q:<50} {ready:>5} {consumers:>9}"),
-                None => println!("  {q:<50}     - (no worker has declared it)"),
+            .chain([VERIFY_QUEUE.to_string()])
+            .collect();
+        let width = queues.iter().map(String::len).max().unwrap_or(0);
+        println!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
+        for q in &queues {
+            match broker.depth(q).await? {
+                Some((ready, consumers)) => println!("  {q:<width$} {ready:>7} {consumers:>9}"),
+                None => println!("  {q:<width$}       - (no worker has declared it)"),
             }
         }
         let letters = broker.dead_letters(usize::MAX).await?;

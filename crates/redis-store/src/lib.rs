@@ -5,8 +5,10 @@
 //! counters always equal a recount of the stored results.
 
 mod cache;
+mod holding;
 
 pub use cache::RedisCache;
+pub use holding::{Held, Holding};
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
 
@@ -385,6 +387,7 @@ impl RunStore {
     pub async fn delete(&self) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let mut keys = self.keys().to_vec();
+        keys.extend(self.holding_keys().await?);
         // Each judge that judged the run left its settings in `meta`.
         for field in self.meta().await?.keys() {
             if let Some(judge) = field.strip_prefix("judge-settings:") {

@@ -56,6 +56,17 @@ impl Health {
     }
 }
 
+/// This process's name in the fleet: its role, host and process id.
+pub fn process_name(role: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{role}@{host}:{}", std::process::id())
+}
+
 /// The async runtime of a fleet process: one thread by default, because a
 /// worker's async side only moves bytes (model calls, broker, Redis) and one
 /// thread does that without waking others; CPU work runs on blocking threads.

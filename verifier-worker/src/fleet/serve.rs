@@ -5,9 +5,9 @@ use crate::Args;
 use anyhow::{Context, Result};
 use autoeval_amqp::{Broker, Meta, Task};
 use autoeval_pipeline::{verify, Local, Stages, VerifyTask};
-use autoeval_proto::fleet::{round_field, translate_key, VERIFY_QUEUE};
+use autoeval_proto::fleet::{round_field, shard_of_unit, translate_key, VERIFY_QUEUE};
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
-use autoeval_redis_store::RunStore;
+use autoeval_redis_store::{Holding, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_verify::Prover;
 use std::collections::HashMap;
@@ -23,6 +23,7 @@ struct Runs {
     /// One permit per check that may run at once on a blocking thread.
     cpu: Arc<Semaphore>,
     built: Mutex<HashMap<String, (Arc<Stages>, RunStore)>>,
+    holding: Holding,
 }
 
 impl Runs {
@@ -63,7 +64,9 @@ pub async fn run(args: Args) -> Result<()> {
         prover: Arc::new(prover),
         cpu: Arc::new(Semaphore::new(jobs)),
         built: Mutex::default(),
+        holding: Holding::new(autoeval_service::process_name("autoeval-verifier")),
     });
+    runs.holding.spawn_reporter(runs.redis.clone());
     let mut shutdown = shutdown_signal();
     loop {
         let broker = tokio::select! {
@@ -141,6 +144,9 @@ async fn refuse(task: Task, broker: &Broker, reason: &str) {
 }
 
 async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let _held = runs
+        .holding
+        .hold(&task.meta.run, "verify", shard_of_unit(&task.meta.unit));
     let message: VerifyTask = match decode(&task.data, MessageKind::Verify) {
         Ok((_, m)) => m,
         Err(e) => return refuse(task, &broker, &e.to_string()).await,
