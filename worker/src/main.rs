@@ -47,8 +47,8 @@ pub struct Args {
     /// calls in flight; more only help when one core cannot keep up.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Address of /healthz and /readyz (port 0: any free port, printed at start).
-    #[arg(long, default_value = "127.0.0.1:0")]
+    /// Address of /healthz, /readyz and /metrics (port 0: any free port, printed at start).
+    #[arg(long, alias = "metrics-addr", default_value = "127.0.0.1:0")]
     health_addr: String,
 }
 

@@ -9,6 +9,7 @@ use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
 use autoeval_redis_store::{Holding, RedisCache, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
+use autoeval_telemetry::{LlmObserver, Metrics, TaskTimer};
 use autoeval_translate::{translate, Local, TranslateTask, Translator};
 use autoeval_translate::{Backend, StageSettings, Templates};
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ struct Runs {
     judges: Mutex<HashMap<(String, String), Arc<Backend>>>,
     templates: Arc<Templates>,
     holding: Holding,
+    metrics: Arc<Metrics>,
 }
 
 impl Runs {
@@ -98,7 +100,10 @@ impl Runs {
 
 /// Serves until SIGTERM.
 pub async fn run(args: Args) -> Result<()> {
-    let health = Health::default();
+    let metrics = Arc::new(Metrics::new("worker"));
+    metrics.start_stage("translate");
+    metrics.start_stage("judge");
+    let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(&args.health_addr).await?;
     println!("health: http://{bound}");
     let redis = autoeval_redis_store::connect(&args.redis).await?;
@@ -110,12 +115,14 @@ pub async fn run(args: Args) -> Result<()> {
             concurrency: Some(usize::from(args.concurrency)),
             cache: None,
             secrets_file: args.secrets.clone(),
+            observer: Some(Arc::new(LlmObserver(metrics.clone()))),
         },
         models: args.models.clone(),
         built: Mutex::default(),
         judges: Mutex::default(),
         templates: Arc::new(Templates::builtin()),
         holding: Holding::new(autoeval_service::process_name("autoeval-worker")),
+        metrics,
     });
     runs.holding.spawn_reporter(runs.redis.clone());
     let mut shutdown = shutdown_signal();
@@ -214,14 +221,15 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let _held = runs
         .holding
         .hold(&task.meta.run, "translate", shard_of_unit(&task.meta.unit));
+    let mut timer = runs.metrics.task("translate");
     let message: TranslateTask = match decode(&task.data, MessageKind::Translate) {
         Ok((_, m)) => m,
-        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,
+        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
-        Err(e) => return give_back(task, &broker, &e).await,
+        Err(e) => return give_back(task, &broker, &e, &mut timer).await,
     };
     let unit = task.meta.unit.clone();
     let done = translate(message, &stages).await;
@@ -243,7 +251,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         }
     };
     let finished = match sent {
-        Ok(()) => task.ack().await,
+        Ok(()) => task.ack().await.map(|()| timer.settled("acked")),
         // The replies are cached: whoever gets the task again does not pay again.
         Err(e) => {
             tracing::warn!(error = %e, "cannot hand on a translation; returning its task");
@@ -257,7 +265,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
 
 /// Settles a task that cannot be done now: back to the queue when the cause
 /// may pass (Redis away), to the dead letters with the reason otherwise.
-async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error) {
+async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error, timer: &mut TaskTimer<'_>) {
     if autoeval_service::is_transient(e) {
         tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
         let _ = task.requeue().await;
@@ -265,8 +273,9 @@ async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error) {
     }
     let reason = format!("{e:#}");
     tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
-    if let Err(e) = task.refuse(broker, &reason).await {
-        tracing::warn!(error = %e, "cannot dead-letter a task");
+    match task.refuse(broker, &reason).await {
+        Ok(()) => timer.settled("dead_lettered"),
+        Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
     }
 }
 
@@ -276,15 +285,16 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let _held = runs
         .holding
         .hold(&task.meta.run, "judge", shard_of_unit(&task.meta.unit));
+    let mut timer = runs.metrics.task("judge");
     let question: JudgeRecord = match decode::<JudgeTask>(&task.data, MessageKind::Judge) {
         Ok((_, m)) => m.into(),
-        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e)).await,
+        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
     let judge = format!("{}|{}", question.judge, question.style);
     let backend = match runs.judge(&run, &judge).await {
         Ok(b) => b,
-        Err(e) => return give_back(task, &broker, &e).await,
+        Err(e) => return give_back(task, &broker, &e, &mut timer).await,
     };
     let Some(answered) = autoeval_translate::judge::ask(&backend, &runs.templates, question).await
     else {
@@ -294,7 +304,7 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     };
     let store = RunStore::new(runs.redis.clone(), &run);
     let finished = match store.record_judgement(&judge, &answered).await {
-        Ok(_) => task.ack().await,
+        Ok(_) => task.ack().await.map(|()| timer.settled("acked")),
         Err(e) => {
             tracing::warn!(error = %e, "cannot record a judgement; returning its task");
             task.requeue().await

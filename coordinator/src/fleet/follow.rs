@@ -2,11 +2,12 @@
 //! depths, until every unit has a final outcome or the units left are all
 //! dead letters.
 
+use super::gauges::RunGauges;
 use super::FleetArgs;
 use crate::run::progress::Progress;
 use anyhow::Result;
 use autoeval_amqp::Broker;
-use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
+use autoeval_proto::fleet::{translate_queue, DEAD_QUEUE, VERIFY_QUEUE};
 use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -89,17 +90,22 @@ pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
     (recorded, equivalent, measured)
 }
 
-/// Messages ready in the run's stage queues.
-async fn queued(broker: &Broker, models: &[String]) -> Result<u64> {
+/// Messages ready in the run's stage queues; every depth read, the
+/// dead-letter queue's included, goes to the gauges.
+async fn queued(broker: &Broker, models: &[String], gauges: &RunGauges<'_>) -> Result<u64> {
     let mut total = 0u64;
     for q in models
         .iter()
         .map(|m| translate_queue(m))
         .chain([VERIFY_QUEUE.to_string()])
     {
-        if let Some((ready, _)) = broker.depth(&q).await? {
+        if let Some((ready, consumers)) = broker.depth(&q).await? {
             total += u64::from(ready);
+            gauges.queue(&q, ready, consumers);
         }
+    }
+    if let Some((ready, consumers)) = broker.depth(DEAD_QUEUE).await? {
+        gauges.queue(DEAD_QUEUE, ready, consumers);
     }
     Ok(total)
 }
@@ -119,6 +125,17 @@ pub async fn dead_units(broker: &Broker, run: &str) -> Result<BTreeSet<String>> 
         .collect())
 }
 
+/// Where following tells what it sees: the progress display, the rounds
+/// taken so far, and the metrics.
+pub struct Watch<'a> {
+    /// The progress display.
+    pub progress: &'a Progress,
+    /// The rounds taken from Redis so far.
+    pub arrivals: Arrivals,
+    /// The run's gauges.
+    pub gauges: RunGauges<'a>,
+}
+
 /// Follows the run until it ends; a lost broker connection is reopened.
 pub async fn follow(
     store: &RunStore,
@@ -126,9 +143,13 @@ pub async fn follow(
     fleet: &FleetArgs,
     models: &[String],
     units: usize,
-    progress: &Progress,
-    arrivals: &mut Arrivals,
+    watch: &mut Watch<'_>,
 ) -> Result<Ending> {
+    let Watch {
+        progress,
+        arrivals,
+        gauges,
+    } = watch;
     let mut broker = Arc::new(broker);
     let mut last_change = Instant::now();
     let mut last_recorded = u64::MAX;
@@ -143,7 +164,9 @@ pub async fn follow(
             }
         };
         let (recorded, equivalent, measured) = tally(&counts);
-        let waiting = match queued(&broker, models).await {
+        gauges.progress(done);
+        gauges.rounds(&counts);
+        let waiting = match queued(&broker, models, &*gauges).await {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(error = %e, "lost the broker; reconnecting");

@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod follow;
+mod gauges;
 pub mod judge;
 pub mod status;
 
@@ -43,10 +44,14 @@ pub struct FleetArgs {
     /// anyway (tasks for a model nobody serves become dead letters).
     #[arg(long, default_value_t = 60)]
     pub worker_wait_s: u64,
-    /// Serve /healthz and /readyz here while the coordinator runs (ready once
-    /// the run is registered and published).
-    #[arg(long)]
+    /// Serve /healthz, /readyz and /metrics here while the coordinator runs
+    /// (ready once the run is registered and published).
+    #[arg(long, alias = "metrics-addr")]
     pub health_addr: Option<String>,
+    /// After the run ends, keep serving /metrics this many seconds (or until
+    /// SIGTERM), so that Prometheus scrapes the end of the run.
+    #[arg(long, default_value_t = 0)]
+    pub linger_s: u64,
 }
 
 /// Where a fleet run's results are, for the commands that read a run.
@@ -169,8 +174,9 @@ pub fn execute(
         .build()
         .context("cannot start the async runtime")?;
     let started = Instant::now();
+    let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
     let (ending, records) = runtime.block_on(async {
-        let health = autoeval_service::Health::default();
+        let health = autoeval_service::Health::with_metrics(metrics.clone());
         if let Some(addr) = &fleet.health_addr {
             let bound = health.serve(addr).await?;
             if display != Display::Quiet {
@@ -212,19 +218,23 @@ pub fn execute(
         }
         health.set_ready(true);
         let progress = Progress::new(units, display);
-        let mut arrivals = follow::Arrivals::default();
+        let mut watch = follow::Watch {
+            progress: &progress,
+            arrivals: follow::Arrivals::default(),
+            gauges: gauges::RunGauges::new(&metrics, &run, units),
+        };
         let ending = follow::follow(
             &store,
             broker,
             fleet,
             &settings.plan.models,
             units,
-            &progress,
-            &mut arrivals,
+            &mut watch,
         )
         .await;
         progress.finish();
-        let records = arrivals.into_records(&store).await?;
+        let records = watch.arrivals.into_records(&store).await?;
+
         anyhow::Ok((ending?, records))
     })?;
     write_results(dir, &records)?;
@@ -242,6 +252,16 @@ pub fn execute(
         &times,
         display,
     );
+    if fleet.linger_s > 0 && fleet.health_addr.is_some() {
+        // The health server goes on serving the final metrics meanwhile.
+        runtime.block_on(async {
+            let mut stop = autoeval_service::shutdown_signal();
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(fleet.linger_s)) => {}
+                _ = stop.changed() => {}
+            }
+        });
+    }
     if let Ending::Dead(n) = ending {
         bail!(
             "{n} units have tasks in the dead-letter queue; see why with `autoeval status {}`, and once the cause is fixed run `autoeval rerun {} --failed --fleet`",

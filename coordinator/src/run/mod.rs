@@ -472,6 +472,7 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         concurrency: None,
         cache: Some(cache),
         secrets_file: s.secrets.clone(),
+        observer: None,
     };
     Ok(autoeval_pipeline::stages(
         &stage_settings(s)?,

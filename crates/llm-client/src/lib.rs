@@ -9,10 +9,12 @@
 
 mod cache;
 mod health;
+mod observe;
 mod secret;
 
 pub use cache::{CacheFuture, CachedReply, DiskCache, ResponseCache};
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
+pub use observe::{AttemptOutcome, CallObserver};
 pub use secret::ApiKey;
 
 use health::Health;
@@ -120,6 +122,8 @@ pub struct BackendOptions {
     pub base_url: Option<String>,
     /// How the built-in models answer the A4 question; without one they say they cannot.
     pub judge: Option<autoeval_reference_model::Judge>,
+    /// Told of every attempt, retry, cache hit and payment, for metrics.
+    pub observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl Default for BackendOptions {
@@ -134,6 +138,7 @@ impl Default for BackendOptions {
             secrets_file: None,
             base_url: None,
             judge: None,
+            observer: None,
         }
     }
 }
@@ -185,6 +190,9 @@ impl Backend {
             .timeout(options.request_timeout)
             .build()
             .map_err(|e| CallError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        if let Some(o) = &options.observer {
+            o.start(&spec);
+        }
         Ok(Backend {
             permits: Semaphore::new(options.concurrency.max(1)),
             spec,
@@ -215,6 +223,9 @@ impl Backend {
             None => None,
         };
         if let Some(hit) = hit {
+            if let Some(o) = &self.options.observer {
+                o.cached(&self.spec);
+            }
             return Ok(Reply {
                 text: hit.text,
                 usage: Usage {
@@ -246,13 +257,20 @@ impl Backend {
         let (text, reported, attempts) = match builtin {
             // The built-in models run here and cost nothing.
             Some(text) => (text, Some(Usage::default()), 1),
-            None => self.call_with_retries(prompt).await?,
+            None => self.call_with_retries(prompt).await.inspect_err(|_| {
+                if let Some(o) = &self.options.observer {
+                    o.failed(&self.spec);
+                }
+            })?,
         };
         let usage = reported.unwrap_or_default();
         let cost = match builtin_cost(&self.spec) {
             Some(zero) => Some(zero),
             None => reported.and_then(|u| self.options.prices.cost(&self.spec.model(), u)),
         };
+        if let Some(o) = &self.options.observer {
+            o.paid(&self.spec, usage, cost);
+        }
         if let Some(cache) = &self.options.cache {
             cache
                 .put(
@@ -294,7 +312,16 @@ impl Backend {
                 });
             }
             attempt += 1;
-            let failure = match self.attempt(prompt).await {
+            let sent = Instant::now();
+            let answered = self.attempt(prompt).await;
+            if let Some(o) = &self.options.observer {
+                let outcome = match &answered {
+                    Ok(_) => AttemptOutcome::Ok,
+                    Err(f) => AttemptOutcome::of_failure(&f.cause),
+                };
+                o.attempt(&self.spec, outcome, sent.elapsed().as_secs_f64());
+            }
+            let failure = match answered {
                 Ok((text, usage)) => {
                     self.health.succeeded();
                     return Ok((text, usage, attempt));
@@ -317,6 +344,9 @@ impl Backend {
                     message,
                     attempts: attempt,
                 });
+            }
+            if let Some(o) = &self.options.observer {
+                o.retry(&self.spec);
             }
             let wait = policy.delay(attempt, failure.retry_after, jitter());
             tracing::debug!(attempt, ?wait, status = ?failure.status, "retrying");

@@ -1,5 +1,5 @@
-//! What every fleet process shares: `/healthz` and `/readyz`, shutdown on
-//! SIGTERM or Ctrl-C, and the settings of each run it works for.
+//! What every fleet process shares: `/healthz`, `/readyz` and `/metrics`,
+//! shutdown on SIGTERM or Ctrl-C, and the settings of each run it works for.
 
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;
@@ -11,24 +11,55 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
 
-/// Whether the process is up and whether it is ready for work.
+/// Whether the process is up and whether it is ready for work, and its metrics.
 #[derive(Clone, Default)]
 pub struct Health {
     ready: Arc<AtomicBool>,
+    metrics: Option<Arc<autoeval_telemetry::Metrics>>,
 }
 
 impl Health {
+    /// Health that also serves `metrics` at `/metrics`.
+    pub fn with_metrics(metrics: Arc<autoeval_telemetry::Metrics>) -> Health {
+        Health {
+            ready: Arc::default(),
+            metrics: Some(metrics),
+        }
+    }
+
     /// Says whether the process can take work now (connected, subscribed).
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::Relaxed);
     }
 
-    /// Serves `/healthz` (alive) and `/readyz` (ready: 200, else 503) on `addr`;
-    /// returns the address bound, which a port of 0 leaves to the system.
+    /// Serves `/healthz` (alive), `/readyz` (ready: 200, else 503) and,
+    /// with metrics, `/metrics` on `addr`; returns the address bound, which
+    /// a port of 0 leaves to the system.
     pub async fn serve(&self, addr: &str) -> Result<SocketAddr> {
-        use axum::{http::StatusCode, routing::get, Router};
+        use axum::{http::header, http::StatusCode, routing::get, Router};
         let ready = self.ready.clone();
+        let metrics = self.metrics.clone();
         let app = Router::new()
+            .route(
+                "/metrics",
+                get(move || {
+                    let text = metrics.as_ref().map(|m| m.encode());
+                    async move {
+                        match text {
+                            Some(t) => (
+                                StatusCode::OK,
+                                [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                                t,
+                            ),
+                            None => (
+                                StatusCode::NOT_FOUND,
+                                [(header::CONTENT_TYPE, "text/plain")],
+                                "no metrics\n".to_string(),
+                            ),
+                        }
+                    }
+                }),
+            )
             .route("/healthz", get(|| async { "ok\n" }))
             .route(
                 "/readyz",

@@ -53,6 +53,8 @@ pub struct Local {
     pub cache: Option<Arc<dyn ResponseCache>>,
     /// A JSON file of API keys, read after the environment.
     pub secrets_file: Option<PathBuf>,
+    /// Told of every model call, for metrics.
+    pub observer: Option<Arc<dyn autoeval_llm_client::CallObserver>>,
 }
 
 /// Why stages cannot be built from settings.
@@ -104,6 +106,7 @@ impl StageSettings {
             base_url: None,
             // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
             judge: None,
+            observer: local.observer.clone(),
         };
         Backend::new(spec, options).map_err(|source| SettingsError::Model {
             model: model.to_string(),

@@ -9,6 +9,7 @@ use autoeval_proto::fleet::{round_field, shard_of_unit, translate_key, VERIFY_QU
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_redis_store::{Holding, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
+use autoeval_telemetry::{Metrics, TaskTimer};
 use autoeval_verify::Prover;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ struct Runs {
     cpu: Arc<Semaphore>,
     built: Mutex<HashMap<String, (Arc<Stages>, RunStore)>>,
     holding: Holding,
+    metrics: Arc<Metrics>,
 }
 
 impl Runs {
@@ -49,7 +51,9 @@ impl Runs {
 
 /// Serves until SIGTERM.
 pub async fn run(args: Args) -> Result<()> {
-    let health = Health::default();
+    let metrics = Arc::new(Metrics::new("verifier"));
+    metrics.start_verifier();
+    let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(&args.health_addr).await?;
     println!("health: http://{bound}");
     let jobs = args
@@ -65,6 +69,7 @@ pub async fn run(args: Args) -> Result<()> {
         cpu: Arc::new(Semaphore::new(jobs)),
         built: Mutex::default(),
         holding: Holding::new(autoeval_service::process_name("autoeval-verifier")),
+        metrics,
     });
     runs.holding.spawn_reporter(runs.redis.clone());
     let mut shutdown = shutdown_signal();
@@ -136,10 +141,30 @@ async fn consume(
     consumer.close().await;
 }
 
-async fn refuse(task: Task, broker: &Broker, reason: &str) {
+async fn refuse(task: Task, broker: &Broker, reason: &str, timer: &mut TaskTimer<'_>) {
     tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
-    if let Err(e) = task.refuse(broker, reason).await {
-        tracing::warn!(error = %e, "cannot dead-letter a task");
+    match task.refuse(broker, reason).await {
+        Ok(()) => timer.settled("dead_lettered"),
+        Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
+    }
+}
+
+/// Counts one check by dataset, method and verdict.
+fn observe(metrics: &Metrics, r: &autoeval_proto::ResultRecord) {
+    let verdict = r.verdict.name();
+    metrics
+        .verify_duration
+        .with_label_values(&[&r.dataset, r.method.as_deref().unwrap_or("none"), verdict])
+        .observe(r.verify_ms / 1e3);
+    match r.verdict {
+        autoeval_proto::Verdict::Timeout => metrics
+            .verify_timeouts
+            .with_label_values(&[&r.dataset])
+            .inc(),
+        autoeval_proto::Verdict::VerifierError => {
+            metrics.verify_errors.with_label_values(&[&r.dataset]).inc()
+        }
+        _ => {}
     }
 }
 
@@ -147,9 +172,10 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let _held = runs
         .holding
         .hold(&task.meta.run, "verify", shard_of_unit(&task.meta.unit));
+    let mut timer = runs.metrics.task("verify");
     let message: VerifyTask = match decode(&task.data, MessageKind::Verify) {
         Ok((_, m)) => m,
-        Err(e) => return refuse(task, &broker, &e.to_string()).await,
+        Err(e) => return refuse(task, &broker, &e.to_string(), &mut timer).await,
     };
     let run = task.meta.run.clone();
     let (stages, store) = match runs.get(&run).await {
@@ -159,7 +185,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
             let _ = task.requeue().await;
             return;
         }
-        Err(e) => return refuse(task, &broker, &format!("{e:#}")).await,
+        Err(e) => return refuse(task, &broker, &format!("{e:#}"), &mut timer).await,
     };
     let rounds = message.task.rounds;
     let Ok(permit) = runs.cpu.clone().acquire_owned().await else {
@@ -178,6 +204,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
             return;
         }
     };
+    observe(&runs.metrics, &record);
     if let Err(e) = store.record(&record, rounds).await {
         tracing::warn!(error = %e, "cannot record a result; returning its task");
         let _ = task.requeue().await;
@@ -210,7 +237,10 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
             return;
         }
     }
-    if let Err(e) = task.ack().await {
-        tracing::warn!(error = %e, "cannot acknowledge a task; the broker will deliver it again");
+    match task.ack().await {
+        Ok(()) => timer.settled("acked"),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot acknowledge a task; the broker will deliver it again")
+        }
     }
 }
