@@ -294,15 +294,5 @@ pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf 
 
 /// Replaces the judge file with `judgements`, whole.
 pub(crate) fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
-    let tmp = path.with_extension("jsonl.tmp");
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
-    );
-    for j in judgements {
-        serde_json::to_writer(&mut out, j)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
-    drop(out);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    Ok(crate::run::store::replace_jsonl(path, judgements)?)
 }

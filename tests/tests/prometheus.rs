@@ -15,17 +15,9 @@ fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
 }
 
+/// Runs Debian's promtool (installed by `scripts/setup --tests`).
 fn promtool(args: &[&str]) {
-    let out = Command::new("promtool")
-        .args(args)
-        .output()
-        .expect("promtool runs (scripts/setup --tests installs Debian's prometheus package)");
-    assert!(
-        out.status.success(),
-        "promtool {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    autoeval_e2e::run_ok(Path::new("promtool"), args);
 }
 
 #[test]

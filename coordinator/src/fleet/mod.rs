@@ -399,20 +399,7 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
 
 /// Writes the records as the run's `results.jsonl`, replacing it whole.
 fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
-    use std::io::Write;
-    let path = dir.results();
-    let tmp = path.with_extension("jsonl.tmp");
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?,
-    );
-    for r in records {
-        serde_json::to_writer(&mut out, r)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
-    drop(out);
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    Ok(crate::run::store::replace_jsonl(&dir.results(), records)?)
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

@@ -54,20 +54,28 @@ impl JsonlStore {
         let store = JsonlStore::open(path)?;
         let keep: Vec<&ResultRecord> = store.records.iter().filter(|r| !drop(r)).collect();
         let removed = store.records.len() - keep.len();
-        let tmp = path.with_extension("jsonl.tmp");
-        let mut out =
-            std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
-        for r in keep {
-            let line = serde_json::to_string(r).map_err(|e| err(path, "encode a record for", e))?;
-            writeln!(out, "{line}").map_err(|e| err(&tmp, "write", e))?;
-        }
-        out.into_inner()
-            .map_err(|e| err(&tmp, "flush", e))?
-            .sync_all()
-            .map_err(|e| err(&tmp, "sync", e))?;
-        std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
+        replace_jsonl(path, keep)?;
         Ok(removed)
     }
+}
+
+/// Replaces the file at `path` with one JSON line per item, atomically: a
+/// new file is written, synced and renamed over the old one.
+pub fn replace_jsonl<'a, T: serde::Serialize + 'a>(
+    path: &Path,
+    items: impl IntoIterator<Item = &'a T>,
+) -> Result<(), StoreError> {
+    let tmp = path.with_extension("jsonl.tmp");
+    let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
+    for item in items {
+        serde_json::to_writer(&mut out, item).map_err(|e| err(&tmp, "write", e))?;
+        out.write_all(b"\n").map_err(|e| err(&tmp, "write", e))?;
+    }
+    out.into_inner()
+        .map_err(|e| err(&tmp, "flush", e))?
+        .sync_all()
+        .map_err(|e| err(&tmp, "sync", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))
 }
 
 /// The records of a file, each (unit, round) once, and the length of its complete lines.
