@@ -14,6 +14,7 @@ mod judge;
 mod mock_llm;
 mod report;
 mod rerun;
+mod resume;
 mod reverify;
 mod run;
 
@@ -46,6 +47,8 @@ enum Command {
     Report(report::Args),
     /// Redo the rounds of a run that ended in an API failure or a timeout.
     Rerun(rerun::Args),
+    /// Continue a fleet run paused at its cost or token cap, with a new cap.
+    Resume(resume::Args),
     /// Where a fleet run stands: units per shard (done, failed, dead, in hand per stage, waiting), queue depths, dead letters and why.
     Status(fleet::status::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
@@ -100,6 +103,10 @@ fn main() -> std::process::ExitCode {
                 eprintln!("warning: {incomplete}");
                 std::process::ExitCode::from(run::EXIT_INCOMPLETE)
             }
+            None if e.is::<fleet::Paused>() => {
+                eprintln!("paused: {e}");
+                std::process::ExitCode::from(fleet::EXIT_PAUSED)
+            }
             None => {
                 eprintln!("error: {e:#}");
                 std::process::ExitCode::FAILURE
@@ -113,6 +120,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args),
+        Command::Resume(args) => resume::run(args),
         Command::Status(args) => fleet::status::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Export(args) => export::run(args),

@@ -52,7 +52,13 @@ pub fn run(args: Args) -> Result<()> {
     }))?;
     if args.fleet.fleet {
         let display = progress_display(args.quiet, args.plain, 10);
-        return crate::fleet::execute(&dir, &settings, display, &args.fleet, true);
+        return crate::fleet::execute(
+            &dir,
+            &settings,
+            display,
+            &args.fleet,
+            crate::fleet::Mode::RedoFailed,
+        );
     }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
     if removed == 0 {

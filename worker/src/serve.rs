@@ -7,7 +7,7 @@ use autoeval_amqp::{Broker, Meta, Task};
 use autoeval_proto::fleet::{shard_of_unit, VERIFY_KEY};
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
-use autoeval_redis_store::{Holding, RedisCache, RunStore};
+use autoeval_redis_store::{Budgets, Holding, RedisCache, RedisGate, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_telemetry::{LlmObserver, Metrics, TaskTimer};
 use autoeval_translate::{translate, Local, TranslateTask, Translator};
@@ -29,9 +29,50 @@ struct Runs {
     templates: Arc<Templates>,
     holding: Holding,
     metrics: Arc<Metrics>,
+    budgets: Budgets,
 }
 
 impl Runs {
+    /// Sets a task aside, done with, when its run is paused at a cap: the
+    /// unit keeps no outcome, and `resume` publishes it again. Answers the
+    /// task when it is to be done.
+    async fn unless_paused(&self, task: Task, timer: &mut TaskTimer<'_>) -> Option<Task> {
+        let run = task.meta.run.clone();
+        let run = &run;
+        let why = match self.budgets.paused(run).await {
+            Ok(Some(why)) => why,
+            Ok(None) => return Some(task),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the run's budget; going on");
+                return Some(task);
+            }
+        };
+        tracing::debug!(run, why, "the run is paused; setting a task aside");
+        if let Err(e) = self.budgets.park(run).await {
+            tracing::warn!(error = %e, "cannot count a parked task");
+        }
+        match task.ack().await {
+            Ok(()) => timer.settled("parked"),
+            Err(e) => tracing::warn!(error = %e, "cannot settle a parked task"),
+        }
+        None
+    }
+
+    /// Charges the run what a task paid; a cap reached pauses the run for every worker.
+    async fn charge(&self, run: &str, cost: Option<f64>, tokens: u64, cached: bool) {
+        let usd = cost.unwrap_or(0.0);
+        // Replies the cache gave cost nothing.
+        let tokens = if cached { 0 } else { tokens };
+        if usd <= 0.0 && tokens == 0 {
+            return;
+        }
+        match self.budgets.charge(run, usd, tokens).await {
+            Ok(Some(why)) => tracing::info!(run, why, "the run is paused"),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot charge the run's budget"),
+        }
+    }
+
     async fn translator(&self, run: &str) -> Result<Arc<Translator>> {
         if let Some(s) = self.built.lock().await.get(run) {
             return Ok(s.clone());
@@ -107,6 +148,7 @@ pub async fn run(args: Args) -> Result<()> {
     let bound = health.serve(&args.health_addr).await?;
     println!("health: http://{bound}");
     let redis = autoeval_redis_store::connect(&args.redis).await?;
+    let gate_conn = redis.clone();
     let runs = Arc::new(Runs {
         consumer_timeout: std::time::Duration::from_secs(args.consumer_timeout_s),
         settings: RunSettings::new(redis.clone()),
@@ -116,6 +158,8 @@ pub async fn run(args: Args) -> Result<()> {
             cache: None,
             secrets_file: args.secrets.clone(),
             observer: Some(Arc::new(LlmObserver(metrics.clone()))),
+            // Every worker of the fleet keeps each model's limits together.
+            gate: Some(Arc::new(RedisGate::new(gate_conn.clone()))),
         },
         models: args.models.clone(),
         built: Mutex::default(),
@@ -123,6 +167,7 @@ pub async fn run(args: Args) -> Result<()> {
         templates: Arc::new(Templates::builtin()),
         holding: Holding::new(autoeval_service::process_name("autoeval-worker")),
         metrics,
+        budgets: Budgets::new(gate_conn.clone()),
     });
     runs.holding.spawn_reporter(runs.redis.clone());
     let mut shutdown = shutdown_signal();
@@ -227,12 +272,18 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
+    let Some(task) = runs.unless_paused(task, &mut timer).await else {
+        return;
+    };
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
         Err(e) => return give_back(task, &broker, &e, &mut timer).await,
     };
     let unit = task.meta.unit.clone();
     let done = translate(message, &stages).await;
+    let paid = &done.translation;
+    let tokens = paid.usage.prompt_tokens + paid.usage.completion_tokens;
+    runs.charge(&run, paid.cost, tokens, paid.cached).await;
     let sent = match encode(
         &Header {
             kind: MessageKind::Verify,
@@ -291,6 +342,9 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
+    let Some(task) = runs.unless_paused(task, &mut timer).await else {
+        return;
+    };
     let judge = format!("{}|{}", question.judge, question.style);
     let backend = match runs.judge(&run, &judge).await {
         Ok(b) => b,

@@ -20,6 +20,13 @@ pub enum Ending {
     Complete,
     /// This many units have no outcome and a task among the dead letters.
     Dead(usize),
+    /// The run reached a cap and its workers have set its tasks aside.
+    Paused {
+        /// Why, as the worker that reached the cap wrote it.
+        why: String,
+        /// Units with a final outcome.
+        done: u64,
+    },
 }
 
 /// Quiet time, with the queues empty, before the dead letters are counted.
@@ -136,6 +143,64 @@ pub struct Watch<'a> {
     pub gauges: RunGauges<'a>,
 }
 
+/// How long the run must hold no task in hand before it counts as quiet:
+/// holders report once a second.
+const QUIET_FOR: Duration = Duration::from_millis(2_500);
+
+/// Waits until no live process holds any of the run's tasks, for at most two minutes.
+async fn quiet(store: &RunStore) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut since = Instant::now();
+    while Instant::now() < deadline {
+        let busy = store
+            .held()
+            .await
+            .map_or(true, |h| h.values().any(|n| *n > 0));
+        if busy {
+            since = Instant::now();
+        } else if since.elapsed() >= QUIET_FOR {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tracing::warn!("the run's tasks are still in hand after two minutes; going on");
+}
+
+/// Before a paused run resumes: waits until its workers have set aside the
+/// tasks still queued and finished those in hand, so that what is published
+/// again is not also still on its way.
+pub async fn quiesce(
+    store: &RunStore,
+    broker: &Broker,
+    models: &[String],
+    display: crate::run::progress::Display,
+) -> Result<()> {
+    if store.budget().await?.paused.is_none() {
+        return Ok(());
+    }
+    if display != crate::run::progress::Display::Quiet {
+        eprintln!("resume: waiting for the paused run's queued tasks to be set aside");
+    }
+    let queues: Vec<String> = models
+        .iter()
+        .map(|m| translate_queue(m))
+        .chain([VERIFY_QUEUE.to_string()])
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let mut ready = 0;
+        for q in &queues {
+            ready += broker.depth(q).await?.map_or(0, |(r, _)| r);
+        }
+        if ready == 0 || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    quiet(store).await;
+    Ok(())
+}
+
 /// Follows the run until it ends; a lost broker connection is reopened.
 pub async fn follow(
     store: &RunStore,
@@ -182,6 +247,15 @@ pub async fn follow(
         }
         if done as usize >= units {
             return Ok(Ending::Complete);
+        }
+        if let Ok(Some(why)) = store.budget().await.map(|b| b.paused) {
+            // Tasks in hand finish (and are recorded) before the run is called paused.
+            quiet(store).await;
+            if let Err(e) = arrivals.take(store).await {
+                tracing::warn!(error = %e, "cannot read the rounds recorded lately");
+            }
+            let done = store.done().await.unwrap_or(done);
+            return Ok(Ending::Paused { why, done });
         }
         if recorded != last_recorded {
             last_recorded = recorded;

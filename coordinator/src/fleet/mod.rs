@@ -52,7 +52,63 @@ pub struct FleetArgs {
     /// SIGTERM), so that Prometheus scrapes the end of the run.
     #[arg(long, default_value_t = 0)]
     pub linger_s: u64,
+    /// Most the run may spend on model calls, in US dollars (as the price
+    /// table prices them): at the cap the run pauses, and `autoeval resume
+    /// DIR --fleet --budget-usd MORE` continues it.
+    #[arg(long, value_name = "USD")]
+    pub budget_usd: Option<f64>,
+    /// Most prompt plus completion tokens the run may pay for; at the cap it pauses.
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_tokens: Option<u64>,
 }
+
+impl FleetArgs {
+    /// True when a cap is given.
+    fn capped(&self) -> bool {
+        self.budget_usd.is_some() || self.budget_tokens.is_some()
+    }
+}
+
+/// What `execute` is asked to do.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// Run the plan (or follow it, when it was published before).
+    Run,
+    /// Redo the units whose last round failed or whose tasks are dead letters.
+    RedoFailed,
+    /// Continue a run paused at a cap, with the caps given.
+    Resume,
+}
+
+/// Exit status of a run paused at its budget (EX_TEMPFAIL: try again later).
+pub const EXIT_PAUSED: u8 = 75;
+
+/// A fleet run stopped at its budget, not failed: `resume` continues it.
+#[derive(Debug)]
+pub struct Paused {
+    /// The run.
+    pub run: String,
+    /// Why.
+    pub why: String,
+    /// Units with a final outcome.
+    pub done: u64,
+    /// Units in the run.
+    pub units: usize,
+    /// Its directory.
+    pub dir: String,
+}
+
+impl std::fmt::Display for Paused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "run {} is paused: {}; {} of {} units are done. Continue it with `autoeval resume {} --fleet --budget-usd MORE` (or --budget-tokens MORE)",
+            self.run, self.why, self.done, self.units, self.dir
+        )
+    }
+}
+
+impl std::error::Error for Paused {}
 
 /// Where a fleet run's results are, for the commands that read a run.
 #[derive(clap::Args, Debug, Default, Clone)]
@@ -160,7 +216,7 @@ pub fn execute(
     settings: &Resolved,
     display: Display,
     fleet: &FleetArgs,
-    redo_failed: bool,
+    mode: Mode,
 ) -> Result<()> {
     claim_dir(dir, settings)?;
     let t0 = Instant::now();
@@ -188,11 +244,26 @@ pub fn execute(
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
             .await
             .context("the fleet needs its broker; is RabbitMQ running?")?;
-        if redo_failed {
-            forget_failures(&store, &broker, display).await?;
+        match mode {
+            Mode::RedoFailed => forget_failures(&store, &broker, display).await?,
+            Mode::Resume => {
+                follow::quiesce(&store, &broker, &settings.plan.models, display).await?;
+            }
+            Mode::Run => {}
+        }
+        if fleet.capped() || mode == Mode::Resume {
+            let spent = store.set_caps(fleet.budget_usd, fleet.budget_tokens).await?;
+            if spent {
+                let b = store.budget().await?;
+                bail!(
+                    "the run has already spent ${:.4} and {} tokens, which the budget given does not exceed; give more",
+                    b.spent_usd,
+                    b.spent_tokens
+                );
+            }
         }
         let meta = store.meta().await?;
-        if redo_failed || !meta.contains_key("published") {
+        if mode != Mode::Run || !meta.contains_key("published") {
             let recorded = stored_records(&store).await?;
             let pending = pending_tasks(initial, &recorded);
             let queues: Vec<(String, String)> = settings
@@ -238,6 +309,17 @@ pub fn execute(
         anyhow::Ok((ending?, records))
     })?;
     write_results(dir, &records)?;
+    if let Ending::Paused { why, done } = ending {
+        // What was recorded is written; the report waits for the whole run.
+        return Err(Paused {
+            run,
+            why,
+            done,
+            units,
+            dir: dir.0.display().to_string(),
+        }
+        .into());
+    }
     let times = StageTimes {
         wall_s: started.elapsed().as_secs_f64(),
         records: records.len(),

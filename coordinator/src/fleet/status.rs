@@ -69,6 +69,24 @@ pub fn run(args: Args) -> Result<()> {
             "run {run}: {} units, {recorded} rounds recorded",
             units.len()
         );
+        let budget = store.budget().await?;
+        if let Some(why) = &budget.paused {
+            println!(
+                "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet --budget-usd MORE`",
+                budget.parked,
+                args.dir.display()
+            );
+        }
+        if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
+            let cap = |c: Option<String>| c.unwrap_or_else(|| "no cap".into());
+            println!(
+                "  spent ${:.4} (cap {}), {} tokens (cap {})",
+                budget.spent_usd,
+                cap(budget.cap_usd.map(|c| format!("${c:.4}"))),
+                budget.spent_tokens,
+                cap(budget.cap_tokens.map(|c| c.to_string()))
+            );
+        }
         if measured > 0 {
             println!(
                 "  accuracy so far {:.1}% of {measured} measured rounds",

@@ -339,7 +339,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     let display = progress_display(args.quiet, args.plain, args.log_every);
     if args.fleet.fleet {
-        return crate::fleet::execute(&RunDir(dir), &settings, display, &args.fleet, false);
+        return crate::fleet::execute(
+            &RunDir(dir),
+            &settings,
+            display,
+            &args.fleet,
+            crate::fleet::Mode::Run,
+        );
     }
     execute(&RunDir(dir), &settings, display)
 }
@@ -473,6 +479,8 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         cache: Some(cache),
         secrets_file: s.secrets.clone(),
         observer: None,
+        // One schedule per model for the whole run: its limits and any 429 are the run's.
+        gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
     };
     Ok(autoeval_pipeline::stages(
         &stage_settings(s)?,

@@ -8,11 +8,13 @@
 //! secrets file and never appear in errors.
 
 mod cache;
+mod gate;
 mod health;
 mod observe;
 mod secret;
 
 pub use cache::{CacheFuture, CachedReply, DiskCache, ResponseCache};
+pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
 pub use observe::{AttemptOutcome, CallObserver};
 pub use secret::ApiKey;
@@ -124,6 +126,11 @@ pub struct BackendOptions {
     pub judge: Option<autoeval_reference_model::Judge>,
     /// Told of every attempt, retry, cache hit and payment, for metrics.
     pub observer: Option<Arc<dyn CallObserver>>,
+    /// The provider's limits on this model.
+    pub limits: RateLimits,
+    /// Where requests reserve their turn, shared with everything that calls
+    /// the same model; `None` gives the backend a gate of its own.
+    pub gate: Option<Arc<dyn RateGate>>,
 }
 
 impl Default for BackendOptions {
@@ -139,6 +146,8 @@ impl Default for BackendOptions {
             base_url: None,
             judge: None,
             observer: None,
+            limits: RateLimits::default(),
+            gate: None,
         }
     }
 }
@@ -151,6 +160,11 @@ pub struct Backend {
     permits: Semaphore,
     options: BackendOptions,
     health: Health,
+    gate: Arc<dyn RateGate>,
+    /// The model's name at its gate: one per provider account and model.
+    gate_key: String,
+    /// What calls cost so far, for estimating a request's tokens before it is sent.
+    history: TokenHistory,
 }
 
 impl std::fmt::Debug for Backend {
@@ -193,13 +207,20 @@ impl Backend {
         if let Some(o) = &options.observer {
             o.start(&spec);
         }
+        let gate = options
+            .gate
+            .clone()
+            .unwrap_or_else(|| Arc::new(LocalGate::default()));
         Ok(Backend {
             permits: Semaphore::new(options.concurrency.max(1)),
+            gate_key: gate_key(&spec, options.base_url.as_deref()),
             spec,
             http,
             key,
             options,
             health: Health::default(),
+            gate,
+            history: TokenHistory::default(),
         })
     }
 
@@ -312,8 +333,12 @@ impl Backend {
                 });
             }
             attempt += 1;
+            let reserved = self.wait_turn(prompt).await;
             let sent = Instant::now();
             let answered = self.attempt(prompt).await;
+            if let (Ok((_, Some(usage))), Some(reserved)) = (&answered, reserved) {
+                self.reconcile(prompt, reserved, *usage).await;
+            }
             if let Some(o) = &self.options.observer {
                 let outcome = match &answered {
                     Ok(_) => AttemptOutcome::Ok,
@@ -349,8 +374,47 @@ impl Backend {
                 o.retry(&self.spec);
             }
             let wait = policy.delay(attempt, failure.retry_after, jitter());
+            if failure.cause == Cause::Status(429) {
+                // The provider's limit is the fleet's: every caller of this model waits.
+                self.gate.back_off(&self.gate_key, wait).await;
+            }
             tracing::debug!(attempt, ?wait, status = ?failure.status, "retrying");
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Waits for this request's turn at the gate, and for any backoff a 429
+    /// set meanwhile; answers the tokens reserved when tokens are limited.
+    async fn wait_turn(&self, prompt: &str) -> Option<u64> {
+        let limits = self.options.limits;
+        let tokens = limits
+            .tokens_per_minute
+            .map(|_| self.history.estimate(prompt));
+        let mut wait = self
+            .gate
+            .reserve(&self.gate_key, limits, tokens.unwrap_or(0))
+            .await;
+        while !wait.is_zero() {
+            if let Some(o) = &self.options.observer {
+                o.waited(&self.spec, wait.as_secs_f64());
+            }
+            tokio::time::sleep(wait).await;
+            // A 429 elsewhere in the fleet may have held the model meanwhile.
+            wait = self.gate.held(&self.gate_key).await;
+        }
+        tokens
+    }
+
+    /// Charges the gate the tokens used beyond (or refunds those short of) the reservation.
+    async fn reconcile(&self, prompt: &str, reserved: u64, usage: Usage) {
+        self.history
+            .observe(prompt, usage.prompt_tokens, usage.completion_tokens);
+        let used = usage.prompt_tokens + usage.completion_tokens;
+        let delta = used as i64 - reserved as i64;
+        if delta != 0 {
+            self.gate
+                .reconcile(&self.gate_key, self.options.limits, delta)
+                .await;
         }
     }
 
@@ -558,6 +622,15 @@ impl Backend {
                 Ok((text.to_string(), usage))
             }
         }
+    }
+}
+
+/// The name limits are kept under: the model at its provider (the spec
+/// without settings), and the address when another one is configured.
+fn gate_key(spec: &ModelSpec, base_url: Option<&str>) -> String {
+    match base_url {
+        Some(url) => format!("{spec}@{url}"),
+        None => spec.to_string(),
     }
 }
 

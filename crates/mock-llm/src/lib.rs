@@ -45,6 +45,17 @@ impl Default for MockConfig {
     }
 }
 
+/// One request as the server saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Arrival {
+    /// When it came, in ms since the server started.
+    pub at_ms: f64,
+    /// The HTTP status it was answered with (200 also for a dropped connection).
+    pub status: u16,
+    /// Prompt plus completion tokens reported for it (0 unless completed).
+    pub tokens: u64,
+}
+
 /// What the server has served so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
@@ -71,6 +82,24 @@ struct Shared {
     window: Mutex<(Instant, u32)>,
     /// Requests per prompt digest.
     prompts: Mutex<HashMap<String, u64>>,
+    /// When the server started, for arrival times.
+    epoch: Instant,
+    /// Every request, in the order they were answered.
+    timeline: Mutex<Vec<Arrival>>,
+}
+
+impl Shared {
+    fn log(&self, arrived: Instant, status: StatusCode, tokens: u64) {
+        let at_ms = arrived.duration_since(self.epoch).as_secs_f64() * 1e3;
+        self.timeline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arrival {
+                at_ms,
+                status: status.as_u16(),
+                tokens,
+            });
+    }
 }
 
 /// The key of a prompt in `GET /prompts`: SHA-256 of its text, in hex.
@@ -107,15 +136,17 @@ async fn chat(
     State(s): State<Arc<Shared>>,
     body: Result<Json<ChatRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    let arrived = Instant::now();
     let n = s.requests.fetch_add(1, Ordering::Relaxed);
     let Json(req) = match body {
         Ok(b) => b,
         Err(e) => {
+            s.log(arrived, StatusCode::BAD_REQUEST, 0);
             return (
                 StatusCode::BAD_REQUEST,
                 Json(json!({"error": {"message": e.body_text()}})),
             )
-                .into_response()
+                .into_response();
         }
     };
     let prompt = req
@@ -138,6 +169,7 @@ async fn chat(
         if w.1 >= per_second {
             let wait = 1;
             s.rate_limited.fetch_add(1, Ordering::Relaxed);
+            s.log(arrived, StatusCode::TOO_MANY_REQUESTS, 0);
             return (
                 StatusCode::TOO_MANY_REQUESTS,
                 [(header::RETRY_AFTER, format!("{wait}"))],
@@ -151,6 +183,7 @@ async fn chat(
     let u = draw(n);
     if u < s.config.error_rate / 2.0 {
         s.server_errors.fetch_add(1, Ordering::Relaxed);
+        s.log(arrived, StatusCode::INTERNAL_SERVER_ERROR, 0);
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
             Json(json!({"error": {"message": "injected failure"}})),
@@ -159,6 +192,7 @@ async fn chat(
     }
     if u < s.config.error_rate {
         s.dropped.fetch_add(1, Ordering::Relaxed);
+        s.log(arrived, StatusCode::OK, 0);
         // A body that fails mid-stream makes the server close the connection.
         return Response::builder()
             .status(StatusCode::OK)
@@ -177,6 +211,11 @@ async fn chat(
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
     let completion_tokens = text.split_whitespace().count();
+    s.log(
+        arrived,
+        StatusCode::OK,
+        (prompt_tokens + completion_tokens) as u64,
+    );
     Json(json!({
         "id": format!("mock-{n}"),
         "object": "chat.completion",
@@ -224,8 +263,15 @@ async fn prompts(State(s): State<Arc<Shared>>) -> Json<HashMap<String, u64>> {
     Json(s.prompts.lock().unwrap_or_else(|e| e.into_inner()).clone())
 }
 
-/// The server's routes: `POST /v1/chat/completions`, `GET /stats` and `GET /prompts`
-/// (requests per [`prompt_digest`]).
+async fn timeline(State(s): State<Arc<Shared>>) -> Json<Vec<Arrival>> {
+    let mut all = s.timeline.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    all.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    Json(all)
+}
+
+/// The server's routes: `POST /v1/chat/completions`, `GET /stats`,
+/// `GET /prompts` (requests per [`prompt_digest`]) and `GET /timeline`
+/// (every [`Arrival`], in order).
 pub fn router(config: MockConfig) -> Router {
     let shared = Arc::new(Shared {
         config,
@@ -236,10 +282,13 @@ pub fn router(config: MockConfig) -> Router {
         dropped: AtomicU64::new(0),
         window: Mutex::new((Instant::now(), 0)),
         prompts: Mutex::default(),
+        epoch: Instant::now(),
+        timeline: Mutex::default(),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/stats", get(stats))
         .route("/prompts", get(prompts))
+        .route("/timeline", get(timeline))
         .with_state(shared)
 }

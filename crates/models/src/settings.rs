@@ -24,6 +24,10 @@ pub struct ModelSettings {
     pub concurrency: Option<usize>,
     /// Time limit of one request, in seconds.
     pub request_timeout_s: Option<u64>,
+    /// Requests a minute the provider allows this model, across every worker.
+    pub requests_per_minute: Option<u32>,
+    /// Prompt plus completion tokens a minute the provider allows this model, across every worker.
+    pub tokens_per_minute: Option<u64>,
     /// More request-body fields sent as given (`top_p`, `stop`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Value>,
@@ -66,6 +70,14 @@ impl ModelSettings {
                     out.request_timeout_s =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
+                "requests-per-minute" => {
+                    out.requests_per_minute =
+                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
+                "tokens-per-minute" => {
+                    out.tokens_per_minute =
+                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
                 _ => {
                     out.extra.insert(key.to_string(), value);
                 }
@@ -85,6 +97,8 @@ impl ModelSettings {
             system: over.system.or(self.system),
             concurrency: over.concurrency.or(self.concurrency),
             request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
+            requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
+            tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
             extra: self.extra,
         }
     }
@@ -126,6 +140,12 @@ mod tests {
         assert_eq!(s.extra["user"], serde_json::json!("me"));
         assert!(ModelSettings::from_query("x", "temperature=hot").is_err());
         assert!(ModelSettings::from_query("x", "seed").is_err());
+        let limited =
+            ModelSettings::from_query("x", "requests_per_minute=600&tokens-per-minute=90000")
+                .unwrap();
+        assert_eq!(limited.requests_per_minute, Some(600));
+        assert_eq!(limited.tokens_per_minute, Some(90_000));
+        assert!(limited.extra.is_empty());
     }
 
     #[test]

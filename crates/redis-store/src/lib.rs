@@ -4,10 +4,14 @@
 //! the same step, so a redelivered task can never count twice, and the
 //! counters always equal a recount of the stored results.
 
+mod budget;
 mod cache;
+mod gate;
 mod holding;
 
+pub use budget::{Budget, Budgets};
 pub use cache::RedisCache;
+pub use gate::{limit_key, RedisGate};
 pub use holding::{Held, Holding};
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
@@ -396,6 +400,7 @@ impl RunStore {
         }
         keys.push(self.key("meta"));
         keys.push(self.key("cache"));
+        keys.push(self.key("budget"));
         conn.del::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))

@@ -18,7 +18,7 @@ pub struct Metrics {
     registry: Registry,
     /// Tasks taken from a queue, by stage.
     pub tasks_received: IntCounterVec,
-    /// Tasks settled, by stage and outcome (`acked`, `requeued`, `dead_lettered`).
+    /// Tasks settled, by stage and outcome (`acked`, `requeued`, `dead_lettered`, `parked`).
     pub tasks_settled: IntCounterVec,
     /// Tasks in hand, by stage.
     pub tasks_in_flight: IntGaugeVec,
@@ -38,6 +38,8 @@ pub struct Metrics {
     pub llm_tokens: IntCounterVec,
     /// Cost paid, in USD, by backend and model.
     pub llm_cost: prometheus::CounterVec,
+    /// Time requests waited for their turn under a rate limit or a 429's hold, by backend and model.
+    pub llm_rate_limit_wait: prometheus::CounterVec,
     /// Time of one equivalence check, by dataset, method and verdict.
     pub verify_duration: HistogramVec,
     /// Checks that hit the prover's time limit, by dataset.
@@ -64,6 +66,14 @@ pub struct Metrics {
 
 fn counter(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
     let c = IntCounterVec::new(Opts::new(name, help).namespace("autoeval"), labels)
+        .expect("a valid metric");
+    r.register(Box::new(c.clone()))
+        .expect("a metric registered once");
+    c
+}
+
+fn float_counter(r: &Registry, name: &str, help: &str, labels: &[&str]) -> prometheus::CounterVec {
+    let c = prometheus::CounterVec::new(Opts::new(name, help).namespace("autoeval"), labels)
         .expect("a valid metric");
     r.register(Box::new(c.clone()))
         .expect("a metric registered once");
@@ -134,7 +144,7 @@ impl Metrics {
             tasks_settled: counter(
                 &r,
                 "tasks_settled_total",
-                "Tasks settled: acked, requeued or dead_lettered.",
+                "Tasks settled: acked, requeued, dead_lettered, or parked (set aside while the run is paused at a cap).",
                 &["stage", "outcome"],
             ),
             tasks_in_flight: gauge(&r, "tasks_in_flight", "Tasks in hand.", stage),
@@ -177,17 +187,13 @@ impl Metrics {
                 "Tokens paid for, by kind (prompt, completion).",
                 &["backend", "model", "kind"],
             ),
-            llm_cost: {
-                let c = prometheus::CounterVec::new(
-                    Opts::new("llm_cost_usd_total", "Cost paid, in US dollars.")
-                        .namespace("autoeval"),
-                    model,
-                )
-                .expect("a valid metric");
-                r.register(Box::new(c.clone()))
-                    .expect("a metric registered once");
-                c
-            },
+            llm_cost: float_counter(&r, "llm_cost_usd_total", "Cost paid, in US dollars.", model),
+            llm_rate_limit_wait: float_counter(
+                &r,
+                "llm_rate_limit_wait_seconds_total",
+                "Time requests waited for their turn under the fleet's rate limit or a 429's hold.",
+                model,
+            ),
             verify_duration: histogram(
                 &r,
                 "verify_duration_seconds",
@@ -249,7 +255,7 @@ impl Metrics {
     pub fn start_stage(&self, stage: &str) {
         self.tasks_received.with_label_values(&[stage]);
         self.tasks_in_flight.with_label_values(&[stage]);
-        for outcome in ["acked", "requeued", "dead_lettered"] {
+        for outcome in ["acked", "requeued", "dead_lettered", "parked"] {
             self.tasks_settled.with_label_values(&[stage, outcome]);
         }
     }
@@ -295,7 +301,7 @@ impl Metrics {
 }
 
 impl TaskTimer<'_> {
-    /// Says how the task was settled: `acked`, `requeued` or `dead_lettered`.
+    /// Says how the task was settled: `acked`, `requeued`, `dead_lettered` or `parked`.
     pub fn settled(&mut self, outcome: &'static str) {
         self.outcome = outcome;
     }

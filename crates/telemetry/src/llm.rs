@@ -35,6 +35,7 @@ impl CallObserver for LlmObserver {
         m0.llm_cache_hits.with_label_values(&[&b, &m]);
         m0.llm_calls_failed.with_label_values(&[&b, &m]);
         m0.llm_cost.with_label_values(&[&b, &m]);
+        m0.llm_rate_limit_wait.with_label_values(&[&b, &m]);
         for kind in ["prompt", "completion"] {
             m0.llm_tokens.with_label_values(&[&b, &m, kind]);
         }
@@ -79,5 +80,13 @@ impl CallObserver for LlmObserver {
     fn failed(&self, spec: &ModelSpec) {
         let [b, m] = labels(spec);
         self.0.llm_calls_failed.with_label_values(&[&b, &m]).inc();
+    }
+
+    fn waited(&self, spec: &ModelSpec, seconds: f64) {
+        let [b, m] = labels(spec);
+        self.0
+            .llm_rate_limit_wait
+            .with_label_values(&[&b, &m])
+            .inc_by(seconds);
     }
 }

@@ -55,6 +55,9 @@ pub struct Local {
     pub secrets_file: Option<PathBuf>,
     /// Told of every model call, for metrics.
     pub observer: Option<Arc<dyn autoeval_llm_client::CallObserver>>,
+    /// Where requests wait their turn under each model's rate limits: shared
+    /// by the backends of one process, or by a fleet's workers.
+    pub gate: Option<Arc<dyn autoeval_llm_client::RateGate>>,
 }
 
 /// Why stages cannot be built from settings.
@@ -107,6 +110,11 @@ impl StageSettings {
             // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
             judge: None,
             observer: local.observer.clone(),
+            limits: autoeval_llm_client::RateLimits {
+                requests_per_minute: settings.requests_per_minute,
+                tokens_per_minute: settings.tokens_per_minute,
+            },
+            gate: local.gate.clone(),
         };
         Backend::new(spec, options).map_err(|source| SettingsError::Model {
             model: model.to_string(),

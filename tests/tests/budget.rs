@@ -1,0 +1,161 @@
+//! Budgets: a fleet run with a cost cap pauses at the cap, its workers set
+//! its tasks aside, `status` says why, and `resume` with a raised cap
+//! finishes it without paying for anything twice. What was paid is priced
+//! here from the mock server's own record of the tokens it served.
+
+use autoeval_e2e::fleet::{get_json, Fleet, AMQP, REDIS};
+use autoeval_mock_llm::Arrival;
+
+/// Dollars per token in this test's price table: $1,000 per million tokens.
+const USD_PER_TOKEN: f64 = 1_000.0 / 1e6;
+const WORKERS: usize = 2;
+const CONCURRENCY: u16 = 4;
+const CAP_USD: f64 = 20.0;
+
+#[test]
+fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice() {
+    let mut fleet = Fleet::new("budget", &["--latency-ms", "20"]);
+    let prices = fleet.dir.join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"reference": {"input": 1000.0, "output": 1000.0}}"#,
+    )
+    .unwrap();
+    for _ in 0..WORKERS {
+        fleet.start_worker(CONCURRENCY);
+    }
+    fleet.start_verifier(1);
+    let (out, prices) = (
+        fleet.out.to_string_lossy().into_owned(),
+        prices.to_string_lossy().into_owned(),
+    );
+    let cap = CAP_USD.to_string();
+    let base = ["--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet"];
+    let mut args = vec![
+        "run",
+        "--model",
+        &fleet.model,
+        "--out",
+        &out,
+        "--prompt",
+        "zero-shot",
+        "--batches",
+        "1",
+        "--per-bucket",
+        "1",
+        "--seed",
+        "5",
+        "--prices",
+        &prices,
+        "--budget-usd",
+        &cap,
+    ];
+    args.extend_from_slice(&base);
+    let paused = fleet.autoeval_output(&args);
+    let said = String::from_utf8_lossy(&paused.stderr);
+    assert_eq!(
+        paused.status.code(),
+        Some(75),
+        "a paused run exits 75: {said}"
+    );
+    assert!(said.contains("is paused: the cost cap"), "{said}");
+
+    // status says why.
+    let mut status_args = vec!["status", &out];
+    status_args.extend_from_slice(&base[..5]);
+    let status = fleet.autoeval_output(&status_args);
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(
+        shown.contains("PAUSED: the cost cap of $20.0000 is reached"),
+        "{shown}"
+    );
+
+    // The overshoot: calls that came after the calls before them had spent the cap.
+    let served: Vec<Arrival> = serde_json::from_value(get_json(&format!(
+        "http://127.0.0.1:{}/timeline",
+        fleet.port
+    )))
+    .unwrap();
+    let mut spent = 0.0;
+    let mut crossed_at = None;
+    for (i, a) in served.iter().enumerate() {
+        spent += a.tokens as f64 * USD_PER_TOKEN;
+        if spent >= CAP_USD && crossed_at.is_none() {
+            crossed_at = Some(i);
+        }
+    }
+    let crossed_at = crossed_at.expect("the calls reached the cap");
+    let after = served.len() - 1 - crossed_at;
+    // At most every task in hand at the cap finishes: each worker's prefetch, two calls each.
+    let bound = WORKERS * usize::from(CONCURRENCY) * 2;
+    eprintln!(
+        "paused after {} calls costing ${spent:.2} (cap ${CAP_USD}); {after} calls came after the cap was reached (bound {bound})",
+        served.len()
+    );
+    assert!(
+        after <= bound,
+        "{after} calls after the cap (at most {bound})"
+    );
+    let budget = fleet.block_on(fleet.store().budget()).unwrap();
+    assert!(
+        (budget.spent_usd - spent).abs() < 1e-6,
+        "Redis says ${} spent, the server's tokens say ${spent}",
+        budget.spent_usd
+    );
+    let units: usize = fleet.block_on(fleet.store().meta()).unwrap()["units"]
+        .parse()
+        .unwrap();
+    assert!(
+        served.len() < 2 * units,
+        "the run paused before its end: {} calls of {}",
+        served.len(),
+        2 * units
+    );
+
+    // Resumed with a raised cap, the run ends, each unit once, each prompt asked once.
+    let more = "1000";
+    let mut resume = vec!["resume", &out, "--budget-usd", more];
+    resume.extend_from_slice(&base);
+    let resumed = fleet.autoeval_output(&resume);
+    assert!(
+        resumed.status.success(),
+        "resume failed: {}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let results = std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap();
+    let rows = autoeval_e2e::jsonl(&results);
+    let mut seen = std::collections::HashSet::new();
+    for r in &rows {
+        assert!(
+            seen.insert(format!("{}|{}", r["id"], r["round"])),
+            "a round recorded twice"
+        );
+    }
+    assert_eq!(rows.len(), units, "one round per unit");
+    let asked_twice: Vec<_> = fleet
+        .prompt_counts()
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(
+        asked_twice.is_empty(),
+        "prompts asked more than once: {asked_twice:?}"
+    );
+    assert_eq!(
+        fleet.mock_stats()["requests"].as_u64(),
+        Some(2 * units as u64)
+    );
+    let budget = fleet.block_on(fleet.store().budget()).unwrap();
+    assert!(budget.paused.is_none());
+    eprintln!(
+        "resumed: {units} units, {} requests, ${:.2} spent in all, {} tasks set aside while paused",
+        2 * units,
+        budget.spent_usd,
+        budget.parked
+    );
+}
