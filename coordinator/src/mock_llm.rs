@@ -8,9 +8,12 @@ use std::time::Duration;
 /// Settings of `autoeval mock-llm`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Port on 127.0.0.1 (0 picks a free one and prints it).
+    /// Port (0 picks a free one and prints it).
     #[arg(long, default_value_t = 8000)]
     port: u16,
+    /// Address to listen on (0.0.0.0 in a container, for the other services to reach it).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
     /// `reference`, `reference-noisy:RATE` or `reference-chatty:RATE`.
     #[arg(long, default_value = "reference")]
     model: String,
@@ -47,9 +50,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
             .await
-            .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let addr = listener.local_addr()?;
         eprintln!(
             "mock LLM ({}) at http://{addr}/v1; request counts at http://{addr}/stats",

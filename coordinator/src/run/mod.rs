@@ -135,7 +135,7 @@ pub struct Args {
     items: Option<PathBuf>,
     /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5),
     /// and per-model settings as [model."SPEC"] tables (temperature, max-tokens, seed,
-    /// reasoning, system, concurrency, request-timeout-s, extra = { top_p = 0.9 }).
+    /// reasoning, system, concurrency, request-timeout-s, requests-per-minute, tokens-per-minute, extra = { top_p = 0.9 }).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Run directory [default: runs/<models>-<hash of the plan>, so the same command resumes].
