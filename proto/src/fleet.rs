@@ -39,11 +39,20 @@
 //! - `counts` (hash): field `dataset|model|prompt|round|complexity|verdict` → rounds.
 //! - `done` (string): units with a final outcome.
 //! - `cache` (hash): field = the reply's cache key → the cached reply as JSON.
+//! - `budget` (hash): `cap_usd`, `cap_tokens` (absent: no cap), `spent_usd`,
+//!   `spent_tokens` (what the workers paid), `paused` (why the run is paused
+//!   at a cap, absent while it runs) and `parked` (tasks set aside while paused).
 //! - `judge-settings:<judge>|<style>` in `meta`: how a judge model is asked
 //!   (the stage settings, JSON), written by `autoeval judge --fleet`.
 //! - `judged:<judge>|<style>` (hash): field = the pair ([`judged_pair`]) → its
 //!   judgement as JSON, written once; `judge-failed:<judge>|<style>` (hash):
 //!   the pairs whose last call failed and that have no judgement yet.
+//!
+//! Rate limits are kept per model, not per run, under
+//! `autoeval:{limit:<model>}:` (hash-tagged by model): `requests` and
+//! `tokens` (strings: the GCRA theoretical arrival time in ms on Redis's
+//! clock) and `hold` (the time until which a 429 holds the model), each
+//! expiring once it no longer matters.
 
 use crate::UnitKey;
 use sha2::{Digest, Sha256};
