@@ -57,6 +57,7 @@ pub fn run(args: Args) -> Result<()> {
             &settings,
             display,
             &args.fleet,
+            &crate::fleet::BudgetArgs::default(),
             crate::fleet::Mode::RedoFailed,
         );
     }

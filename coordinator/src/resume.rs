@@ -20,10 +20,12 @@ pub struct Args {
     /// Log lines instead of bars, even on a terminal.
     #[arg(long)]
     plain: bool,
-    /// The fleet, and the new caps (`--budget-usd`, `--budget-tokens`;
-    /// without either the run continues with no cap).
+    /// The fleet.
     #[command(flatten)]
     fleet: crate::fleet::FleetArgs,
+    /// The new caps; without either the run continues with no cap.
+    #[command(flatten)]
+    budget: crate::fleet::BudgetArgs,
 }
 
 /// Runs `autoeval resume`.
@@ -45,6 +47,7 @@ pub fn run(args: Args) -> Result<()> {
         &settings,
         display,
         &args.fleet,
+        &args.budget,
         crate::fleet::Mode::Resume,
     )
 }

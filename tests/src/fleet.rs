@@ -264,6 +264,15 @@ impl Fleet {
         self.runtime.block_on(f)
     }
 
+    /// Starts a future on the fleet's runtime, to go on while the test does other things.
+    pub fn spawn<F>(&self, f: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.runtime.spawn(f)
+    }
+
     /// Every round the run stored in Redis.
     pub fn stored(&self) -> Vec<ResultRecord> {
         let store = self.store();

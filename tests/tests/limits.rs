@@ -207,9 +207,7 @@ fn a_429_holds_every_worker_until_its_retry_after_has_passed() {
     // The second, within the same second, meets a 429 and holds the model.
     let second = {
         let a = a.clone();
-        fleet.block_on(async move {
-            tokio::spawn(async move { a.chat("[FORMULA]\np2\n", &sample(1)).await })
-        })
+        fleet.spawn(async move { a.chat("[FORMULA]\np2\n", &sample(1)).await })
     };
     let watcher = fleet.block_on(async {
         RedisGate::new(autoeval_redis_store::connect(REDIS).await.expect("redis"))

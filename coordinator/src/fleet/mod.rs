@@ -52,6 +52,11 @@ pub struct FleetArgs {
     /// SIGTERM), so that Prometheus scrapes the end of the run.
     #[arg(long, default_value_t = 0)]
     pub linger_s: u64,
+}
+
+/// A fleet run's caps.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct BudgetArgs {
     /// Most the run may spend on model calls, in US dollars (as the price
     /// table prices them): at the cap the run pauses, and `autoeval resume
     /// DIR --fleet --budget-usd MORE` continues it.
@@ -62,7 +67,7 @@ pub struct FleetArgs {
     pub budget_tokens: Option<u64>,
 }
 
-impl FleetArgs {
+impl BudgetArgs {
     /// True when a cap is given.
     fn capped(&self) -> bool {
         self.budget_usd.is_some() || self.budget_tokens.is_some()
@@ -216,6 +221,7 @@ pub fn execute(
     settings: &Resolved,
     display: Display,
     fleet: &FleetArgs,
+    budget: &BudgetArgs,
     mode: Mode,
 ) -> Result<()> {
     claim_dir(dir, settings)?;
@@ -251,8 +257,8 @@ pub fn execute(
             }
             Mode::Run => {}
         }
-        if fleet.capped() || mode == Mode::Resume {
-            let spent = store.set_caps(fleet.budget_usd, fleet.budget_tokens).await?;
+        if budget.capped() || mode == Mode::Resume {
+            let spent = store.set_caps(budget.budget_usd, budget.budget_tokens).await?;
             if spent {
                 let b = store.budget().await?;
                 bail!(

@@ -157,6 +157,9 @@ pub struct Args {
     /// Where the fleet is, when the run goes to one.
     #[command(flatten)]
     fleet: crate::fleet::FleetArgs,
+    /// A fleet run's caps.
+    #[command(flatten)]
+    budget: crate::fleet::BudgetArgs,
 }
 
 fn parse_kind(s: &str) -> Result<DatasetKind, String> {
@@ -344,6 +347,7 @@ pub fn run(args: Args) -> Result<()> {
             &settings,
             display,
             &args.fleet,
+            &args.budget,
             crate::fleet::Mode::Run,
         );
     }

@@ -1,9 +1,12 @@
 //! Rate limits a provider sets per model, in requests and tokens a minute,
 //! kept by a generic cell rate algorithm (GCRA). A gate is shared: by every
 //! backend of one process ([`LocalGate`]), or by every worker of a fleet
-//! through Redis. A request reserves its place and waits its turn, so a
-//! limit is met without polling; a 429 holds every request to that model
-//! until the provider's Retry-After has passed.
+//! through Redis. A request is admitted only when the limits allow it at
+//! that moment, and is told otherwise how long to wait before asking again:
+//! admission at send time sees every correction made so far, where a place
+//! reserved seconds ahead would be priced with an estimate already known to
+//! be wrong. A 429 holds every request to that model until the provider's
+//! Retry-After has passed.
 
 use crate::cache::CacheFuture;
 use std::collections::HashMap;
@@ -68,16 +71,21 @@ impl Cell {
         self.interval_ms > 0.0
     }
 
-    /// Reserves `cost` units at `now`, never before `floor` (a shared
-    /// backoff), given the theoretical arrival time `tat`. Returns the new
-    /// arrival time and the wait before sending, both in ms. A request
-    /// dearer than the burst goes once the schedule has caught up with now,
-    /// rather than waiting for a credit it can never have.
-    pub fn reserve(&self, tat: f64, now: f64, floor: f64, cost: f64) -> (f64, f64) {
+    /// Asks to send `cost` units at `now`, never before `floor` (a shared
+    /// backoff), given the theoretical arrival time `tat`: `Ok` with the new
+    /// arrival time when it may go now, `Err` with the ms to wait before
+    /// asking again otherwise. A request dearer than the burst goes once the
+    /// schedule has caught up with now, rather than waiting for a credit it
+    /// can never have.
+    pub fn admit(&self, tat: f64, now: f64, floor: f64, cost: f64) -> Result<f64, f64> {
         let start = tat.max(now).max(floor);
         let new_tat = start + self.interval_ms * cost;
         let allowed_at = (new_tat - self.tolerance_ms).min(start).max(floor);
-        (new_tat, (allowed_at - now).max(0.0))
+        if allowed_at > now {
+            Err(allowed_at - now)
+        } else {
+            Ok(new_tat)
+        }
     }
 
     /// Corrects a reservation by `delta` units (negative refunds), never
@@ -87,17 +95,17 @@ impl Cell {
     }
 }
 
-/// Where a backend reserves its requests; shared by everything that calls the same model.
+/// Where a backend's requests are admitted; shared by everything that calls the same model.
 pub trait RateGate: Send + Sync {
-    /// Reserves one request of an estimated `tokens` to the model `key`,
-    /// answering how long to wait before sending it.
-    fn reserve<'a>(
+    /// Admits one request of an estimated `tokens` to the model `key` now
+    /// (zero), or answers how long to wait before asking again.
+    fn admit<'a>(
         &'a self,
         key: &'a str,
         limits: RateLimits,
         tokens: u64,
     ) -> CacheFuture<'a, Duration>;
-    /// Charges the difference between the tokens used and those reserved.
+    /// Charges the difference between the tokens used and those estimated at admission.
     fn reconcile<'a>(&'a self, key: &'a str, limits: RateLimits, delta: i64)
         -> CacheFuture<'a, ()>;
     /// Holds every request to `key` for `wait` (the provider said 429).
@@ -142,7 +150,7 @@ impl LocalGate {
 }
 
 impl RateGate for LocalGate {
-    fn reserve<'a>(
+    fn admit<'a>(
         &'a self,
         key: &'a str,
         limits: RateLimits,
@@ -150,18 +158,26 @@ impl RateGate for LocalGate {
     ) -> CacheFuture<'a, Duration> {
         let wait = self.with(key, |s, now| {
             let (r, t) = (limits.request_cell(), limits.token_cell());
-            let mut wait = (s.hold_until - now).max(0.0);
-            if r.limits() {
-                let (tat, w) = r.reserve(s.requests_tat, now, s.hold_until, 1.0);
-                s.requests_tat = tat;
-                wait = wait.max(w);
+            let requests = if r.limits() {
+                r.admit(s.requests_tat, now, s.hold_until, 1.0)
+            } else {
+                Ok(s.requests_tat)
+            };
+            let tokens = if t.limits() {
+                t.admit(s.tokens_tat, now, s.hold_until, tokens as f64)
+            } else {
+                Ok(s.tokens_tat)
+            };
+            match (requests, tokens) {
+                (Ok(r), Ok(t)) if s.hold_until <= now => {
+                    (s.requests_tat, s.tokens_tat) = (r, t);
+                    0.0
+                }
+                (r, t) => [r.err(), t.err(), Some(s.hold_until - now)]
+                    .into_iter()
+                    .flatten()
+                    .fold(0.0, f64::max),
             }
-            if t.limits() {
-                let (tat, w) = t.reserve(s.tokens_tat, now, s.hold_until, tokens as f64);
-                s.tokens_tat = tat;
-                wait = wait.max(w);
-            }
-            wait
         });
         Box::pin(async move { Duration::from_secs_f64(wait / 1e3) })
     }
@@ -251,11 +267,14 @@ mod tests {
     /// clock, and returns the send times in ms.
     fn schedule(cell: Cell, n: usize, cost: f64) -> Vec<f64> {
         let (mut tat, mut now, mut sent) = (0.0, 0.0, Vec::new());
-        for _ in 0..n {
-            let (next, wait) = cell.reserve(tat, now, 0.0, cost);
-            tat = next;
-            now += wait;
-            sent.push(now);
+        while sent.len() < n {
+            match cell.admit(tat, now, 0.0, cost) {
+                Ok(next) => {
+                    tat = next;
+                    sent.push(now);
+                }
+                Err(wait) => now += wait,
+            }
         }
         sent
     }
@@ -287,11 +306,14 @@ mod tests {
     #[test]
     fn a_request_dearer_than_the_burst_goes_once_the_schedule_caught_up() {
         let cell = Cell::per_minute(Some(6_000)); // 100 tokens a second of burst
-        let (tat, wait) = cell.reserve(0.0, 0.0, 0.0, 1_000.0);
-        assert_eq!(wait, 0.0);
+        let tat = cell
+            .admit(0.0, 0.0, 0.0, 1_000.0)
+            .expect("admitted at once");
         // The next waits for the first's 10 s, less the second's burst, plus its own 10 ms.
-        let (_, wait) = cell.reserve(tat, 0.0, 0.0, 1.0);
+        let wait = cell.admit(tat, 0.0, 0.0, 1.0).expect_err("told to wait");
         assert!((wait - 9_010.0).abs() < 1e-6, "{wait}");
+        // Refused, it took nothing: asked again when told, it goes.
+        assert!(cell.admit(tat, 9_010.0, 0.0, 1.0).is_ok());
     }
 
     #[test]
@@ -309,13 +331,13 @@ mod tests {
             .build()
             .unwrap();
         rt.block_on(async {
-            assert_eq!(gate.reserve("m", limits, 10).await, Duration::ZERO);
+            assert_eq!(gate.admit("m", limits, 10).await, Duration::ZERO);
             gate.back_off("m", Duration::from_secs(30)).await;
-            let wait = gate.reserve("m", limits, 10).await;
+            let wait = gate.admit("m", limits, 10).await;
             assert!(wait > Duration::from_secs(29), "{wait:?}");
             assert!(gate.held("m").await > Duration::from_secs(29));
             // Another model is not held.
-            assert_eq!(gate.reserve("other", limits, 10).await, Duration::ZERO);
+            assert_eq!(gate.admit("other", limits, 10).await, Duration::ZERO);
         });
     }
 

@@ -128,7 +128,7 @@ pub struct BackendOptions {
     pub observer: Option<Arc<dyn CallObserver>>,
     /// The provider's limits on this model.
     pub limits: RateLimits,
-    /// Where requests reserve their turn, shared with everything that calls
+    /// Where requests wait for their turn, shared with everything that calls
     /// the same model; `None` gives the backend a gate of its own.
     pub gate: Option<Arc<dyn RateGate>>,
 }
@@ -333,11 +333,11 @@ impl Backend {
                 });
             }
             attempt += 1;
-            let reserved = self.wait_turn(prompt).await;
+            let estimated = self.wait_turn(prompt).await;
             let sent = Instant::now();
             let answered = self.attempt(prompt).await;
-            if let (Ok((_, Some(usage))), Some(reserved)) = (&answered, reserved) {
-                self.reconcile(prompt, reserved, *usage).await;
+            if let (Ok((_, Some(usage))), Some(estimated)) = (&answered, estimated) {
+                self.reconcile(prompt, estimated, *usage).await;
             }
             if let Some(o) = &self.options.observer {
                 let outcome = match &answered {
@@ -383,34 +383,37 @@ impl Backend {
         }
     }
 
-    /// Waits for this request's turn at the gate, and for any backoff a 429
-    /// set meanwhile; answers the tokens reserved when tokens are limited.
+    /// Waits until the gate admits this request: its rate limits allow it
+    /// and no 429 holds the model. Answers the tokens charged when tokens are limited.
     async fn wait_turn(&self, prompt: &str) -> Option<u64> {
         let limits = self.options.limits;
         let tokens = limits
             .tokens_per_minute
             .map(|_| self.history.estimate(prompt));
-        let mut wait = self
-            .gate
-            .reserve(&self.gate_key, limits, tokens.unwrap_or(0))
-            .await;
-        while !wait.is_zero() {
+        loop {
+            let wait = self
+                .gate
+                .admit(&self.gate_key, limits, tokens.unwrap_or(0))
+                .await;
+            if wait.is_zero() {
+                tracing::trace!(?tokens, "admitted");
+                return tokens;
+            }
             if let Some(o) = &self.options.observer {
                 o.waited(&self.spec, wait.as_secs_f64());
             }
-            tokio::time::sleep(wait).await;
-            // A 429 elsewhere in the fleet may have held the model meanwhile.
-            wait = self.gate.held(&self.gate_key).await;
+            // A little jitter, so that callers told the same wait do not all ask at once.
+            tokio::time::sleep(wait + Duration::from_millis((jitter() * 5.0) as u64)).await;
         }
-        tokens
     }
 
-    /// Charges the gate the tokens used beyond (or refunds those short of) the reservation.
-    async fn reconcile(&self, prompt: &str, reserved: u64, usage: Usage) {
+    /// Charges the gate the tokens used beyond (or refunds those short of) the estimate.
+    async fn reconcile(&self, prompt: &str, estimated: u64, usage: Usage) {
         self.history
             .observe(prompt, usage.prompt_tokens, usage.completion_tokens);
         let used = usage.prompt_tokens + usage.completion_tokens;
-        let delta = used as i64 - reserved as i64;
+        let delta = used as i64 - estimated as i64;
+        tracing::trace!(estimated, used, "tokens charged");
         if delta != 0 {
             self.gate
                 .reconcile(&self.gate_key, self.options.limits, delta)

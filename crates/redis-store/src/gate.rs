@@ -1,6 +1,6 @@
 //! The fleet's rate-limit gate: each model's request and token schedules
 //! (GCRA theoretical arrival times) and its 429 hold live in Redis, and
-//! every reservation is one script on Redis's own clock, so all workers
+//! every admission is one script on Redis's own clock, so all workers
 //! share one schedule whatever their clocks say. The scripts do what
 //! [`autoeval_llm_client::Cell`] does in memory.
 //!
@@ -17,21 +17,31 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 ";
 
-const RESERVE: &str = r"
+// Admits a request only if every limit allows it now; otherwise takes
+// nothing and answers the ms to wait before asking again.
+const ADMIT: &str = r"
 local floor = tonumber(redis.call('GET', KEYS[3]) or '0')
 local wait = math.max(0, floor - now)
-local function reserve(key, interval, tolerance, cost)
+local updates = {}
+local function admit(key, interval, tolerance, cost)
   if interval <= 0 then return end
   local tat = tonumber(redis.call('GET', key) or '0')
   local start = math.max(tat, now, floor)
   local next_tat = start + interval * cost
   local allowed = math.max(math.min(next_tat - tolerance, start), floor)
-  wait = math.max(wait, allowed - now)
-  redis.call('SET', key, string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now + tolerance) + 1000)
+  if allowed > now then
+    wait = math.max(wait, allowed - now)
+  else
+    updates[#updates + 1] = {key, next_tat, tolerance}
+  end
 end
-reserve(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), 1)
-reserve(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
-return math.ceil(wait)
+admit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), 1)
+admit(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
+if wait > 0 then return math.ceil(wait) end
+for _, u in ipairs(updates) do
+  redis.call('SET', u[1], string.format('%.3f', u[2]), 'PX', math.ceil(u[2] - now + u[3]) + 1000)
+end
+return 0
 ";
 
 const CHARGE: &str = r"
@@ -69,7 +79,7 @@ pub fn limit_key(name: &str, part: &str) -> String {
 #[derive(Clone)]
 pub struct RedisGate {
     conn: ConnectionManager,
-    reserve: Script,
+    admit: Script,
     charge: Script,
     hold: Script,
     held: Script,
@@ -81,7 +91,7 @@ impl RedisGate {
         let script = |body: &str| Script::new(&format!("{NOW}{body}"));
         RedisGate {
             conn,
-            reserve: script(RESERVE),
+            admit: script(ADMIT),
             charge: script(CHARGE),
             hold: script(HOLD),
             held: script(HELD),
@@ -101,7 +111,7 @@ impl RedisGate {
 }
 
 impl RateGate for RedisGate {
-    fn reserve<'a>(
+    fn admit<'a>(
         &'a self,
         key: &'a str,
         limits: RateLimits,
@@ -109,7 +119,7 @@ impl RateGate for RedisGate {
     ) -> CacheFuture<'a, Duration> {
         Box::pin(async move {
             let (r, t) = (limits.request_cell(), limits.token_cell());
-            let mut call = self.reserve.prepare_invoke();
+            let mut call = self.admit.prepare_invoke();
             call.key(limit_key(key, "requests"))
                 .key(limit_key(key, "tokens"))
                 .key(limit_key(key, "hold"))
@@ -118,7 +128,7 @@ impl RateGate for RedisGate {
                 .arg(t.interval_ms)
                 .arg(t.tolerance_ms)
                 .arg(tokens);
-            self.wait_ms("reserve a turn", call).await
+            self.wait_ms("ask for a turn", call).await
         })
     }
 
