@@ -35,16 +35,15 @@ struct Runs {
 impl Runs {
     /// Sets a task aside, done with, when its run is paused at a cap: the
     /// unit keeps no outcome, and `resume` publishes it again. Answers the
-    /// task when it is to be done.
-    async fn unless_paused(&self, task: Task, timer: &mut TaskTimer<'_>) -> Option<Task> {
-        let run = task.meta.run.clone();
-        let run = &run;
-        let why = match self.budgets.paused(run).await {
-            Ok(Some(why)) => why,
-            Ok(None) => return Some(task),
+    /// task when it is to be done, and whether its run is to be charged.
+    async fn unless_paused(&self, task: Task, timer: &mut TaskTimer<'_>) -> Option<(Task, bool)> {
+        let run = task.meta.run.as_str();
+        let why = match self.budgets.state(run).await {
+            Ok((Some(why), _)) => why,
+            Ok((None, capped)) => return Some((task, capped)),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the run's budget; going on");
-                return Some(task);
+                return Some((task, true));
             }
         };
         tracing::debug!(run, why, "the run is paused; setting a task aside");
@@ -272,7 +271,7 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
-    let Some(task) = runs.unless_paused(task, &mut timer).await else {
+    let Some((task, capped)) = runs.unless_paused(task, &mut timer).await else {
         return;
     };
     let stages = match runs.translator(&run).await {
@@ -281,9 +280,11 @@ async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     };
     let unit = task.meta.unit.clone();
     let done = translate(message, &stages).await;
-    let paid = &done.translation;
-    let tokens = paid.usage.prompt_tokens + paid.usage.completion_tokens;
-    runs.charge(&run, paid.cost, tokens, paid.cached).await;
+    if capped {
+        let paid = &done.translation;
+        let tokens = paid.usage.prompt_tokens + paid.usage.completion_tokens;
+        runs.charge(&run, paid.cost, tokens, paid.cached).await;
+    }
     let sent = match encode(
         &Header {
             kind: MessageKind::Verify,
@@ -342,7 +343,7 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
-    let Some(task) = runs.unless_paused(task, &mut timer).await else {
+    let Some((task, _)) = runs.unless_paused(task, &mut timer).await else {
         return;
     };
     let judge = format!("{}|{}", question.judge, question.style);

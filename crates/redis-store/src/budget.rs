@@ -1,7 +1,7 @@
 //! A run's spending caps, in `autoeval:{RUN}:budget`: what it may spend
 //! (`cap_usd`, `cap_tokens`), what its workers have paid (`spent_usd`,
 //! `spent_tokens`), why it is paused (`paused`) and how many tasks workers
-//! set aside while it was (`parked`). A worker charges each task's cost in
+//! set aside while it was (`parked`). Only a run with a cap is charged. A worker charges each task's cost in
 //! one script that also pauses the run the moment a cap is reached; every
 //! worker then sets the run's tasks aside until `resume` raises the cap.
 
@@ -77,12 +77,18 @@ impl Budgets {
         }
     }
 
-    /// Why `run` is paused, if it is.
-    pub async fn paused(&self, run: &str) -> Result<Option<String>, StoreError> {
+    /// Why `run` is paused, if it is, and whether it has a cap at all (a
+    /// run with none is not charged: its spending is in the metrics).
+    pub async fn state(&self, run: &str) -> Result<(Option<String>, bool), StoreError> {
         let mut conn = self.conn.clone();
-        conn.hget(run_key(run, "budget"), "paused")
-            .await
-            .map_err(redis_err("read the run's budget"))
+        let (paused, usd, tokens): (Option<String>, Option<String>, Option<String>) =
+            redis::cmd("HMGET")
+                .arg(run_key(run, "budget"))
+                .arg(&["paused", "cap_usd", "cap_tokens"])
+                .query_async(&mut conn)
+                .await
+                .map_err(redis_err("read the run's budget"))?;
+        Ok((paused, usd.is_some() || tokens.is_some()))
     }
 
     /// Adds what a task paid to `run`'s spending; answers why the run is now
