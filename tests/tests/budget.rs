@@ -159,3 +159,26 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         budget.parked
     );
 }
+
+#[test]
+fn a_cap_on_a_one_machine_run_is_refused_not_ignored() {
+    let dir = autoeval_e2e::scratch("budget-local");
+    let out = dir.join("run");
+    let refused = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
+        .args([
+            "run",
+            "--model",
+            "reference",
+            "--budget-usd",
+            "1",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("autoeval runs");
+    assert!(!refused.status.success(), "a cap nobody keeps was accepted");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("add --fleet"), "{said}");
+    assert!(!out.exists(), "the refused run wrote {}", out.display());
+}

@@ -69,7 +69,7 @@ pub struct BudgetArgs {
 
 impl BudgetArgs {
     /// True when a cap is given.
-    fn capped(&self) -> bool {
+    pub fn capped(&self) -> bool {
         self.budget_usd.is_some() || self.budget_tokens.is_some()
     }
 }

@@ -9,7 +9,7 @@ pub mod progress;
 pub mod store;
 
 use crate::check::prover_pool;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_models::{ModelSpec, PriceTable};
@@ -339,6 +339,9 @@ pub fn run(args: Args) -> Result<()> {
         let items = load_items(&settings)?.0;
         print!("{}", dry_run::plan(&settings, &items)?);
         return Ok(());
+    }
+    if args.budget.capped() && !args.fleet.fleet {
+        bail!("--budget-usd and --budget-tokens cap fleet runs (their workers share the spending in Redis); add --fleet, or run without a cap");
     }
     let display = progress_display(args.quiet, args.plain, args.log_every);
     if args.fleet.fleet {
