@@ -1,8 +1,7 @@
 //! `autoeval resume DIR --fleet --budget-usd MORE`: continues a fleet run
-//! paused at its cost or token cap. Once the paused run's queued tasks are
-//! set aside and those in hand are done, the new caps are set and exactly
-//! the units with no final outcome are published again; replies already
-//! paid for come from the response cache.
+//! paused at its cost or token cap. One step in Redis sets the new caps,
+//! unpauses the run and takes the tasks its workers set aside; exactly
+//! those are published again, and the tasks still queued are done as usual.
 
 use crate::run::config::RunConfig;
 use crate::run::{progress_display, resolve_settings, RunDir};
@@ -23,7 +22,7 @@ pub struct Args {
     /// The fleet.
     #[command(flatten)]
     fleet: crate::fleet::FleetArgs,
-    /// The new caps; without either the run continues with no cap.
+    /// The new caps: a cap not given stays as it was; `--no-budget` removes both.
     #[command(flatten)]
     budget: crate::fleet::BudgetArgs,
 }

@@ -117,8 +117,24 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         2 * units
     );
 
-    // Resumed with a raised cap, the run ends, each unit once, each prompt asked once.
+    // Run again with a higher cap, the paused run is not silently followed:
+    // only resume continues it.
     let more = "1000";
+    let mut again = args.clone();
+    let at = again.iter().position(|a| *a == "--budget-usd").unwrap() + 1;
+    again[at] = more;
+    let refused = fleet.autoeval_output(&again);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "a paused run was run again: {said}"
+    );
+    assert!(
+        said.contains("is paused at its budget; continue it with `autoeval resume"),
+        "{said}"
+    );
+
+    // Resumed with a raised cap, the run ends, each unit once, each prompt asked once.
     let mut resume = vec!["resume", &out, "--budget-usd", more];
     resume.extend_from_slice(&base);
     let resumed = fleet.autoeval_output(&resume);
@@ -158,6 +174,32 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         budget.spent_usd,
         budget.parked
     );
+}
+
+#[test]
+fn a_cost_cap_on_a_model_without_a_price_is_refused() {
+    let dir = autoeval_e2e::scratch("budget-unpriced");
+    let out = dir.join("run");
+    let refused = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
+        .args([
+            "run",
+            "--model",
+            "openai-compatible:unpriced@http://127.0.0.1:9/v1",
+            "--fleet",
+            "--budget-usd",
+            "5",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("autoeval runs");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "a cap that cannot be kept was accepted"
+    );
+    assert!(said.contains("--budget-usd needs a price for"), "{said}");
 }
 
 #[test]

@@ -46,9 +46,16 @@ impl Runs {
                 return Some((task, true));
             }
         };
-        tracing::debug!(run, why, "the run is paused; setting a task aside");
-        if let Err(e) = self.budgets.park(run).await {
-            tracing::warn!(error = %e, "cannot count a parked task");
+        match self.budgets.park(run, &task.meta.unit).await {
+            Ok(true) => tracing::debug!(run, why, "the run is paused; a task set aside"),
+            // Resumed meanwhile: the task is done after all.
+            Ok(false) => return Some((task, true)),
+            Err(e) => {
+                // Not remembered, it would be lost: it goes back to the queue.
+                tracing::warn!(error = %e, "cannot set a task aside; returning it");
+                let _ = task.requeue().await;
+                return None;
+            }
         }
         match task.ack().await {
             Ok(()) => timer.settled("parked"),
@@ -343,9 +350,6 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
         Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
     };
     let run = task.meta.run.clone();
-    let Some((task, _)) = runs.unless_paused(task, &mut timer).await else {
-        return;
-    };
     let judge = format!("{}|{}", question.judge, question.style);
     let backend = match runs.judge(&run, &judge).await {
         Ok(b) => b,

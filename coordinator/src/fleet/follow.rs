@@ -166,41 +166,6 @@ async fn quiet(store: &RunStore) {
     tracing::warn!("the run's tasks are still in hand after two minutes; going on");
 }
 
-/// Before a paused run resumes: waits until its workers have set aside the
-/// tasks still queued and finished those in hand, so that what is published
-/// again is not also still on its way.
-pub async fn quiesce(
-    store: &RunStore,
-    broker: &Broker,
-    models: &[String],
-    display: crate::run::progress::Display,
-) -> Result<()> {
-    if store.budget().await?.paused.is_none() {
-        return Ok(());
-    }
-    if display != crate::run::progress::Display::Quiet {
-        eprintln!("resume: waiting for the paused run's queued tasks to be set aside");
-    }
-    let queues: Vec<String> = models
-        .iter()
-        .map(|m| translate_queue(m))
-        .chain([VERIFY_QUEUE.to_string()])
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let mut ready = 0;
-        for q in &queues {
-            ready += broker.depth(q).await?.map_or(0, |(r, _)| r);
-        }
-        if ready == 0 || Instant::now() >= deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    quiet(store).await;
-    Ok(())
-}
-
 /// Follows the run until it ends; a lost broker connection is reopened.
 pub async fn follow(
     store: &RunStore,

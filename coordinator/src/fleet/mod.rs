@@ -18,7 +18,7 @@ use autoeval_pipeline::{initial_tasks, pending_tasks, StageTimes, TranslateTask}
 use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
 use autoeval_proto::wire::{encode, Header, MessageKind};
 use autoeval_proto::ResultRecord;
-use autoeval_redis_store::RunStore;
+use autoeval_redis_store::{Cap, CapsSet, RunStore};
 use follow::Ending;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,12 +65,38 @@ pub struct BudgetArgs {
     /// Most prompt plus completion tokens the run may pay for; at the cap it pauses.
     #[arg(long, value_name = "TOKENS")]
     pub budget_tokens: Option<u64>,
+    /// Remove the run's caps (a cap not given otherwise stays as it was).
+    #[arg(long, conflicts_with_all = ["budget_usd", "budget_tokens"])]
+    pub no_budget: bool,
 }
 
 impl BudgetArgs {
     /// True when a cap is given.
     pub fn capped(&self) -> bool {
         self.budget_usd.is_some() || self.budget_tokens.is_some()
+    }
+
+    /// True when the caps are to change.
+    fn given(&self) -> bool {
+        self.capped() || self.no_budget
+    }
+
+    /// The cost cap as the store takes it: a cap not given is kept.
+    fn usd(&self) -> Cap<f64> {
+        match (self.budget_usd, self.no_budget) {
+            (Some(v), _) => Cap::To(v),
+            (None, true) => Cap::Remove,
+            (None, false) => Cap::Keep,
+        }
+    }
+
+    /// The token cap as the store takes it.
+    fn tokens(&self) -> Cap<u64> {
+        match (self.budget_tokens, self.no_budget) {
+            (Some(v), _) => Cap::To(v),
+            (None, true) => Cap::Remove,
+            (None, false) => Cap::Keep,
+        }
     }
 }
 
@@ -224,6 +250,9 @@ pub fn execute(
     budget: &BudgetArgs,
     mode: Mode,
 ) -> Result<()> {
+    if budget.budget_usd.is_some() {
+        refuse_unpriced(settings)?;
+    }
     claim_dir(dir, settings)?;
     let t0 = Instant::now();
     let (items, _) = load_items(settings)?;
@@ -250,28 +279,49 @@ pub fn execute(
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
             .await
             .context("the fleet needs its broker; is RabbitMQ running?")?;
-        match mode {
-            Mode::RedoFailed => forget_failures(&store, &broker, display).await?,
-            Mode::Resume => {
-                follow::quiesce(&store, &broker, &settings.plan.models, display).await?;
-            }
-            Mode::Run => {}
+        if mode == Mode::RedoFailed {
+            forget_failures(&store, &broker, display).await?;
         }
-        if budget.capped() || mode == Mode::Resume {
-            let spent = store.set_caps(budget.budget_usd, budget.budget_tokens).await?;
-            if spent {
-                let b = store.budget().await?;
-                bail!(
-                    "the run has already spent ${:.4} and {} tokens, which the budget given does not exceed; give more",
-                    b.spent_usd,
-                    b.spent_tokens
-                );
+        // With resume: the tasks workers set aside while the run was paused.
+        let mut parked = None;
+        if budget.given() || mode == Mode::Resume {
+            match store
+                .set_caps(budget.usd(), budget.tokens(), mode == Mode::Resume)
+                .await?
+            {
+                CapsSet::Spent => {
+                    let b = store.budget().await?;
+                    bail!(
+                        "the run has already spent ${:.4} and {} tokens, which its caps do not exceed; give more",
+                        b.spent_usd,
+                        b.spent_tokens
+                    );
+                }
+                CapsSet::Paused => bail!(
+                    "run {run} is paused at its budget; continue it with `autoeval resume {} --fleet --budget-usd MORE`",
+                    dir.0.display()
+                ),
+                CapsSet::Running => {}
+                CapsSet::Resumed(tasks) => parked = Some(tasks),
             }
         }
         let meta = store.meta().await?;
-        if mode != Mode::Run || !meta.contains_key("published") {
+        let publish = match mode {
+            Mode::Run => !meta.contains_key("published"),
+            Mode::RedoFailed => true,
+            // What was set aside, and nothing else: the rest is on its way.
+            Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
+        };
+        if publish {
             let recorded = stored_records(&store).await?;
-            let pending = pending_tasks(initial, &recorded);
+            let mut pending = pending_tasks(initial, &recorded);
+            if let Some(parked) = &parked {
+                let parked: std::collections::HashSet<&str> =
+                    parked.iter().map(String::as_str).collect();
+                pending
+                    .tasks
+                    .retain(|t| parked.contains(round_field(&t.unit(), t.round).as_str()));
+            }
             let queues: Vec<(String, String)> = settings
                 .plan
                 .models
@@ -358,6 +408,23 @@ pub fn execute(
         );
     }
     finished
+}
+
+/// A cost cap cannot be kept for a model the price table does not price:
+/// its calls would count as free.
+fn refuse_unpriced(settings: &Resolved) -> Result<()> {
+    let prices = stage_settings(settings)?.prices;
+    for model in &settings.plan.models {
+        let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
+        if !spec.is_builtin() && prices.price(&spec.model()).is_none() {
+            bail!(
+                "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
+                spec.model(),
+                spec.model()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn unix_now() -> u64 {

@@ -1,7 +1,8 @@
 //! A run's spending caps, in `autoeval:{RUN}:budget`: what it may spend
 //! (`cap_usd`, `cap_tokens`), what its workers have paid (`spent_usd`,
 //! `spent_tokens`), why it is paused (`paused`) and how many tasks workers
-//! set aside while it was (`parked`). Only a run with a cap is charged. A worker charges each task's cost in
+//! set aside while it was (`parked`, with the tasks themselves in the set
+//! `autoeval:{RUN}:parked`). Only a run with a cap is charged. A worker charges each task's cost in
 //! one script that also pauses the run the moment a cap is reached; every
 //! worker then sets the run's tasks aside until `resume` raises the cap.
 
@@ -28,21 +29,81 @@ if why then redis.call('HSET', KEYS[1], 'paused', why) end
 return why
 ";
 
-// New caps: the run is paused while what it spent already reaches one, running otherwise.
+// Caps: ARGV[1] (USD) and ARGV[2] (tokens), '' keeping a cap, '-' removing it.
+// Reached: answers 'spent' (and pauses the run). Otherwise, resuming
+// (ARGV[3] == '1'): unpauses the run and takes the tasks set aside, in the
+// same step, so each of them is published again exactly once. Not resuming,
+// a paused run stays paused: 'paused'.
 const SET_CAPS: &str = r"
-if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'cap_usd') else redis.call('HSET', KEYS[1], 'cap_usd', ARGV[1]) end
-if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'cap_tokens') else redis.call('HSET', KEYS[1], 'cap_tokens', ARGV[2]) end
+local function cap(field, value)
+  if value == '-' then redis.call('HDEL', KEYS[1], field)
+  elseif value ~= '' then redis.call('HSET', KEYS[1], field, value) end
+end
+cap('cap_usd', ARGV[1])
+cap('cap_tokens', ARGV[2])
 local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
 local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
-local cap_usd = tonumber(ARGV[1])
-local cap_tokens = tonumber(ARGV[2])
+local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
+local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
 if (cap_usd and usd >= cap_usd) or (cap_tokens and tokens >= cap_tokens) then
-  redis.call('HSET', KEYS[1], 'paused', 'the budget given is already spent')
-  return 1
+  if not redis.call('HGET', KEYS[1], 'paused') then
+    redis.call('HSET', KEYS[1], 'paused', 'the budget given is already spent')
+  end
+  return {'spent'}
+end
+if ARGV[3] ~= '1' then
+  if redis.call('HGET', KEYS[1], 'paused') then return {'paused'} end
+  return {'running'}
 end
 redis.call('HDEL', KEYS[1], 'paused')
-return 0
+local parked = redis.call('SMEMBERS', KEYS[2])
+redis.call('DEL', KEYS[2])
+table.insert(parked, 1, 'resumed')
+return parked
 ";
+
+// Sets a task aside only while the run is still paused, remembering it for `resume`.
+const PARK: &str = r"
+if redis.call('HEXISTS', KEYS[1], 'paused') == 0 then return 0 end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'parked', 1)
+return 1
+";
+
+/// A cap as `set_caps` takes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cap<T> {
+    /// Keep the cap the run has (or its lack of one).
+    Keep,
+    /// Remove the run's cap.
+    Remove,
+    /// Set it to this.
+    To(T),
+}
+
+impl<T: ToString> Cap<T> {
+    fn arg(&self) -> String {
+        match self {
+            Cap::Keep => String::new(),
+            Cap::Remove => "-".into(),
+            Cap::To(v) => v.to_string(),
+        }
+    }
+}
+
+/// What setting the caps did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CapsSet {
+    /// The run has already spent what the caps allow; it is (or stays) paused.
+    Spent,
+    /// The run is paused, and only `resume` continues it.
+    Paused,
+    /// The run goes on (it was not paused).
+    Running,
+    /// The run was paused and goes on: the tasks set aside meanwhile
+    /// (`<unit>#<round>`), to be published again.
+    Resumed(Vec<String>),
+}
 
 /// A run's caps and spending as Redis holds them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -66,6 +127,7 @@ pub struct Budget {
 pub struct Budgets {
     conn: ConnectionManager,
     charge: Script,
+    park: Script,
 }
 
 impl Budgets {
@@ -74,6 +136,7 @@ impl Budgets {
         Budgets {
             conn,
             charge: Script::new(CHARGE),
+            park: Script::new(PARK),
         }
     }
 
@@ -109,32 +172,57 @@ impl Budgets {
             .map_err(redis_err("charge the run's budget"))
     }
 
-    /// Counts a task set aside because `run` is paused.
-    pub async fn park(&self, run: &str) -> Result<(), StoreError> {
+    /// Sets aside the task `field` (`<unit>#<round>`) of `run` if the run
+    /// is still paused, for `resume` to publish again; false when it is not
+    /// (it was resumed meanwhile) and the task is to be done.
+    pub async fn park(&self, run: &str, field: &str) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
-        conn.hincr(run_key(run, "budget"), "parked", 1)
+        let parked: i32 = self
+            .park
+            .key(run_key(run, "budget"))
+            .key(run_key(run, "parked"))
+            .arg(field)
+            .invoke_async(&mut conn)
             .await
-            .map_err(redis_err("count a parked task"))
+            .map_err(redis_err("set a task aside"))?;
+        Ok(parked == 1)
     }
 }
 
 impl RunStore {
-    /// Sets the run's caps (`None`: no cap); answers true when what it has
-    /// spent already reaches them, which leaves it paused.
+    /// Sets the run's caps; with `resume`, a paused run whose new caps
+    /// exceed what it spent is unpaused and its tasks set aside are handed back.
     pub async fn set_caps(
         &self,
-        usd: Option<f64>,
-        tokens: Option<u64>,
-    ) -> Result<bool, StoreError> {
+        usd: Cap<f64>,
+        tokens: Cap<u64>,
+        resume: bool,
+    ) -> Result<CapsSet, StoreError> {
         let mut conn = self.conn.clone();
-        let paused: i32 = Script::new(SET_CAPS)
+        let mut answer: Vec<String> = Script::new(SET_CAPS)
             .key(self.key("budget"))
-            .arg(usd.map(|u| u.to_string()).unwrap_or_default())
-            .arg(tokens.map(|t| t.to_string()).unwrap_or_default())
+            .key(self.key("parked"))
+            .arg(usd.arg())
+            .arg(tokens.arg())
+            .arg(if resume { "1" } else { "0" })
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("set the run's caps"))?;
-        Ok(paused == 1)
+        let status = if answer.is_empty() {
+            String::new()
+        } else {
+            answer.remove(0)
+        };
+        match status.as_str() {
+            "spent" => Ok(CapsSet::Spent),
+            "paused" => Ok(CapsSet::Paused),
+            "running" => Ok(CapsSet::Running),
+            "resumed" => Ok(CapsSet::Resumed(answer)),
+            other => Err(StoreError::Corrupt {
+                what: "answer to setting the caps".into(),
+                detail: other.to_string(),
+            }),
+        }
     }
 
     /// The run's caps and spending.

@@ -9,7 +9,7 @@ mod cache;
 mod gate;
 mod holding;
 
-pub use budget::{Budget, Budgets};
+pub use budget::{Budget, Budgets, Cap, CapsSet};
 pub use cache::RedisCache;
 pub use gate::{limit_key, RedisGate};
 pub use holding::{Held, Holding};
@@ -401,6 +401,7 @@ impl RunStore {
         keys.push(self.key("meta"));
         keys.push(self.key("cache"));
         keys.push(self.key("budget"));
+        keys.push(self.key("parked"));
         conn.del::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))
