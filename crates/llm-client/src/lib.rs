@@ -336,8 +336,18 @@ impl Backend {
             let estimated = self.wait_turn(prompt).await;
             let sent = Instant::now();
             let answered = self.attempt(prompt).await;
-            if let (Ok((_, Some(usage))), Some(estimated)) = (&answered, estimated) {
-                self.reconcile(prompt, estimated, *usage).await;
+            match (&answered, estimated) {
+                (Ok((_, Some(usage))), Some(estimated)) => {
+                    self.reconcile(prompt, estimated, *usage).await;
+                }
+                // A request the provider answered with an error status used no tokens.
+                (Err(f), Some(estimated)) if f.status.is_some() => {
+                    let refund = -i64::try_from(estimated).unwrap_or(i64::MAX);
+                    self.gate
+                        .reconcile(&self.gate_key, self.options.limits, refund)
+                        .await;
+                }
+                _ => {}
             }
             if let Some(o) = &self.options.observer {
                 let outcome = match &answered {
