@@ -6,7 +6,7 @@
 use crate::run::config::RunConfig;
 use crate::run::store::JsonlStore;
 use crate::run::{execute, progress_display, resolve_settings, RunDir};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Settings of `autoeval rerun`.
@@ -39,13 +39,7 @@ pub struct Args {
 /// Runs `autoeval rerun`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    if !dir.config().exists() {
-        bail!(
-            "{} is not a run directory (no config.toml)",
-            args.dir.display()
-        );
-    }
-    let settings = resolve_settings(RunConfig::read(&dir.config())?.overridden_by(RunConfig {
+    let settings = resolve_settings(dir.read_config()?.overridden_by(RunConfig {
         timeout_ms: args.timeout_ms,
         concurrency: args.concurrency,
         ..RunConfig::default()

@@ -3,7 +3,6 @@
 //! unpauses the run and takes the tasks its workers set aside; exactly
 //! those are published again, and the tasks still queued are done as usual.
 
-use crate::run::config::RunConfig;
 use crate::run::{progress_display, resolve_settings, RunDir};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -30,16 +29,10 @@ pub struct Args {
 /// Runs `autoeval resume`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    if !dir.config().exists() {
-        bail!(
-            "{} is not a run directory (no config.toml)",
-            args.dir.display()
-        );
-    }
     if !args.fleet.fleet {
         bail!("resume continues a fleet run paused at its budget: add --fleet (a one-machine run resumes with `autoeval run --out DIR` again)");
     }
-    let settings = resolve_settings(RunConfig::read(&dir.config())?)?;
+    let settings = resolve_settings(dir.read_config()?)?;
     let display = progress_display(args.quiet, args.plain, 10);
     crate::fleet::execute(
         &dir,

@@ -176,51 +176,46 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
     );
 }
 
+/// `autoeval run ARGS --quiet --out DIR`, which must be refused before
+/// it writes anything; answers what it said.
+fn refused_run(name: &str, args: &[&str]) -> String {
+    let out = autoeval_e2e::scratch(name).join("run");
+    let ran = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
+        .arg("run")
+        .args(args)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .expect("autoeval runs");
+    let said = String::from_utf8_lossy(&ran.stderr).into_owned();
+    assert!(
+        !ran.status.success(),
+        "a cap that cannot be kept was accepted: {said}"
+    );
+    assert!(!out.exists(), "the refused run wrote {}", out.display());
+    said
+}
+
 #[test]
 fn a_cost_cap_on_a_model_without_a_price_is_refused() {
-    let dir = autoeval_e2e::scratch("budget-unpriced");
-    let out = dir.join("run");
-    let refused = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
-        .args([
-            "run",
+    let said = refused_run(
+        "budget-unpriced",
+        &[
             "--model",
             "openai-compatible:unpriced@http://127.0.0.1:9/v1",
             "--fleet",
             "--budget-usd",
             "5",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("autoeval runs");
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        !refused.status.success(),
-        "a cap that cannot be kept was accepted"
+        ],
     );
     assert!(said.contains("--budget-usd needs a price for"), "{said}");
 }
 
 #[test]
 fn a_cap_on_a_one_machine_run_is_refused_not_ignored() {
-    let dir = autoeval_e2e::scratch("budget-local");
-    let out = dir.join("run");
-    let refused = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
-        .args([
-            "run",
-            "--model",
-            "reference",
-            "--budget-usd",
-            "1",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("autoeval runs");
-    assert!(!refused.status.success(), "a cap nobody keeps was accepted");
-    let said = String::from_utf8_lossy(&refused.stderr);
+    let said = refused_run(
+        "budget-local",
+        &["--model", "reference", "--budget-usd", "1"],
+    );
     assert!(said.contains("add --fleet"), "{said}");
-    assert!(!out.exists(), "the refused run wrote {}", out.display());
 }

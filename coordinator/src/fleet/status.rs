@@ -4,9 +4,8 @@
 
 use super::follow::{dead_units, tally};
 use super::{open, run_name, FleetArgs};
-use crate::run::config::RunConfig;
 use crate::run::{load_items, resolve_settings, RunDir};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use autoeval_pipeline::initial_tasks;
 use autoeval_proto::fleet::{shard_of_unit, translate_queue, VERIFY_QUEUE};
 use autoeval_proto::Verdict;
@@ -34,10 +33,7 @@ struct Shard {
 /// Runs `autoeval status`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let settings = resolve_settings(
-        RunConfig::read(&dir.config())
-            .with_context(|| format!("{} is not a run directory", args.dir.display()))?,
-    )?;
+    let settings = resolve_settings(dir.read_config()?)?;
     let run = run_name(&dir)?;
     let (items, _) = load_items(&settings)?;
     let units: Vec<String> = initial_tasks(&settings.plan, &items)

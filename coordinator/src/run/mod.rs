@@ -259,6 +259,17 @@ impl RunDir {
     pub fn config(&self) -> PathBuf {
         self.0.join("config.toml")
     }
+    /// The run's settings as `config.toml` holds them, with an error that
+    /// says when this is no run directory.
+    pub fn read_config(&self) -> Result<RunConfig> {
+        if !self.config().exists() {
+            bail!(
+                "{} is not a run directory (no config.toml)",
+                self.0.display()
+            );
+        }
+        RunConfig::read(&self.config())
+    }
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")
