@@ -16,8 +16,16 @@
 //! - `autoeval.unrouted` (fanout) is the tasks exchange's alternate exchange:
 //!   a task for a model whose queue no worker has declared lands in the
 //!   dead-letter queue too, its routing key saying which model.
-//! - Every message carries the headers `autoeval-run` and `autoeval-unit`;
-//!   a worker that refuses a message adds `autoeval-reason`.
+//! - Translate and verify messages carry a *bundle*: up to [`BUNDLE_SIZE`]
+//!   tasks of one model and one shard (see [`bundles`]), so the broker's
+//!   per-message work (publish, confirm, deliver, acknowledge: each a write
+//!   to a quorum queue's log) is paid once per bundle, not once per unit.
+//!   A worker still runs, counts, charges and sets aside each task on its
+//!   own; the bundle is acknowledged once every task in it is handed on.
+//!   A judge message carries one question.
+//! - Every message carries the headers `autoeval-run` and `autoeval-units`
+//!   (an array: the `<unit>#<round>` of each task in it); a worker that
+//!   refuses a message adds `autoeval-reason`.
 //!
 //! # Redis
 //!
@@ -75,8 +83,10 @@ pub const VERIFY_KEY: &str = "verify";
 pub const DELIVERY_LIMIT: u32 = 5;
 /// Header naming the run of a message.
 pub const RUN_HEADER: &str = "autoeval-run";
-/// Header naming the unit and round of a message.
-pub const UNIT_HEADER: &str = "autoeval-unit";
+/// Header listing the unit and round of each task in a message (an array of strings).
+pub const UNITS_HEADER: &str = "autoeval-units";
+/// Tasks per translate or verify message unless the run says otherwise.
+pub const BUNDLE_SIZE: usize = 16;
 /// Header saying why a worker refused a message.
 pub const REASON_HEADER: &str = "autoeval-reason";
 
@@ -141,6 +151,41 @@ pub fn shard_of_unit(unit: &str) -> u32 {
     shard_of(unit.split('|').next().unwrap_or(unit), SHARDS)
 }
 
+/// Groups `tasks` into bundles of at most `size` that share `key` (a
+/// model and shard, say), keeping their order: a bundle is sent when full,
+/// the rest at the end, so a run's first bundles are ready at once.
+pub fn bundles<T, K: Eq + std::hash::Hash>(
+    tasks: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+    size: usize,
+) -> Vec<Vec<T>> {
+    let size = size.max(1);
+    let mut open: std::collections::HashMap<K, Vec<T>> = std::collections::HashMap::new();
+    // Keys in the order they first appear, so the rest come out in a stable order.
+    let mut order: Vec<K> = Vec::new();
+    let mut out = Vec::new();
+    for t in tasks {
+        let k = key(&t);
+        let bundle = match open.get_mut(&k) {
+            Some(b) => b,
+            None => {
+                order.push(key(&t));
+                open.entry(k).or_default()
+            }
+        };
+        bundle.push(t);
+        if bundle.len() == size {
+            out.push(std::mem::take(bundle));
+        }
+    }
+    for k in order {
+        if let Some(rest) = open.remove(&k).filter(|b| !b.is_empty()) {
+            out.push(rest);
+        }
+    }
+    out
+}
+
 /// One key of a run.
 pub fn run_key(run: &str, part: &str) -> String {
     format!("autoeval:{{{run}}}:{part}")
@@ -165,6 +210,23 @@ mod tests {
             translate_queue("reference"),
             format!("autoeval.translate.{}", model_slug("reference"))
         );
+    }
+
+    #[test]
+    fn bundles_share_a_key_keep_order_and_are_never_larger_than_asked() {
+        let tasks: Vec<u32> = (0..23).collect();
+        let got = bundles(tasks.clone(), |n| n % 2, 4);
+        assert!(got.iter().all(|b| !b.is_empty() && b.len() <= 4));
+        assert!(got.iter().all(|b| b.iter().all(|n| n % 2 == b[0] % 2)));
+        let mut flat: Vec<u32> = got.iter().flatten().copied().collect();
+        flat.sort_unstable();
+        assert_eq!(flat, tasks, "every task exactly once");
+        // Full bundles come out as they fill, in the order of their tasks.
+        assert_eq!(got[0], vec![0, 2, 4, 6]);
+        assert_eq!(got[1], vec![1, 3, 5, 7]);
+        assert_eq!(got.iter().filter(|b| b.len() < 4).count(), 2);
+        assert_eq!(bundles(Vec::<u32>::new(), |n| *n, 4).len(), 0);
+        assert_eq!(bundles(vec![1, 2], |_| 0, 0), vec![vec![1], vec![2]]);
     }
 
     #[test]

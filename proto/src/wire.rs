@@ -9,14 +9,15 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Version of the broker message layout; bump it on any change to a body type.
-pub const WIRE_VERSION: u32 = 1;
+/// Version 2: translate and verify bodies are bundles (`Vec`) of tasks.
+pub const WIRE_VERSION: u32 = 2;
 
 /// What a message asks for; the body type follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MessageKind {
-    /// Translate one formula there and back (I then A).
+    /// Translate formulas there and back (I then A): a bundle of tasks.
     Translate,
-    /// Prove one translated answer against φ0.
+    /// Prove translated answers against their φ0: a bundle of tasks.
     Verify,
     /// Ask a model whether two formulas are equivalent (A4).
     Judge,

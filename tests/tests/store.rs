@@ -90,3 +90,39 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
     assert!(store.meta().await.unwrap().is_empty());
     assert_eq!(store.arrivals(0, 10).await.unwrap().0.len(), 0);
 }
+
+#[tokio::test]
+async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
+    let run = format!("store-bundle-test-{}", std::process::id());
+    let store = RunStore::new(
+        autoeval_redis_store::connect(REDIS).await.expect("redis"),
+        &run,
+    );
+    store.delete().await.unwrap();
+    let a1 = round("a", 1, Verdict::Equivalent);
+    let b1 = round("b", 1, Verdict::NotEquivalent);
+    let c1 = round("c", 1, Verdict::Timeout);
+    assert!(store.record(&a1, 1).await.unwrap());
+    // A bundle delivered again after a crash holds a round stored before,
+    // and (sent twice) one round twice: each is kept and counted once.
+    let mut b1_again = b1.clone();
+    b1_again.verdict = Verdict::Equivalent;
+    let bundle = [a1.clone(), b1.clone(), c1.clone(), b1_again];
+    assert_eq!(
+        store.record_all(&bundle, 1).await.unwrap(),
+        vec![false, true, true, false]
+    );
+    assert_eq!(store.record_all(&[], 1).await.unwrap(), Vec::<bool>::new());
+    assert_eq!(store.done().await.unwrap(), 3);
+    assert_eq!(store.recorded().await.unwrap(), 3);
+    assert_eq!(
+        store.counts().await.unwrap(),
+        recount(&[a1.clone(), b1.clone(), c1.clone()])
+    );
+    let (order, _) = store.arrivals(0, 10).await.unwrap();
+    assert_eq!(
+        order.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        vec![Some(a1), Some(b1), Some(c1)]
+    );
+    store.delete().await.unwrap();
+}

@@ -1,14 +1,17 @@
 //! `autoeval-worker`: the fleet's LLM worker. It serves the translate
-//! queues of the models it is given, runs I then A for each task, publishes
-//! the answer to the verify queue and acknowledges the task only once that
-//! publish is confirmed. Replies are cached in Redis, so a task delivered
-//! again (after a crash or a lost connection) does not pay twice.
+//! queues of the models it is given, runs I then A for each task of a
+//! bundle, publishes the bundle's answers to the verify queue and
+//! acknowledges the bundle only once that publish is confirmed. Replies are
+//! cached in Redis, so a bundle delivered again (after a crash or a lost
+//! connection) does not pay twice.
 //!
 //! Time budget: one task makes two model calls, each of at most
-//! `max-attempts` attempts of `request-timeout-s` plus backoff; keep that
-//! below the broker's `consumer_timeout` (30 minutes by default, told to the
-//! worker with `--consumer-timeout-s`; it warns for a run whose tasks could
-//! take longer), or the broker closes the channel and redelivers the task.
+//! `max-attempts` attempts of `request-timeout-s` plus backoff, and its
+//! bundle waits in hand while earlier tasks take their turns at the slots;
+//! keep that below the broker's `consumer_timeout` (30 minutes by default,
+//! told to the worker with `--consumer-timeout-s`; it warns for a run whose
+//! bundles could be in hand longer), or the broker closes the channel and
+//! redelivers the bundle.
 
 mod serve;
 
@@ -33,7 +36,8 @@ pub struct Args {
     /// Model spec this worker serves, exactly as the run names it (repeat for several).
     #[arg(long = "model", required = true)]
     models: Vec<String>,
-    /// Tasks in flight at once per model (the broker's prefetch).
+    /// Tasks in flight at once per model; the broker's prefetch holds about
+    /// twice as many, in bundles, so that no slot waits on a slow bundle.
     #[arg(long, default_value_t = 32)]
     concurrency: u16,
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.

@@ -3,23 +3,26 @@
 
 use crate::Args;
 use anyhow::{Context, Result};
-use autoeval_amqp::{Broker, Meta, Task};
-use autoeval_proto::fleet::{shard_of_unit, VERIFY_KEY};
+use autoeval_amqp::{prefetch_for, Broker, Meta, Task};
+use autoeval_proto::fleet::{round_field, shard_of_unit, BUNDLE_SIZE, VERIFY_KEY};
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
 use autoeval_redis_store::{Budgets, Holding, RedisCache, RedisGate, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_telemetry::{LlmObserver, Metrics, TaskTimer};
-use autoeval_translate::{translate, Local, TranslateTask, Translator};
+use autoeval_translate::{translate, Local, TranslateTask, Translator, VerifyTask};
 use autoeval_translate::{Backend, StageSettings, Templates};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{watch, Mutex, Semaphore};
 use tokio::task::JoinSet;
 
 /// The stages of each run, built once per run with this worker's backends.
 struct Runs {
     consumer_timeout: std::time::Duration,
+    /// The task times a bundle may be in hand: its tasks' own turn and the
+    /// turns of those ahead of them for the same slots.
+    turns_in_hand: u32,
     settings: RunSettings,
     redis: autoeval_redis_store::Connection,
     local: Local,
@@ -33,35 +36,43 @@ struct Runs {
 }
 
 impl Runs {
-    /// Sets a task aside, done with, when its run is paused at a cap: the
-    /// unit keeps no outcome, and `resume` publishes it again. Answers the
-    /// task when it is to be done, and whether its run is to be charged.
-    async fn unless_paused(&self, task: Task, timer: &mut TaskTimer<'_>) -> Option<(Task, bool)> {
-        let run = task.meta.run.as_str();
-        let why = match self.budgets.state(run).await {
-            Ok((Some(why), _)) => why,
-            Ok((None, capped)) => return Some((task, capped)),
+    /// Whether `run` has a cap, and so its tasks are charged and may be set
+    /// aside; when the budget cannot be read, it is taken to have one.
+    async fn capped(&self, run: &str) -> bool {
+        match self.budgets.state(run).await {
+            Ok((_, capped)) => capped,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the run's budget; going on");
-                return Some((task, true));
+                true
+            }
+        }
+    }
+
+    /// Sets the task `field` aside when its run is paused at a cap: the unit
+    /// keeps no outcome, and `resume` publishes it again. Read just before
+    /// the task would start, so a cap reached stops every task not yet begun.
+    async fn set_aside(&self, run: &str, field: &str) -> Start {
+        let why = match self.budgets.state(run).await {
+            Ok((Some(why), _)) => why,
+            Ok((None, _)) => return Start::Go,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the run's budget; going on");
+                return Start::Go;
             }
         };
-        match self.budgets.park(run, &task.meta.unit).await {
-            Ok(true) => tracing::debug!(run, why, "the run is paused; a task set aside"),
+        match self.budgets.park(run, field).await {
+            Ok(true) => {
+                tracing::debug!(run, why, "the run is paused; a task set aside");
+                Start::Parked
+            }
             // Resumed meanwhile: the task is done after all.
-            Ok(false) => return Some((task, true)),
+            Ok(false) => Start::Go,
             Err(e) => {
-                // Not remembered, it would be lost: it goes back to the queue.
-                tracing::warn!(error = %e, "cannot set a task aside; returning it");
-                let _ = task.requeue().await;
-                return None;
+                // Not remembered, it would be lost: its bundle goes back to the queue.
+                tracing::warn!(error = %e, "cannot set a task aside; returning its bundle");
+                Start::Return
             }
         }
-        match task.ack().await {
-            Ok(()) => timer.settled("parked"),
-            Err(e) => tracing::warn!(error = %e, "cannot settle a parked task"),
-        }
-        None
     }
 
     /// Charges the run what a task paid; a cap reached pauses the run for every worker.
@@ -89,7 +100,8 @@ impl Runs {
             .iter()
             .filter(|m| settings.models.contains_key(*m))
         {
-            let budget = settings.task_budget(model);
+            // A task waits for a slot behind the others in hand, then runs.
+            let budget = settings.task_budget(model) * self.turns_in_hand;
             if budget >= self.consumer_timeout {
                 tracing::warn!(
                     run,
@@ -145,6 +157,33 @@ impl Runs {
     }
 }
 
+/// How many task times a bundle may spend in hand with `concurrency` slots:
+/// the tasks of the prefetched bundles take turns at the slots.
+fn turns_in_hand(concurrency: usize) -> u32 {
+    let in_hand = usize::from(prefetch_for(concurrency, BUNDLE_SIZE)) * BUNDLE_SIZE;
+    in_hand.div_ceil(concurrency.max(1)) as u32
+}
+
+/// Whether a task of a paused run starts.
+enum Start {
+    /// It starts.
+    Go,
+    /// It was set aside for `resume`.
+    Parked,
+    /// It could not be set aside: its bundle goes back to the queue.
+    Return,
+}
+
+/// What became of one task of a bundle.
+enum Outcome {
+    /// Translated: handed on to the verifiers.
+    Done(Box<VerifyTask>),
+    /// Set aside while its run is paused.
+    Parked,
+    /// Its bundle goes back to the queue.
+    Return,
+}
+
 /// Serves until SIGTERM.
 pub async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new("worker"));
@@ -157,6 +196,7 @@ pub async fn run(args: Args) -> Result<()> {
     let gate_conn = redis.clone();
     let runs = Arc::new(Runs {
         consumer_timeout: std::time::Duration::from_secs(args.consumer_timeout_s),
+        turns_in_hand: turns_in_hand(usize::from(args.concurrency)),
         settings: RunSettings::new(redis.clone()),
         redis,
         local: Local {
@@ -189,15 +229,21 @@ pub async fn run(args: Args) -> Result<()> {
                     Stage::Translate => broker.declare_translate(model).await,
                     Stage::Judge => broker.declare_judge(model).await,
                 };
+                // Translate tasks come in bundles; A4 questions one by one.
+                let prefetch = match stage {
+                    Stage::Translate => prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE),
+                    Stage::Judge => args.concurrency,
+                };
                 let consumer = match queue {
-                    Ok(q) => broker.consume(&q, args.concurrency, "").await,
+                    Ok(q) => broker.consume(&q, prefetch, "").await,
                     Err(e) => Err(e),
                 };
                 match consumer {
                     Ok(c) => {
                         let (broker, runs, shutdown) =
                             (broker.clone(), runs.clone(), shutdown.clone());
-                        consumers.spawn(consume(c, stage, broker, runs, shutdown));
+                        let slots = Arc::new(Semaphore::new(usize::from(args.concurrency.max(1))));
+                        consumers.spawn(consume(c, stage, broker, runs, slots, shutdown));
                     }
                     Err(e) => tracing::warn!(error = %e, model, "cannot subscribe"),
                 }
@@ -228,12 +274,14 @@ enum Stage {
     Judge,
 }
 
-/// Handles a queue's tasks, up to its prefetch at once, until it ends or shutdown.
+/// Handles a queue's messages until it ends or shutdown: up to its prefetch
+/// in hand, and at most one task per slot running at once.
 async fn consume(
     mut consumer: autoeval_amqp::Consumer,
     stage: Stage,
     broker: Arc<Broker>,
     runs: Arc<Runs>,
+    slots: Arc<Semaphore>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut in_hand = JoinSet::new();
@@ -248,7 +296,9 @@ async fn consume(
         match next {
             Some(Ok(task)) => {
                 match stage {
-                    Stage::Translate => in_hand.spawn(handle(task, broker.clone(), runs.clone())),
+                    Stage::Translate => {
+                        in_hand.spawn(handle(task, broker.clone(), runs.clone(), slots.clone()))
+                    }
                     Stage::Judge => in_hand.spawn(handle_judge(task, broker.clone(), runs.clone())),
                 };
             }
@@ -268,58 +318,110 @@ async fn consume(
     consumer.close().await;
 }
 
-async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
-    let _held = runs
-        .holding
-        .hold(&task.meta.run, "translate", shard_of_unit(&task.meta.unit));
-    let mut timer = runs.metrics.task("translate");
-    let message: TranslateTask = match decode(&task.data, MessageKind::Translate) {
-        Ok((_, m)) => m,
-        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
+/// Translates a bundle, each task on its own slot; hands the answers on in
+/// one verify message and acknowledges the bundle once that is confirmed.
+async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<Semaphore>) {
+    let bundle: Vec<TranslateTask> = match decode(&message.data, MessageKind::Translate) {
+        Ok((_, b)) => b,
+        Err(e) => {
+            let mut timer = runs.metrics.task("translate");
+            return give_back(message, &broker, &anyhow::Error::new(e), &mut timer).await;
+        }
     };
-    let run = task.meta.run.clone();
-    let Some((task, capped)) = runs.unless_paused(task, &mut timer).await else {
-        return;
-    };
+    let run = message.meta.run.clone();
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
-        Err(e) => return give_back(task, &broker, &e, &mut timer).await,
+        Err(e) => {
+            let mut timer = runs.metrics.task("translate");
+            return give_back(message, &broker, &e, &mut timer).await;
+        }
     };
-    let unit = task.meta.unit.clone();
-    let done = translate(message, &stages).await;
-    if capped {
-        let paid = &done.translation;
-        let tokens = paid.usage.prompt_tokens + paid.usage.completion_tokens;
-        runs.charge(&run, paid.cost, tokens, paid.cached).await;
+    // Only a run with a cap is charged, and only its tasks are ever set aside.
+    let capped = runs.capped(&run).await;
+    let tasks = bundle.into_iter().map(|task| {
+        let (runs, stages, slots, run) = (&runs, &stages, &slots, run.as_str());
+        async move {
+            // In hand from its bundle's arrival; in flight once it has a slot.
+            let field = round_field(&task.unit(), task.round);
+            let _held = runs.holding.hold(run, "translate", shard_of_unit(&field));
+            let Ok(_slot) = slots.acquire().await else {
+                return (Outcome::Return, None);
+            };
+            let timer = runs.metrics.task("translate");
+            if capped {
+                match runs.set_aside(run, &field).await {
+                    Start::Go => {}
+                    Start::Parked => return (Outcome::Parked, Some(timer)),
+                    Start::Return => return (Outcome::Return, Some(timer)),
+                }
+            }
+            let done = translate(task, stages).await;
+            if capped {
+                let paid = &done.translation;
+                let tokens = paid.usage.prompt_tokens + paid.usage.completion_tokens;
+                runs.charge(run, paid.cost, tokens, paid.cached).await;
+            }
+            (Outcome::Done(Box::new(done)), Some(timer))
+        }
+    });
+    let finished = futures_util::future::join_all(tasks).await;
+    let mut done = Vec::new();
+    let mut timers = Vec::new();
+    let mut whole = true;
+    for (outcome, timer) in finished {
+        let settled = match outcome {
+            Outcome::Done(v) => {
+                done.push(*v);
+                "acked"
+            }
+            Outcome::Parked => "parked",
+            Outcome::Return => {
+                whole = false;
+                "requeued"
+            }
+        };
+        timers.extend(timer.map(|t| (t, settled)));
     }
-    let sent = match encode(
-        &Header {
-            kind: MessageKind::Verify,
-            run: run.clone(),
-        },
-        &done,
-    ) {
-        Ok(bytes) => {
-            broker
-                .publish(VERIFY_KEY, &bytes, &Meta { run, unit })
-                .await
+    // The replies are cached: whoever gets the bundle again does not pay again.
+    if !whole {
+        let _ = message.requeue().await;
+        return;
+    }
+    if let Err(e) = hand_on(&broker, &run, &done).await {
+        tracing::warn!(error = %e, "cannot hand on a bundle's translations; returning it");
+        let _ = message.requeue().await;
+        return;
+    }
+    match message.ack().await {
+        Ok(()) => {
+            for (mut timer, settled) in timers {
+                timer.settled(settled);
+            }
         }
         Err(e) => {
-            tracing::error!(error = %e, "cannot encode a verify task");
-            return;
+            tracing::warn!(error = %e, "cannot settle a bundle; the broker will deliver it again")
         }
-    };
-    let finished = match sent {
-        Ok(()) => task.ack().await.map(|()| timer.settled("acked")),
-        // The replies are cached: whoever gets the task again does not pay again.
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot hand on a translation; returning its task");
-            task.requeue().await
-        }
-    };
-    if let Err(e) = finished {
-        tracing::warn!(error = %e, "cannot settle a task; the broker will deliver it again");
     }
+}
+
+/// Publishes the translated tasks of a bundle as one verify message.
+async fn hand_on(broker: &Broker, run: &str, done: &[VerifyTask]) -> Result<()> {
+    if done.is_empty() {
+        return Ok(());
+    }
+    let header = Header {
+        kind: MessageKind::Verify,
+        run: run.to_string(),
+    };
+    let bytes = encode(&header, &done).context("cannot encode a verify bundle")?;
+    let meta = Meta {
+        run: run.to_string(),
+        units: done
+            .iter()
+            .map(|v| round_field(&v.task.unit(), v.task.round))
+            .collect(),
+    };
+    Ok(broker.publish(VERIFY_KEY, &bytes, &meta).await?)
 }
 
 /// Settles a task that cannot be done now: back to the queue when the cause
@@ -331,7 +433,7 @@ async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error, timer: &mut T
         return;
     }
     let reason = format!("{e:#}");
-    tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
+    tracing::warn!(reason, units = ?task.meta.units, "refusing a message");
     match task.refuse(broker, &reason).await {
         Ok(()) => timer.settled("dead_lettered"),
         Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
@@ -341,9 +443,10 @@ async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error, timer: &mut T
 /// Asks the A4 question of one task, records the judgement in Redis once,
 /// then acknowledges.
 async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let unit = task.meta.units.first().map_or("", String::as_str);
     let _held = runs
         .holding
-        .hold(&task.meta.run, "judge", shard_of_unit(&task.meta.unit));
+        .hold(&task.meta.run, "judge", shard_of_unit(unit));
     let mut timer = runs.metrics.task("judge");
     let question: JudgeRecord = match decode::<JudgeTask>(&task.data, MessageKind::Judge) {
         Ok((_, m)) => m.into(),

@@ -124,10 +124,10 @@ pub async fn dead_units(broker: &Broker, run: &str) -> Result<BTreeSet<String>> 
         .await?
         .into_iter()
         .filter(|d| d.run == run)
-        .map(|d| {
-            d.unit
-                .rsplit_once('#')
-                .map_or(d.unit.clone(), |(u, _)| u.to_string())
+        .flat_map(|d| d.units)
+        .map(|unit| match unit.rsplit_once('#') {
+            Some((u, _)) => u.to_string(),
+            None => unit,
         })
         .collect())
 }

@@ -111,10 +111,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         let key = judge_key(ask.judge);
         let target = judged.len() as u64 + todo.len() as u64;
         let messages = todo.iter().map(|j| {
-            let meta = Meta {
-                run: run.clone(),
-                unit: judged_pair(j),
-            };
+            let meta = Meta::one(&run, judged_pair(j));
             Ok((key.clone(), encode(&header, &JudgeTask::from(j))?, meta))
         });
         publish(&broker, messages).await?;

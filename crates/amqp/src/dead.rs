@@ -1,8 +1,8 @@
 //! Reading the dead-letter queue: what is there and why, and taking a
 //! run's letters out once they are republished.
 
-use crate::{amqp, header_text, Broker, BrokerError};
-use autoeval_proto::fleet::{DEAD_QUEUE, REASON_HEADER, RUN_HEADER, UNIT_HEADER};
+use crate::{amqp, header_text, header_texts, Broker, BrokerError};
+use autoeval_proto::fleet::{DEAD_QUEUE, REASON_HEADER, RUN_HEADER, UNITS_HEADER};
 use lapin::options::{BasicAckOptions, BasicGetOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::Channel;
@@ -12,8 +12,8 @@ use lapin::Channel;
 pub struct DeadLetter {
     /// Its run, when it carried one.
     pub run: String,
-    /// Its unit and round, when it carried them.
-    pub unit: String,
+    /// The unit and round of each task in it, when it carried them.
+    pub units: Vec<String>,
     /// The routing key it was published with.
     pub routing_key: String,
     /// Why it is here.
@@ -96,7 +96,7 @@ fn letter(d: &lapin::message::Delivery) -> DeadLetter {
     let table = d.properties.headers().clone().unwrap_or_default();
     DeadLetter {
         run: header_text(&table, RUN_HEADER).unwrap_or_default(),
-        unit: header_text(&table, UNIT_HEADER).unwrap_or_default(),
+        units: header_texts(&table, UNITS_HEADER),
         routing_key: d.routing_key.to_string(),
         reason: reason(&table, d.routing_key.as_str()),
     }

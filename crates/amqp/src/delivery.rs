@@ -1,8 +1,8 @@
 //! Tasks as a consumer receives them: the body, who it is for, how often it
 //! was delivered, and the three ways to finish it.
 
-use crate::{amqp, header_number, header_text, headers, Broker, BrokerError, Meta};
-use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNIT_HEADER};
+use crate::{amqp, header_number, header_text, header_texts, headers, Broker, BrokerError, Meta};
+use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNITS_HEADER};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString};
@@ -47,7 +47,7 @@ impl Consumer {
         Some(Ok(Task {
             meta: Meta {
                 run: header_text(&table, RUN_HEADER).unwrap_or_default(),
-                unit: header_text(&table, UNIT_HEADER).unwrap_or_default(),
+                units: header_texts(&table, UNITS_HEADER),
             },
             // Quorum queues count earlier deliveries in this header.
             delivery_count: header_number(&table, "x-delivery-count").unwrap_or(0) as u32,
@@ -77,7 +77,7 @@ impl Consumer {
 pub struct Task {
     /// The message bytes.
     pub data: Vec<u8>,
-    /// Run and unit from its headers (empty when a sender left them out).
+    /// Run and units from its headers (empty when a sender left them out).
     pub meta: Meta,
     /// Deliveries before this one.
     pub delivery_count: u32,

@@ -16,14 +16,14 @@ pub use delivery::{Consumer, Task};
 
 use autoeval_proto::fleet::{
     judge_key, judge_queue, translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE,
-    DELIVERY_LIMIT, REASON_HEADER, RUN_HEADER, TASKS_EXCHANGE, UNIT_HEADER, UNROUTED_EXCHANGE,
+    DELIVERY_LIMIT, REASON_HEADER, RUN_HEADER, TASKS_EXCHANGE, UNITS_HEADER, UNROUTED_EXCHANGE,
     VERIFY_KEY, VERIFY_QUEUE,
 };
 use lapin::options::{
     BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
     QueueBindOptions, QueueDeclareOptions,
 };
-use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::types::{AMQPValue, FieldArray, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 use std::time::Duration;
 use thiserror::Error;
@@ -85,14 +85,42 @@ pub fn redact(url: &str) -> String {
 pub struct Meta {
     /// The run.
     pub run: String,
-    /// The unit and round, `<unit>#<round>`.
-    pub unit: String,
+    /// The unit and round of each task in the message, `<unit>#<round>`.
+    pub units: Vec<String>,
+}
+
+impl Meta {
+    /// Meta of a message of `run` carrying one task.
+    pub fn one(run: &str, unit: impl Into<String>) -> Meta {
+        Meta {
+            run: run.to_string(),
+            units: vec![unit.into()],
+        }
+    }
 }
 
 /// One connection to the broker with a confirming publisher channel.
 pub struct Broker {
     connection: Connection,
     publisher: Channel,
+}
+
+/// The prefetch (in messages) of a consumer that works on `concurrency`
+/// tasks at once from messages of `bundle` tasks each.
+///
+/// A bundle is acknowledged only when its last task is handed on, so one
+/// slow task keeps its bundle in hand while its other tasks' slots go to
+/// the next bundle. Twice the concurrency in tasks, plus one bundle, keeps
+/// every slot busy unless more than half the tasks in hand are held up by
+/// a slower one; a worker never runs more than `concurrency` at once.
+/// Unbundled (`bundle` 1), the prefetch is the concurrency itself.
+pub fn prefetch_for(concurrency: usize, bundle: usize) -> u16 {
+    let concurrency = concurrency.max(1);
+    let messages = match bundle {
+        0 | 1 => concurrency,
+        n => (2 * concurrency).div_ceil(n) + 1,
+    };
+    messages.min(usize::from(u16::MAX)) as u16
 }
 
 /// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
@@ -356,7 +384,11 @@ fn headers(meta: &Meta, reason: Option<&str>) -> FieldTable {
     let mut h = FieldTable::default();
     let text = |s: &str| AMQPValue::LongString(LongString::from(s));
     h.insert(RUN_HEADER.into(), text(&meta.run));
-    h.insert(UNIT_HEADER.into(), text(&meta.unit));
+    let units: Vec<AMQPValue> = meta.units.iter().map(|u| text(u)).collect();
+    h.insert(
+        UNITS_HEADER.into(),
+        AMQPValue::FieldArray(FieldArray::from(units)),
+    );
     if let Some(r) = reason {
         h.insert(REASON_HEADER.into(), text(r));
     }
@@ -369,6 +401,20 @@ fn header_text(table: &FieldTable, name: &str) -> Option<String> {
         AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
         AMQPValue::ShortString(s) => Some(s.to_string()),
         _ => None,
+    }
+}
+
+/// The strings of an array header; a lone string counts as an array of one.
+fn header_texts(table: &FieldTable, name: &str) -> Vec<String> {
+    let text = |v: &AMQPValue| match v {
+        AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
+        AMQPValue::ShortString(s) => Some(s.to_string()),
+        _ => None,
+    };
+    match table.inner().get(&ShortString::from(name)) {
+        Some(AMQPValue::FieldArray(a)) => a.as_slice().iter().filter_map(text).collect(),
+        Some(v) => text(v).into_iter().collect(),
+        None => Vec::new(),
     }
 }
 
@@ -387,6 +433,39 @@ fn header_number(table: &FieldTable, name: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bundled_prefetch_keeps_the_slots_busy_without_hoarding() {
+        assert_eq!(prefetch_for(32, 1), 32, "unbundled: the concurrency itself");
+        // 64 slots, bundles of 16: 9 bundles, 144 tasks in hand.
+        assert_eq!(prefetch_for(64, 16), 9);
+        assert_eq!(prefetch_for(4, 16), 2);
+        assert_eq!(prefetch_for(0, 16), 2);
+        for (c, n) in [(1, 8), (7, 8), (64, 16), (256, 16), (100, 3)] {
+            let in_hand = usize::from(prefetch_for(c, n)) * n;
+            assert!(in_hand >= 2 * c + n && in_hand < 2 * c + 2 * n, "{c} {n}");
+        }
+    }
+
+    #[test]
+    fn unit_headers_read_back_as_written() {
+        let meta = Meta {
+            run: "r".into(),
+            units: vec!["a|m|zero-shot|0#1".into(), "b|m|zero-shot|0#2".into()],
+        };
+        let table = headers(&meta, Some("why"));
+        assert_eq!(header_texts(&table, UNITS_HEADER), meta.units);
+        assert_eq!(header_text(&table, RUN_HEADER).as_deref(), Some("r"));
+        assert_eq!(header_text(&table, REASON_HEADER).as_deref(), Some("why"));
+        // A sender that wrote one unit as a plain string is read too.
+        let mut single = FieldTable::default();
+        single.insert(
+            UNITS_HEADER.into(),
+            AMQPValue::LongString(LongString::from("u#1")),
+        );
+        assert_eq!(header_texts(&single, UNITS_HEADER), vec!["u#1".to_string()]);
+        assert!(header_texts(&FieldTable::default(), UNITS_HEADER).is_empty());
+    }
 
     #[test]
     fn urls_lose_their_password() {

@@ -57,15 +57,25 @@ pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
         .map_err(redis_err(format!("connect to {url}")))
 }
 
+// Each round is five arguments: field, record, counter, unit, final verdict
+// ('' when the unit goes on). Answers 1 for each round new, 0 for one stored before.
 const RECORD: &str = r"
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
-if ARGV[5] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[4], ARGV[5]) == 1 then
-  redis.call('INCR', KEYS[5])
+local new = {}
+for i = 1, #ARGV, 5 do
+  local field, counter, unit, final = ARGV[i], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  if redis.call('HSETNX', KEYS[1], field, ARGV[i + 1]) == 0 then
+    new[#new + 1] = 0
+  else
+    redis.call('HSET', KEYS[2], field, counter)
+    redis.call('HINCRBY', KEYS[3], counter, 1)
+    if final ~= '' and redis.call('HSETNX', KEYS[4], unit, final) == 1 then
+      redis.call('INCR', KEYS[5])
+    end
+    redis.call('RPUSH', KEYS[6], field)
+    new[#new + 1] = 1
+  end
 end
-redis.call('RPUSH', KEYS[6], ARGV[1])
-return 1
+return new
 ";
 
 const FORGET: &str = r"
@@ -141,27 +151,43 @@ impl RunStore {
     /// was new. A round is the unit's last when it did not keep the meaning
     /// or it was round `rounds`.
     pub async fn record(&self, r: &ResultRecord, rounds: u32) -> Result<bool, StoreError> {
-        let json = serde_json::to_string(r).map_err(|e| StoreError::Corrupt {
-            what: "record".into(),
-            detail: e.to_string(),
-        })?;
-        let unit = r.unit();
-        let last = r.verdict != Verdict::Equivalent || r.round >= rounds;
-        let mut conn = self.conn.clone();
+        let new = self.record_all(std::slice::from_ref(r), rounds).await?;
+        Ok(new.first().copied().unwrap_or(false))
+    }
+
+    /// Stores each round not already stored, all in one step; says for each
+    /// whether it was new. As [`RunStore::record`] does, one by one.
+    pub async fn record_all(
+        &self,
+        records: &[ResultRecord],
+        rounds: u32,
+    ) -> Result<Vec<bool>, StoreError> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut call = self.record.prepare_invoke();
         for k in self.keys() {
             call.key(k);
         }
-        let new: i32 = call
-            .arg(round_field(&unit, r.round))
-            .arg(json)
-            .arg(counter_field(r))
-            .arg(unit.to_string())
-            .arg(if last { r.verdict.name() } else { "" })
+        for r in records {
+            let json = serde_json::to_string(r).map_err(|e| StoreError::Corrupt {
+                what: "record".into(),
+                detail: e.to_string(),
+            })?;
+            let unit = r.unit();
+            let last = r.verdict != Verdict::Equivalent || r.round >= rounds;
+            call.arg(round_field(&unit, r.round))
+                .arg(json)
+                .arg(counter_field(r))
+                .arg(unit.to_string())
+                .arg(if last { r.verdict.name() } else { "" });
+        }
+        let mut conn = self.conn.clone();
+        let new: Vec<i32> = call
             .invoke_async(&mut conn)
             .await
-            .map_err(redis_err("record a result"))?;
-        Ok(new == 1)
+            .map_err(redis_err("record results"))?;
+        Ok(new.into_iter().map(|n| n == 1).collect())
     }
 
     /// Removes a stored round (to redo it), with its counts; true when there was one.

@@ -29,8 +29,9 @@ pub struct Args {
     /// Checks at once, each in its own prover process [default: the number of cores].
     #[arg(long)]
     jobs: Option<usize>,
-    /// Tasks in hand at once (the broker's prefetch): more than --jobs, so
-    /// that recording and acknowledging one task overlaps proving the next.
+    /// Tasks to keep in hand (the broker's prefetch holds about twice as
+    /// many, in bundles): more than --jobs, so that recording and
+    /// acknowledging one bundle overlaps proving the next.
     #[arg(long, default_value_t = 64)]
     concurrency: u16,
     /// Threads of the async runtime: one moves the bytes of hundreds of

@@ -3,9 +3,11 @@
 
 use crate::Args;
 use anyhow::{Context, Result};
-use autoeval_amqp::{Broker, Meta, Task};
-use autoeval_pipeline::{verify, Local, Stages, VerifyTask};
-use autoeval_proto::fleet::{round_field, shard_of_unit, translate_key, VERIFY_QUEUE};
+use autoeval_amqp::{prefetch_for, Broker, Meta, Task};
+use autoeval_pipeline::{verify, Local, Stages, TranslateTask, VerifyTask};
+use autoeval_proto::fleet::{
+    bundles, round_field, shard_of_unit, translate_key, BUNDLE_SIZE, VERIFY_QUEUE,
+};
 use autoeval_proto::wire::{decode, encode, Header, MessageKind};
 use autoeval_redis_store::{Holding, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
@@ -78,18 +80,12 @@ pub async fn run(args: Args) -> Result<()> {
             b = Broker::connect_with_backoff(&args.amqp, "autoeval-verifier") => Arc::new(b),
             _ = shutdown.changed() => return Ok(()),
         };
-        match broker.consume(VERIFY_QUEUE, args.concurrency, "").await {
+        let prefetch = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
+        match broker.consume(VERIFY_QUEUE, prefetch, "").await {
             Ok(consumer) => {
                 health.set_ready(true);
                 tracing::info!(jobs, concurrency = args.concurrency, "serving");
-                consume(
-                    consumer,
-                    broker.clone(),
-                    runs.clone(),
-                    usize::from(args.concurrency.max(1)),
-                    shutdown.clone(),
-                )
-                .await;
+                consume(consumer, broker.clone(), runs.clone(), shutdown.clone()).await;
             }
             Err(e) => tracing::warn!(error = %e, "cannot subscribe"),
         }
@@ -103,11 +99,11 @@ pub async fn run(args: Args) -> Result<()> {
     }
 }
 
+/// Handles the verify queue's bundles, up to its prefetch at once, until it ends or shutdown.
 async fn consume(
     mut consumer: autoeval_amqp::Consumer,
     broker: Arc<Broker>,
     runs: Arc<Runs>,
-    concurrency: usize,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut in_hand = JoinSet::new();
@@ -132,9 +128,6 @@ async fn consume(
                 break;
             }
         }
-        while in_hand.len() >= concurrency {
-            in_hand.join_next().await;
-        }
         while in_hand.try_join_next().is_some() {}
     }
     while in_hand.join_next().await.is_some() {}
@@ -142,7 +135,7 @@ async fn consume(
 }
 
 async fn refuse(task: Task, broker: &Broker, reason: &str, timer: &mut TaskTimer<'_>) {
-    tracing::warn!(reason, unit = task.meta.unit, "refusing a task");
+    tracing::warn!(reason, units = ?task.meta.units, "refusing a message");
     match task.refuse(broker, reason).await {
         Ok(()) => timer.settled("dead_lettered"),
         Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
@@ -168,79 +161,111 @@ fn observe(metrics: &Metrics, r: &autoeval_proto::ResultRecord) {
     }
 }
 
-async fn handle(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
-    let _held = runs
-        .holding
-        .hold(&task.meta.run, "verify", shard_of_unit(&task.meta.unit));
-    let mut timer = runs.metrics.task("verify");
-    let message: VerifyTask = match decode(&task.data, MessageKind::Verify) {
+/// Proves a bundle's answers, each on a blocking thread as the CPU allows;
+/// records them in one Redis step, publishes their next rounds, and then
+/// acknowledges the bundle.
+async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
+    let bundle: Vec<VerifyTask> = match decode(&message.data, MessageKind::Verify) {
         Ok((_, m)) => m,
-        Err(e) => return refuse(task, &broker, &e.to_string(), &mut timer).await,
+        Err(e) => {
+            let mut timer = runs.metrics.task("verify");
+            return refuse(message, &broker, &e.to_string(), &mut timer).await;
+        }
     };
-    let run = task.meta.run.clone();
+    let run = message.meta.run.clone();
     let (stages, store) = match runs.get(&run).await {
         Ok(s) => s,
         Err(e) if autoeval_service::is_transient(&e) => {
             tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
-            let _ = task.requeue().await;
+            let _ = message.requeue().await;
             return;
         }
-        Err(e) => return refuse(task, &broker, &format!("{e:#}"), &mut timer).await,
-    };
-    let rounds = message.task.rounds;
-    let Ok(permit) = runs.cpu.clone().acquire_owned().await else {
-        return;
-    };
-    let proved = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        verify(message, &stages)
-    })
-    .await;
-    let (record, next) = match proved {
-        Ok(x) => x,
         Err(e) => {
-            tracing::error!(error = %e, "the verifier thread failed; returning the task");
-            let _ = task.requeue().await;
-            return;
+            let mut timer = runs.metrics.task("verify");
+            return refuse(message, &broker, &format!("{e:#}"), &mut timer).await;
         }
     };
-    observe(&runs.metrics, &record);
-    if let Err(e) = store.record(&record, rounds).await {
-        tracing::warn!(error = %e, "cannot record a result; returning its task");
-        let _ = task.requeue().await;
-        return;
-    }
-    // Published whether or not the round was new: a task delivered again
-    // after a crash between recording and publishing must not end the chain.
-    if let Some(next) = next {
-        let meta = Meta {
-            run: run.clone(),
-            unit: round_field(&next.unit(), next.round),
-        };
-        let key = translate_key(&next.model);
-        let sent = match encode(
-            &Header {
-                kind: MessageKind::Translate,
-                run,
-            },
-            &next,
-        ) {
-            Ok(bytes) => broker.publish(&key, &bytes, &meta).await,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot encode the next round");
-                return;
+    let rounds = bundle.first().map_or(1, |t| t.task.rounds);
+    let checks = bundle.into_iter().map(|task| {
+        let (runs, stages, run) = (&runs, stages.clone(), run.as_str());
+        async move {
+            let field = round_field(&task.task.unit(), task.task.round);
+            let held = runs.holding.hold(run, "verify", shard_of_unit(&field));
+            let timer = runs.metrics.task("verify");
+            let permit = runs.cpu.clone().acquire_owned().await.ok()?;
+            let proved = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                verify(task, &stages)
+            })
+            .await;
+            match proved {
+                Ok(p) => Some((p, timer, held)),
+                Err(e) => {
+                    tracing::error!(error = %e, "the verifier thread failed; returning the bundle");
+                    None
+                }
             }
-        };
-        if let Err(e) = sent {
-            tracing::warn!(error = %e, "cannot publish the next round; returning the task");
-            let _ = task.requeue().await;
-            return;
         }
+    });
+    let proved: Option<Vec<_>> = futures_util::future::join_all(checks)
+        .await
+        .into_iter()
+        .collect();
+    let Some(proved) = proved else {
+        let _ = message.requeue().await;
+        return;
+    };
+    let mut records = Vec::with_capacity(proved.len());
+    let mut next_rounds = Vec::new();
+    let mut timers = Vec::with_capacity(proved.len());
+    for ((record, next), timer, held) in proved {
+        observe(&runs.metrics, &record);
+        records.push(record);
+        next_rounds.extend(next);
+        timers.push((timer, held));
     }
-    match task.ack().await {
-        Ok(()) => timer.settled("acked"),
+    if let Err(e) = store.record_all(&records, rounds).await {
+        tracing::warn!(error = %e, "cannot record results; returning their bundle");
+        let _ = message.requeue().await;
+        return;
+    }
+    // Published whether or not the rounds were new: a bundle delivered again
+    // after a crash between recording and publishing must not end the chains.
+    if let Err(e) = publish_next(&broker, &run, next_rounds).await {
+        tracing::warn!(error = %e, "cannot publish the next rounds; returning their bundle");
+        let _ = message.requeue().await;
+        return;
+    }
+    match message.ack().await {
+        Ok(()) => {
+            for (mut timer, _) in timers {
+                timer.settled("acked");
+            }
+        }
         Err(e) => {
-            tracing::warn!(error = %e, "cannot acknowledge a task; the broker will deliver it again")
+            tracing::warn!(error = %e, "cannot acknowledge a bundle; the broker will deliver it again")
         }
     }
+}
+
+/// Publishes the next rounds of (A∘I)^n, bundled by model.
+async fn publish_next(broker: &Broker, run: &str, next: Vec<TranslateTask>) -> Result<()> {
+    let header = Header {
+        kind: MessageKind::Translate,
+        run: run.to_string(),
+    };
+    for bundle in bundles(next, |t| t.model.clone(), BUNDLE_SIZE) {
+        let meta = Meta {
+            run: run.to_string(),
+            units: bundle
+                .iter()
+                .map(|t| round_field(&t.unit(), t.round))
+                .collect(),
+        };
+        let bytes = encode(&header, &bundle).context("cannot encode the next rounds")?;
+        broker
+            .publish(&translate_key(&bundle[0].model), &bytes, &meta)
+            .await?;
+    }
+    Ok(())
 }
