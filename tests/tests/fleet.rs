@@ -139,6 +139,7 @@ fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, n: u64) {
 
 #[test]
 fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_nothing_twice() {
+    use autoeval_proto::fleet::BUNDLE_SIZE;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Latency keeps calls in flight when the worker is killed.
     let mut fleet = Fleet::new("fleet-faults", &["--latency-ms", "20"]);
@@ -157,8 +158,10 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
     // The coordinator, like every process of the fleet, answers health checks.
     let ready = reqwest::blocking::get(format!("http://{health}/readyz")).unwrap();
     assert!(ready.status().is_success());
-    // Workers tell Redis the tasks they hold, at most their prefetch each,
-    // and `status` shows them per shard.
+    // Workers tell Redis the tasks they hold, and `status` shows them per
+    // shard. A worker holds fewer than twice its concurrency plus two
+    // bundles (its prefetch), and runs at most its concurrency of them.
+    let in_hand = 2 * (u64::from(concurrency) + BUNDLE_SIZE as u64);
     let store = fleet.store();
     let translating = |fleet: &autoeval_e2e::fleet::Fleet| -> u64 {
         fleet
@@ -174,7 +177,7 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
         std::time::Duration::from_secs(60),
         || translating(&fleet) > 0,
     );
-    assert!(translating(&fleet) <= 2 * u64::from(concurrency));
+    assert!(translating(&fleet) < 2 * in_hand);
     let status = fleet.autoeval_output(&["status", &out, "--amqp", AMQP, "--redis", REDIS]);
     succeeded(&status, "status");
     let table = String::from_utf8_lossy(&status.stdout).into_owned();
@@ -184,7 +187,7 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
     autoeval_e2e::fleet::wait_for(
         "the killed worker's tasks no longer counted",
         std::time::Duration::from_secs(60),
-        || translating(&fleet) <= u64::from(concurrency),
+        || translating(&fleet) < in_hand,
     );
     wait_done(&fleet, &mut coordinator, units / 4);
     fleet.verifiers[0].kill9();

@@ -21,9 +21,10 @@ pub struct Args {
     /// Items per complexity value of the 0 ms plan (30: about 5,000 units).
     #[arg(long, default_value_t = 30)]
     per_bucket: usize,
-    /// Items per complexity value of the 200 ms plan (50: about 8,600
-    /// units, 27 s a run: long enough that starting and ending weigh little).
-    #[arg(long, default_value_t = 50)]
+    /// Items per complexity value of the 200 ms plan (100: about 17,000
+    /// units, 55 s a run at the bound: long enough that the first unit's
+    /// 0.4 s, starting and ending weigh little).
+    #[arg(long, default_value_t = 100)]
     slow_per_bucket: usize,
     /// Where the fleet is.
     #[command(flatten)]
