@@ -612,3 +612,38 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
         "a header and one row per round"
     );
 }
+
+#[test]
+fn queue_depths_are_read_on_one_channel_that_outlives_a_missing_queue() {
+    use autoeval_amqp::{Broker, Meta};
+    use autoeval_proto::fleet::translate_key;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let broker = Broker::connect(AMQP, "autoeval-test").await.unwrap();
+        let model = format!("depth-test-{}", std::process::id());
+        let queue = broker.declare_translate(&model).await.unwrap();
+        broker
+            .publish(
+                &translate_key(&model),
+                b"x",
+                &Meta::one("depth-test", "u#1"),
+            )
+            .await
+            .unwrap();
+        // The broker counts the message once it has confirmed it; wait for the count.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while broker.depth(&queue).await.unwrap() != Some((1, 0)) {
+            assert!(std::time::Instant::now() < deadline, "never counted");
+            tokio::task::yield_now().await;
+        }
+        // The broker closes the channel a missing queue was asked on; the
+        // next read opens another and reads right.
+        for _ in 0..3 {
+            assert_eq!(broker.depth("autoeval.no-such-queue").await.unwrap(), None);
+            assert_eq!(broker.depth(&queue).await.unwrap(), Some((1, 0)));
+            assert_eq!(broker.depth(&queue).await.unwrap(), Some((1, 0)));
+        }
+        broker.delete_queue(&queue).await.unwrap();
+        broker.close().await;
+    });
+}

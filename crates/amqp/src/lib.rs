@@ -1,8 +1,9 @@
 //! The fleet's broker, RabbitMQ, as the rest of the code needs it: the
 //! topology of [`autoeval_proto::fleet`] declared, messages published with
 //! `mandatory` and publisher confirms (a nack or a return is an error, never
-//! a silent success), tasks consumed with a prefetch and acknowledged one by
-//! one, and refused messages kept as dead letters with their reason.
+//! a silent success), messages (bundles of tasks) consumed with a prefetch
+//! and acknowledged one by one, and refused messages kept as dead letters
+//! with their reason.
 //!
 //! A lost connection surfaces as an error from whatever was in progress;
 //! callers reconnect with [`Broker::connect_with_backoff`] and declare and
@@ -103,6 +104,10 @@ impl Meta {
 pub struct Broker {
     connection: Connection,
     publisher: Channel,
+    /// The channel queue depths are read on, kept between reads (a run is
+    /// followed with several reads a second) and opened again after the
+    /// broker closed it over a missing queue.
+    inspector: std::sync::Mutex<Option<Channel>>,
 }
 
 /// The prefetch (in messages) of a consumer that works on `concurrency`
@@ -161,6 +166,7 @@ impl Broker {
         let broker = Broker {
             connection,
             publisher,
+            inspector: std::sync::Mutex::default(),
         };
         broker.declare_common().await?;
         Ok(broker)
@@ -338,12 +344,7 @@ impl Broker {
 
     /// Messages ready in `queue` and its consumers; `None` when it does not exist.
     pub async fn depth(&self, queue: &str) -> Result<Option<(u32, u32)>, BrokerError> {
-        // A passive declare of a missing queue closes its channel: use a spare one.
-        let channel = self
-            .connection
-            .create_channel()
-            .await
-            .map_err(amqp("open a channel"))?;
+        let channel = self.inspector().await?;
         let options = QueueDeclareOptions {
             passive: true,
             ..QueueDeclareOptions::default()
@@ -351,14 +352,34 @@ impl Broker {
         let found = channel
             .queue_declare(queue.into(), options, FieldTable::default())
             .await;
-        match found {
-            Ok(q) => {
-                let _ = channel.close(200, "done".into()).await;
-                Ok(Some((q.message_count(), q.consumer_count())))
+        if found.is_err() {
+            // A passive declare of a missing queue closes its channel.
+            if let Ok(mut kept) = self.inspector.lock() {
+                *kept = None;
             }
+        }
+        match found {
+            Ok(q) => Ok(Some((q.message_count(), q.consumer_count()))),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(amqp(format!("look up {queue}"))(e)),
         }
+    }
+
+    /// The channel depths are read on: the one kept, or a new one.
+    async fn inspector(&self) -> Result<Channel, BrokerError> {
+        let kept = self.inspector.lock().ok().and_then(|k| k.clone());
+        if let Some(channel) = kept.filter(|c| c.status().connected()) {
+            return Ok(channel);
+        }
+        let channel = self
+            .connection
+            .create_channel()
+            .await
+            .map_err(amqp("open a channel"))?;
+        if let Ok(mut kept) = self.inspector.lock() {
+            *kept = Some(channel.clone());
+        }
+        Ok(channel)
     }
 
     /// Deletes a queue and the messages in it (for tools and tests that clean up).
