@@ -18,8 +18,9 @@ pub struct Args {
     /// Repeats of each timed run; medians are printed.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
-    /// Items per complexity value of the 0 ms plan (30: about 5,000 units).
-    #[arg(long, default_value_t = 30)]
+    /// Items per complexity value of the 0 ms plan (60: about 10,400
+    /// units, so that starting and ending weigh little beside the flow).
+    #[arg(long, default_value_t = 60)]
     per_bucket: usize,
     /// Items per complexity value of the 200 ms plan (100: about 17,000
     /// units, 55 s a run at the bound: long enough that the first unit's
