@@ -85,7 +85,7 @@ pub const DELIVERY_LIMIT: u32 = 5;
 pub const RUN_HEADER: &str = "autoeval-run";
 /// Header listing the unit and round of each task in a message (an array of strings).
 pub const UNITS_HEADER: &str = "autoeval-units";
-/// Tasks per translate or verify message unless the run says otherwise.
+/// Most tasks in one translate or verify message.
 pub const BUNDLE_SIZE: usize = 16;
 /// Header saying why a worker refused a message.
 pub const REASON_HEADER: &str = "autoeval-reason";

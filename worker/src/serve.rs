@@ -290,6 +290,9 @@ async fn consume(
             n = consumer.next() => n,
             _ = shutdown.changed() => {
                 consumer.cancel().await;
+                // Tasks under way finish; those not yet begun go back with
+                // their bundles (whose answered tasks are cached).
+                slots.close();
                 break;
             }
         };
@@ -324,17 +327,14 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<
     let bundle: Vec<TranslateTask> = match decode(&message.data, MessageKind::Translate) {
         Ok((_, b)) => b,
         Err(e) => {
-            let mut timer = runs.metrics.task("translate");
-            return give_back(message, &broker, &anyhow::Error::new(e), &mut timer).await;
+            let e = anyhow::Error::new(e);
+            return give_back(message, &broker, &e, &runs.metrics, "translate").await;
         }
     };
     let run = message.meta.run.clone();
     let stages = match runs.translator(&run).await {
         Ok(s) => s,
-        Err(e) => {
-            let mut timer = runs.metrics.task("translate");
-            return give_back(message, &broker, &e, &mut timer).await;
-        }
+        Err(e) => return give_back(message, &broker, &e, &runs.metrics, "translate").await,
     };
     // Only a run with a cap is charged, and only its tasks are ever set aside.
     let capped = runs.capped(&run).await;
@@ -343,11 +343,13 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<
         async move {
             // In hand from its bundle's arrival; in flight once it has a slot.
             let field = round_field(&task.unit(), task.round);
-            let _held = runs.holding.hold(run, "translate", shard_of_unit(&field));
+            let held = runs.holding.hold(run, "translate", shard_of_unit(&field));
+            // Closed at shutdown: tasks not yet begun go back with their bundle.
             let Ok(_slot) = slots.acquire().await else {
                 return (Outcome::Return, None);
             };
-            let timer = runs.metrics.task("translate");
+            // Held, and timed, until the bundle is settled.
+            let timer = (runs.metrics.task("translate"), held);
             if capped {
                 match runs.set_aside(run, &field).await {
                     Start::Go => {}
@@ -394,7 +396,7 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<
     }
     match message.ack().await {
         Ok(()) => {
-            for (mut timer, settled) in timers {
+            for ((mut timer, _held), settled) in timers {
                 timer.settled(settled);
             }
         }
@@ -424,9 +426,19 @@ async fn hand_on(broker: &Broker, run: &str, done: &[VerifyTask]) -> Result<()> 
     Ok(broker.publish(VERIFY_KEY, &bytes, &meta).await?)
 }
 
-/// Settles a task that cannot be done now: back to the queue when the cause
-/// may pass (Redis away), to the dead letters with the reason otherwise.
-async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error, timer: &mut TaskTimer<'_>) {
+/// Settles a message that cannot be done now: back to the queue when the
+/// cause may pass (Redis away), to the dead letters with the reason
+/// otherwise. Counted once per task its headers name.
+async fn give_back(
+    task: Task,
+    broker: &Broker,
+    e: &anyhow::Error,
+    metrics: &Metrics,
+    stage: &'static str,
+) {
+    let mut timers: Vec<TaskTimer<'_>> = (0..task.meta.units.len().max(1))
+        .map(|_| metrics.task(stage))
+        .collect();
     if autoeval_service::is_transient(e) {
         tracing::warn!(error = %e, "cannot read the run's settings; returning the task");
         let _ = task.requeue().await;
@@ -435,7 +447,7 @@ async fn give_back(task: Task, broker: &Broker, e: &anyhow::Error, timer: &mut T
     let reason = format!("{e:#}");
     tracing::warn!(reason, units = ?task.meta.units, "refusing a message");
     match task.refuse(broker, &reason).await {
-        Ok(()) => timer.settled("dead_lettered"),
+        Ok(()) => timers.iter_mut().for_each(|t| t.settled("dead_lettered")),
         Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
     }
 }
@@ -447,17 +459,20 @@ async fn handle_judge(task: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let _held = runs
         .holding
         .hold(&task.meta.run, "judge", shard_of_unit(unit));
-    let mut timer = runs.metrics.task("judge");
     let question: JudgeRecord = match decode::<JudgeTask>(&task.data, MessageKind::Judge) {
         Ok((_, m)) => m.into(),
-        Err(e) => return give_back(task, &broker, &anyhow::Error::new(e), &mut timer).await,
+        Err(e) => {
+            let e = anyhow::Error::new(e);
+            return give_back(task, &broker, &e, &runs.metrics, "judge").await;
+        }
     };
     let run = task.meta.run.clone();
     let judge = format!("{}|{}", question.judge, question.style);
     let backend = match runs.judge(&run, &judge).await {
         Ok(b) => b,
-        Err(e) => return give_back(task, &broker, &e, &mut timer).await,
+        Err(e) => return give_back(task, &broker, &e, &runs.metrics, "judge").await,
     };
+    let mut timer = runs.metrics.task("judge");
     let Some(answered) = autoeval_translate::judge::ask(&backend, &runs.templates, question).await
     else {
         // The judge halted before sending: the question waits for a fixed cause.

@@ -556,9 +556,10 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
     let dead = broker.take_dead_letters(store.run()).await?;
     if display != Display::Quiet {
         eprintln!(
-            "rerun: {} rounds ended in an API failure, a verifier error or a timeout, and {} tasks were dead letters; publishing their units again",
+            "rerun: {} rounds ended in an API failure, a verifier error or a timeout, and {} dead letters held {} units; publishing their units again",
             failed.len(),
-            dead.len()
+            dead.len(),
+            dead.iter().map(|d| d.units.len()).sum::<usize>()
         );
     }
     Ok(())

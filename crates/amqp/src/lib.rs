@@ -106,8 +106,9 @@ pub struct Broker {
     publisher: Channel,
     /// The channel queue depths are read on, kept between reads (a run is
     /// followed with several reads a second) and opened again after the
-    /// broker closed it over a missing queue.
-    inspector: std::sync::Mutex<Option<Channel>>,
+    /// broker closed it over a missing queue. Held for a whole read, so a
+    /// read that closes it never pulls it from under another.
+    inspector: tokio::sync::Mutex<Option<Channel>>,
 }
 
 /// The prefetch (in messages) of a consumer that works on `concurrency`
@@ -166,7 +167,7 @@ impl Broker {
         let broker = Broker {
             connection,
             publisher,
-            inspector: std::sync::Mutex::default(),
+            inspector: tokio::sync::Mutex::default(),
         };
         broker.declare_common().await?;
         Ok(broker)
@@ -344,7 +345,19 @@ impl Broker {
 
     /// Messages ready in `queue` and its consumers; `None` when it does not exist.
     pub async fn depth(&self, queue: &str) -> Result<Option<(u32, u32)>, BrokerError> {
-        let channel = self.inspector().await?;
+        let mut kept = self.inspector.lock().await;
+        let channel = match kept.as_ref().filter(|c| c.status().connected()) {
+            Some(c) => c.clone(),
+            None => {
+                let c = self
+                    .connection
+                    .create_channel()
+                    .await
+                    .map_err(amqp("open a channel"))?;
+                *kept = Some(c.clone());
+                c
+            }
+        };
         let options = QueueDeclareOptions {
             passive: true,
             ..QueueDeclareOptions::default()
@@ -354,32 +367,13 @@ impl Broker {
             .await;
         if found.is_err() {
             // A passive declare of a missing queue closes its channel.
-            if let Ok(mut kept) = self.inspector.lock() {
-                *kept = None;
-            }
+            *kept = None;
         }
         match found {
             Ok(q) => Ok(Some((q.message_count(), q.consumer_count()))),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(amqp(format!("look up {queue}"))(e)),
         }
-    }
-
-    /// The channel depths are read on: the one kept, or a new one.
-    async fn inspector(&self) -> Result<Channel, BrokerError> {
-        let kept = self.inspector.lock().ok().and_then(|k| k.clone());
-        if let Some(channel) = kept.filter(|c| c.status().connected()) {
-            return Ok(channel);
-        }
-        let channel = self
-            .connection
-            .create_channel()
-            .await
-            .map_err(amqp("open a channel"))?;
-        if let Ok(mut kept) = self.inspector.lock() {
-            *kept = Some(channel.clone());
-        }
-        Ok(channel)
     }
 
     /// Deletes a queue and the messages in it (for tools and tests that clean up).

@@ -62,11 +62,13 @@ table.insert(parked, 1, 'resumed')
 return parked
 ";
 
-// Sets a task aside only while the run is still paused, remembering it for `resume`.
+// Sets a task aside only while the run is still paused, remembering it for
+// `resume`; a task set aside again (its bundle delivered again) counts once.
 const PARK: &str = r"
 if redis.call('HEXISTS', KEYS[1], 'paused') == 0 then return 0 end
-redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('HINCRBY', KEYS[1], 'parked', 1)
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'parked', 1)
+end
 return 1
 ";
 

@@ -134,10 +134,14 @@ async fn consume(
     consumer.close().await;
 }
 
-async fn refuse(task: Task, broker: &Broker, reason: &str, timer: &mut TaskTimer<'_>) {
+/// Dead-letters a message with `reason`, counted once per task its headers name.
+async fn refuse(task: Task, broker: &Broker, reason: &str, metrics: &Metrics) {
+    let mut timers: Vec<TaskTimer<'_>> = (0..task.meta.units.len().max(1))
+        .map(|_| metrics.task("verify"))
+        .collect();
     tracing::warn!(reason, units = ?task.meta.units, "refusing a message");
     match task.refuse(broker, reason).await {
-        Ok(()) => timer.settled("dead_lettered"),
+        Ok(()) => timers.iter_mut().for_each(|t| t.settled("dead_lettered")),
         Err(e) => tracing::warn!(error = %e, "cannot dead-letter a task"),
     }
 }
@@ -167,10 +171,7 @@ fn observe(metrics: &Metrics, r: &autoeval_proto::ResultRecord) {
 async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     let bundle: Vec<VerifyTask> = match decode(&message.data, MessageKind::Verify) {
         Ok((_, m)) => m,
-        Err(e) => {
-            let mut timer = runs.metrics.task("verify");
-            return refuse(message, &broker, &e.to_string(), &mut timer).await;
-        }
+        Err(e) => return refuse(message, &broker, &e.to_string(), &runs.metrics).await,
     };
     let run = message.meta.run.clone();
     let (stages, store) = match runs.get(&run).await {
@@ -180,10 +181,7 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
             let _ = message.requeue().await;
             return;
         }
-        Err(e) => {
-            let mut timer = runs.metrics.task("verify");
-            return refuse(message, &broker, &format!("{e:#}"), &mut timer).await;
-        }
+        Err(e) => return refuse(message, &broker, &format!("{e:#}"), &runs.metrics).await,
     };
     let rounds = bundle.first().map_or(1, |t| t.task.rounds);
     let checks = bundle.into_iter().map(|task| {
