@@ -31,14 +31,20 @@ fn recount(records: &[ResultRecord]) -> BTreeMap<String, i64> {
     counts
 }
 
-#[tokio::test]
-async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
-    let run = format!("store-test-{}", std::process::id());
+/// The store of a run named after `name` and this process, emptied.
+async fn empty_store(name: &str) -> RunStore {
+    let run = format!("{name}-{}", std::process::id());
     let store = RunStore::new(
         autoeval_redis_store::connect(REDIS).await.expect("redis"),
         &run,
     );
     store.delete().await.unwrap();
+    store
+}
+
+#[tokio::test]
+async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
+    let store = empty_store("store-test").await;
     let a1 = round("a", 1, Verdict::Equivalent);
     let a2 = round("a", 2, Verdict::ApiFailure);
     let b1 = round("b", 1, Verdict::NotEquivalent);
@@ -93,12 +99,7 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
 
 #[tokio::test]
 async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
-    let run = format!("store-bundle-test-{}", std::process::id());
-    let store = RunStore::new(
-        autoeval_redis_store::connect(REDIS).await.expect("redis"),
-        &run,
-    );
-    store.delete().await.unwrap();
+    let store = empty_store("store-bundle-test").await;
     let a1 = round("a", 1, Verdict::Equivalent);
     let b1 = round("b", 1, Verdict::NotEquivalent);
     let c1 = round("c", 1, Verdict::Timeout);

@@ -3,9 +3,9 @@
 
 use crate::Args;
 use anyhow::{Context, Result};
-use autoeval_amqp::{prefetch_for, Broker, Meta, Task};
+use autoeval_amqp::{bundle_messages, prefetch_for, Broker, Task};
 use autoeval_proto::fleet::{round_field, shard_of_unit, BUNDLE_SIZE, VERIFY_KEY};
-use autoeval_proto::wire::{decode, encode, Header, MessageKind};
+use autoeval_proto::wire::{decode, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
 use autoeval_redis_store::{Budgets, Holding, RedisCache, RedisGate, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
@@ -389,7 +389,7 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<
         let _ = message.requeue().await;
         return;
     }
-    if let Err(e) = hand_on(&broker, &run, &done).await {
+    if let Err(e) = hand_on(&broker, &run, done).await {
         tracing::warn!(error = %e, "cannot hand on a bundle's translations; returning it");
         let _ = message.requeue().await;
         return;
@@ -406,24 +406,20 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>, slots: Arc<
     }
 }
 
-/// Publishes the translated tasks of a bundle as one verify message.
-async fn hand_on(broker: &Broker, run: &str, done: &[VerifyTask]) -> Result<()> {
-    if done.is_empty() {
-        return Ok(());
+/// Publishes the translated tasks of a bundle to the verifiers (one
+/// message: a bundle's tasks share a shard).
+async fn hand_on(broker: &Broker, run: &str, done: Vec<VerifyTask>) -> Result<()> {
+    let messages = bundle_messages(run, MessageKind::Verify, done, |v| {
+        (
+            VERIFY_KEY.to_string(),
+            round_field(&v.task.unit(), v.task.round),
+        )
+    })
+    .context("cannot encode a verify bundle")?;
+    for (key, bytes, meta) in messages {
+        broker.publish(&key, &bytes, &meta).await?;
     }
-    let header = Header {
-        kind: MessageKind::Verify,
-        run: run.to_string(),
-    };
-    let bytes = encode(&header, &done).context("cannot encode a verify bundle")?;
-    let meta = Meta {
-        run: run.to_string(),
-        units: done
-            .iter()
-            .map(|v| round_field(&v.task.unit(), v.task.round))
-            .collect(),
-    };
-    Ok(broker.publish(VERIFY_KEY, &bytes, &meta).await?)
+    Ok(())
 }
 
 /// Settles a message that cannot be done now: back to the queue when the

@@ -13,12 +13,10 @@ use crate::run::config::Resolved;
 use crate::run::progress::{Display, Progress};
 use crate::run::{claim_dir, finish, load_items, stage_settings, RunDir};
 use anyhow::{bail, Context, Result};
-use autoeval_amqp::{Broker, Meta};
+use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_pipeline::{initial_tasks, pending_tasks, StageTimes, TranslateTask};
-use autoeval_proto::fleet::{
-    bundles, round_field, shard_of_unit, translate_key, translate_queue, BUNDLE_SIZE,
-};
-use autoeval_proto::wire::{encode, Header, MessageKind};
+use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
+use autoeval_proto::wire::MessageKind;
 use autoeval_proto::ResultRecord;
 use autoeval_redis_store::{Cap, CapsSet, RunStore};
 use follow::Ending;
@@ -496,28 +494,10 @@ async fn wait_for_workers(
 
 /// Publishes translate tasks in bundles of one model and shard.
 async fn publish_tasks(broker: &Broker, run: &str, tasks: Vec<TranslateTask>) -> Result<()> {
-    let header = Header {
-        kind: MessageKind::Translate,
-        run: run.to_string(),
-    };
-    let fields = |t: &TranslateTask| round_field(&t.unit(), t.round);
-    let grouped = bundles(
-        tasks,
-        |t| (t.model.clone(), shard_of_unit(&t.unit().to_string())),
-        BUNDLE_SIZE,
-    );
-    let messages = grouped.into_iter().map(|bundle| {
-        let meta = Meta {
-            run: run.to_string(),
-            units: bundle.iter().map(fields).collect(),
-        };
-        Ok((
-            translate_key(&bundle[0].model),
-            encode(&header, &bundle)?,
-            meta,
-        ))
-    });
-    publish(broker, messages).await
+    let messages = bundle_messages(run, MessageKind::Translate, tasks, |t| {
+        (translate_key(&t.model), round_field(&t.unit(), t.round))
+    })?;
+    publish(broker, messages.into_iter().map(Ok)).await
 }
 
 /// Publishes `(routing key, body, meta)` messages with many confirms in

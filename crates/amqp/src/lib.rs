@@ -9,9 +9,11 @@
 //! callers reconnect with [`Broker::connect_with_backoff`] and declare and
 //! subscribe again (the broker redelivers what was not acknowledged).
 
+mod bundle;
 mod dead;
 mod delivery;
 
+pub use bundle::{bundle_messages, Message};
 pub use dead::DeadLetter;
 pub use delivery::{Consumer, Task};
 

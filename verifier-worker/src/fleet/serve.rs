@@ -3,12 +3,10 @@
 
 use crate::Args;
 use anyhow::{Context, Result};
-use autoeval_amqp::{prefetch_for, Broker, Meta, Task};
+use autoeval_amqp::{bundle_messages, prefetch_for, Broker, Task};
 use autoeval_pipeline::{verify, Local, Stages, TranslateTask, VerifyTask};
-use autoeval_proto::fleet::{
-    bundles, round_field, shard_of_unit, translate_key, BUNDLE_SIZE, VERIFY_QUEUE,
-};
-use autoeval_proto::wire::{decode, encode, Header, MessageKind};
+use autoeval_proto::fleet::{round_field, shard_of_unit, translate_key, BUNDLE_SIZE, VERIFY_QUEUE};
+use autoeval_proto::wire::{decode, MessageKind};
 use autoeval_redis_store::{Holding, RunStore};
 use autoeval_service::{shutdown_signal, Health, RunSettings};
 use autoeval_telemetry::{Metrics, TaskTimer};
@@ -246,24 +244,14 @@ async fn handle(message: Task, broker: Arc<Broker>, runs: Arc<Runs>) {
     }
 }
 
-/// Publishes the next rounds of (A∘I)^n, bundled by model.
+/// Publishes the next rounds of (A∘I)^n, bundled by model and shard.
 async fn publish_next(broker: &Broker, run: &str, next: Vec<TranslateTask>) -> Result<()> {
-    let header = Header {
-        kind: MessageKind::Translate,
-        run: run.to_string(),
-    };
-    for bundle in bundles(next, |t| t.model.clone(), BUNDLE_SIZE) {
-        let meta = Meta {
-            run: run.to_string(),
-            units: bundle
-                .iter()
-                .map(|t| round_field(&t.unit(), t.round))
-                .collect(),
-        };
-        let bytes = encode(&header, &bundle).context("cannot encode the next rounds")?;
-        broker
-            .publish(&translate_key(&bundle[0].model), &bytes, &meta)
-            .await?;
+    let messages = bundle_messages(run, MessageKind::Translate, next, |t| {
+        (translate_key(&t.model), round_field(&t.unit(), t.round))
+    })
+    .context("cannot encode the next rounds")?;
+    for (key, bytes, meta) in messages {
+        broker.publish(&key, &bytes, &meta).await?;
     }
     Ok(())
 }
