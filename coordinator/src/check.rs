@@ -56,7 +56,7 @@ impl From<ParseMode> for Mode {
 pub fn prover_pool(size: usize) -> Result<SolverPool> {
     let program =
         std::env::current_exe().context("cannot find this executable to start provers")?;
-    Ok(autoeval_verifier_worker::prover_pool(
+    Ok(SolverPool::of_program(
         program,
         vec!["prover-child".into()],
         size,
@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         )
     };
-    let counts = autoeval_verifier_worker::run_checks(
+    let counts = autoeval_pipeline::checks::run_checks(
         BufReader::new(input),
         &mut out,
         &settings,

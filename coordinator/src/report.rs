@@ -126,12 +126,7 @@ fn settings_rows(dir: &RunDir) -> Result<(SettingRows, Vec<String>)> {
             format!(
                 "set {}; styles {}",
                 p.prompt_set.name(),
-                list(
-                    p.prompts
-                        .iter()
-                        .map(|&x| autoeval_pipeline::shots_name(x).to_string())
-                        .collect()
-                )
+                list(p.prompts.iter().map(|&x| x.name().to_string()).collect())
             ),
         ),
         (

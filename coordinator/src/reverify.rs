@@ -35,7 +35,8 @@ fn outcome(published: Option<bool>, has_error: bool, ours: Verdict) -> &'static 
         (_, true, Verdict::Equivalent | Verdict::NotEquivalent) => "published error, parses",
         (Some(_), false, Verdict::NonCompliant) => "published a verdict, does not parse",
         (_, _, Verdict::Unknown | Verdict::Timeout) => "undecided here",
-        (_, _, Verdict::VerifierError) => "verifier error here",
+        // A check never yields an API failure; counted with the verifier's own errors.
+        (_, _, Verdict::VerifierError | Verdict::ApiFailure) => "verifier error here",
         (None, false, _) => "no published verdict",
     }
 }

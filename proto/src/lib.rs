@@ -9,11 +9,15 @@
 mod dataset;
 pub mod fleet;
 mod record;
+mod task;
 pub mod wire;
 
 pub use dataset::DatasetKind;
 pub use record::{
     Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnitKey, Verdict,
+};
+pub use task::{
+    CopyCheck, CopyPolicy, Reading, RoundTrip, Shots, TranslateTask, UnknownShots, VerifyTask,
 };
 
 use serde::{Deserialize, Serialize};

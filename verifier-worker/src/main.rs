@@ -49,7 +49,8 @@ fn main() -> Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let threads = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
-    let pool = autoeval_verifier_worker::prover_pool(exe, vec!["--prover-child".into()], jobs);
+    let pool =
+        autoeval_solver_pool::SolverPool::of_program(exe, vec!["--prover-child".into()], jobs);
     let settings = Settings {
         mode: if args.strict {
             Mode::Strict
@@ -65,7 +66,8 @@ fn main() -> Result<()> {
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     let counts =
-        autoeval_verifier_worker::run_checks(stdin, stdout, &settings, &pool, &threads, |_| {})?;
+        autoeval_pipeline::checks::run_checks(stdin, stdout, &settings, &pool, &threads, |_| {})
+            .context("cannot read the requests or write the results")?;
     tracing::info!(?counts, "all requests checked");
     Ok(())
 }

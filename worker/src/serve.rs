@@ -23,7 +23,7 @@ struct Runs {
     /// The task times a bundle may be in hand: its tasks' own turn and the
     /// turns of those ahead of them for the same slots.
     turns_in_hand: u32,
-    settings: RunSettings,
+    settings: RunSettings<StageSettings>,
     redis: autoeval_redis_store::Connection,
     local: Local,
     models: Vec<String>,

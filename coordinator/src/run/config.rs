@@ -3,8 +3,9 @@
 use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
 use autoeval_models::{ModelSettings, ModelSpec};
-use autoeval_pipeline::{CopyPolicy, RunPlan};
+use autoeval_pipeline::RunPlan;
 use autoeval_prompts::{PromptSet, Shots};
+use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

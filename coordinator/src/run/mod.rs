@@ -10,14 +10,14 @@ pub mod store;
 
 use crate::check::prover_pool;
 use anyhow::{bail, Context, Result};
+use autoeval_engine::local::{run_local, Concurrency, StageTimes};
 use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_models::{ModelSpec, PriceTable};
-use autoeval_pipeline::{
-    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, Local,
-    StageSettings, Stages,
-};
+use autoeval_pipeline::{generate_items, initial_tasks, pending_tasks, VerifyStage};
 use autoeval_prompts::{PromptSet, Shots};
+use autoeval_proto::CopyPolicy;
+use autoeval_translate::{Local, StageSettings, Translator};
 use config::{Protocol, Resolved, RunConfig};
 use progress::{Display, Progress};
 use std::collections::BTreeMap;
@@ -485,8 +485,8 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
     Ok(stage)
 }
 
-/// The stages for these settings: backends, prompts and verifier.
-fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
+/// The stages for these settings: backends and prompts, and the verifier.
+fn build_stages(dir: &RunDir, s: &Resolved) -> Result<(Translator, VerifyStage)> {
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
     let cache: Arc<dyn ResponseCache> =
         Arc::new(DiskCache::new(&cache_dir).with_context(|| {
@@ -500,12 +500,21 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<Stages> {
         // One schedule per model for the whole run: its limits and any 429 are the run's.
         gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
     };
-    Ok(autoeval_pipeline::stages(
-        &stage_settings(s)?,
-        &s.plan.models,
-        &local,
-        Arc::new(prover_pool(s.verifiers)?),
-    )?)
+    let settings = stage_settings(s)?;
+    let translator = settings.translator(&s.plan.models, &local)?;
+    let verifier = VerifyStage {
+        settings: autoeval_pipeline::VerifySettings {
+            prompt_set: settings.prompt_set,
+            template_overrides: settings.template_overrides.clone(),
+            copy_policy: settings.copy_policy,
+            timeout_ms: settings.timeout_ms,
+        }
+        .verifier(),
+        prover: Arc::new(prover_pool(s.verifiers)?),
+        copy_policy: settings.copy_policy,
+        prompt_set: translator.templates.set_id().to_string(),
+    };
+    Ok((translator, verifier))
 }
 
 /// The shipped price table, extended with the user's file if one is given.
@@ -540,7 +549,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
     let store = Arc::new(JsonlStore::open(&dir.results())?);
-    let recorded = autoeval_pipeline::ResultStore::load(store.as_ref())?;
+    let recorded = store.load()?;
     let initial = initial_tasks(&settings.plan, &items);
     let units = initial.len();
     let pending = pending_tasks(initial, &recorded);
@@ -556,19 +565,22 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
             dir.results().display()
         );
     }
-    let stages = Arc::new(build_stages(dir, settings)?);
+    let (translator, verifier) = build_stages(dir, settings)?;
+    let translator = Arc::new(translator);
     let halted = {
-        let stages = stages.clone();
-        move || stages.halted()
+        let translator = translator.clone();
+        move || translator.halted()
     };
     let progress = Arc::new(Progress::new(pending.tasks.len(), display));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let times = runtime.block_on(drive(
+    let times = runtime.block_on(run_local(
+        &dir.0.display().to_string(),
         pending.tasks,
-        stages,
+        translator,
+        Arc::new(verifier),
         store.clone(),
         progress.clone(),
         Concurrency {
@@ -605,7 +617,7 @@ pub fn finish(
     items: usize,
     units: usize,
     generate_s: f64,
-    times: &autoeval_pipeline::StageTimes,
+    times: &StageTimes,
     display: Display,
 ) -> Result<()> {
     let records = store::read_all(&dir.results())?;

@@ -1,7 +1,8 @@
 //! Progress of a run: bars per stage on a terminal, periodic log lines
 //! otherwise, nothing with `--quiet`.
 
-use autoeval_pipeline::{Observer, VerifyTask};
+use autoeval_engine::local::Observer;
+use autoeval_proto::VerifyTask;
 use autoeval_proto::{ResultRecord, Verdict};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

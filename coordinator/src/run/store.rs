@@ -2,13 +2,24 @@
 //! finish. A crash can cut only the last line short; opening the file drops
 //! that line and the unit is simply done again.
 
-use autoeval_pipeline::{ResultStore, StoreError};
+use autoeval_engine::{RecordStore, StoreError as EngineError};
 use autoeval_proto::{ResultRecord, UnitKey};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// The results file cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("result store: {0}")]
+pub struct StoreError(pub String);
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> EngineError {
+        EngineError::fatal(e.0)
+    }
+}
 
 /// A JSONL file of records behind [`ResultStore`].
 pub struct JsonlStore {
@@ -109,12 +120,14 @@ fn read_records(file: &File, path: &Path) -> Result<(Vec<ResultRecord>, u64), St
     Ok((records, good_len))
 }
 
-impl ResultStore for JsonlStore {
-    fn load(&self) -> Result<Vec<ResultRecord>, StoreError> {
+impl JsonlStore {
+    /// The records the file held when it was opened.
+    pub fn load(&self) -> Result<Vec<ResultRecord>, StoreError> {
         Ok(self.records.clone())
     }
 
-    fn append(&self, record: &ResultRecord) -> Result<bool, StoreError> {
+    /// Appends one record unless its (unit, round) is in the file already; true when it was new.
+    pub fn append(&self, record: &ResultRecord) -> Result<bool, StoreError> {
         let mut line =
             serde_json::to_string(record).map_err(|e| err(&self.path, "encode a record for", e))?;
         line.push('\n');
@@ -131,6 +144,47 @@ impl ResultStore for JsonlStore {
             .map_err(|e| err(&self.path, "append to", e))?;
         stored.insert((record.unit(), record.round));
         Ok(true)
+    }
+}
+
+/// One machine's record store: the run's file, one line per round. A
+/// line is one write, so a crash leaves whole lines and at most one torn one.
+impl RecordStore for JsonlStore {
+    async fn record_all(
+        &self,
+        _run: &str,
+        records: &[ResultRecord],
+        _rounds: u32,
+    ) -> Result<Vec<bool>, EngineError> {
+        records
+            .iter()
+            .map(|r| self.append(r).map_err(EngineError::from))
+            .collect()
+    }
+
+    async fn stored(
+        &self,
+        _run: &str,
+        unit: &UnitKey,
+        round: u32,
+    ) -> Result<Option<ResultRecord>, EngineError> {
+        // Asked only of a task given back (rare on one machine): read the file.
+        Ok(read_all(&self.path)
+            .map_err(|e| EngineError::fatal(format!("{e:#}")))?
+            .into_iter()
+            .find(|r| r.round == round && &r.unit() == unit))
+    }
+
+    async fn scan(
+        &self,
+        _run: &str,
+        each: impl FnMut(ResultRecord) + Send,
+    ) -> Result<(), EngineError> {
+        read_all(&self.path)
+            .map_err(|e| EngineError::fatal(format!("{e:#}")))?
+            .into_iter()
+            .for_each(each);
+        Ok(())
     }
 }
 

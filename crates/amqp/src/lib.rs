@@ -12,10 +12,12 @@
 mod bundle;
 mod dead;
 mod delivery;
+mod transport;
 
 pub use bundle::{bundle_messages, Message};
 pub use dead::DeadLetter;
 pub use delivery::{Consumer, Task};
+pub use transport::{route_translate, route_verify, AmqpDelivery, AmqpInbox, AmqpOutbox};
 
 use autoeval_proto::fleet::{
     judge_key, judge_queue, translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE,

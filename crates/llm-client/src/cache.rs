@@ -1,32 +1,7 @@
-//! The response cache: on disk for one machine, behind a trait the fleet
-//! implements with Redis.
+//! The response cache on disk, for one machine.
 
-use serde::{Deserialize, Serialize};
-use std::future::Future;
+use autoeval_models::{CacheFuture, CachedReply, ResponseCache};
 use std::path::PathBuf;
-use std::pin::Pin;
-
-/// A boxed future, so the cache can sit behind `dyn`.
-pub type CacheFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A stored reply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CachedReply {
-    /// The reply's text.
-    pub text: String,
-    /// Prompt tokens it cost.
-    pub prompt_tokens: u64,
-    /// Completion tokens it cost.
-    pub completion_tokens: u64,
-}
-
-/// Where replies are kept between runs, keyed by [`autoeval_models::cache_key`].
-pub trait ResponseCache: Send + Sync {
-    /// The stored reply for `key`.
-    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>>;
-    /// Stores a reply; a failure to store is logged, not fatal.
-    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()>;
-}
 
 /// One JSON file per key under a directory (`ab/abcdef….json`), written to a
 /// temporary file and renamed, so a crash never leaves half a reply.

@@ -8,15 +8,16 @@
 //! secrets file and never appear in errors.
 
 mod cache;
-mod gate;
 mod health;
 mod observe;
 mod secret;
 
-pub use cache::{CacheFuture, CachedReply, DiskCache, ResponseCache};
-pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
+pub use autoeval_models::{
+    estimate_tokens, AttemptOutcome, CacheFuture, CachedReply, CallObserver, Cell, LocalGate,
+    RateGate, RateLimits, ResponseCache, TokenHistory,
+};
+pub use cache::DiskCache;
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
-pub use observe::{AttemptOutcome, CallObserver};
 pub use secret::ApiKey;
 
 use health::Health;
@@ -352,7 +353,7 @@ impl Backend {
             if let Some(o) = &self.options.observer {
                 let outcome = match &answered {
                     Ok(_) => AttemptOutcome::Ok,
-                    Err(f) => AttemptOutcome::of_failure(&f.cause),
+                    Err(f) => observe::outcome_of(&f.cause),
                 };
                 o.attempt(&self.spec, outcome, sent.elapsed().as_secs_f64());
             }

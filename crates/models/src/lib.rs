@@ -1,11 +1,17 @@
 //! What the LLM backends share and can compute without I/O: model specs,
-//! generation parameters, the response cache's key, token cost from a price
+//! generation parameters, rate-limit schedules, the interfaces of the reply
+//! cache and the call observer, the response cache's key, token cost from a price
 //! table users can extend, and the retry policy (exponential backoff with
 //! jitter that honours Retry-After).
 
+mod gate;
+mod interfaces;
 mod prices;
 mod settings;
 mod spec;
+
+pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
+pub use interfaces::{AttemptOutcome, CacheFuture, CachedReply, CallObserver, ResponseCache};
 
 pub use prices::{Price, PriceTable};
 pub use settings::ModelSettings;

@@ -1,26 +1,17 @@
-//! The evaluation as stages: [`plan`] turns a run's settings into translate
-//! tasks; [`translate`] runs I then A for one task; [`verify`] proves the
-//! answer against φ0 and yields the result record and, for (A∘I)^n, the next
-//! round's task. The stages are plain functions of their input message, so
-//! the one-machine run ([`drive`]) and the fleet's workers call the same
-//! code; the queues between them and the store of results are traits
-//! ([`Queue`], [`ResultStore`]) with in-process implementations here.
+//! The evaluation's domain steps, with no transport of their own: [`plan`]
+//! turns a run's settings into items and first-round tasks; [`verify`]
+//! proves an answer against φ0 and yields the round's record;
+//! [`pending_tasks`] says what is left of a run given its records; and
+//! [`checks`] proves a stream of check requests in parallel. The loops
+//! that run the stages over queues and stores are `autoeval-engine`'s.
 
-mod driver;
-mod message;
+pub mod checks;
 mod plan;
-mod queue;
 mod resume;
 mod settings;
 mod stages;
-mod store;
 
-pub use autoeval_translate::{Local, SettingsError, StageSettings, Translator};
-pub use driver::{drive, Concurrency, Observer, StageTimes};
-pub use message::{shots_name, task_item, TranslateTask, VerifyTask};
-pub use plan::{generate_items, initial_tasks, BatchShortfall, PlanError, RunPlan};
-pub use queue::{LocalQueue, Queue, QueueClosed};
+pub use plan::{generate_items, initial_tasks, task_item, BatchShortfall, PlanError, RunPlan};
 pub use resume::{pending_tasks, Pending};
-pub use settings::{stages, verifier_settings};
-pub use stages::{translate, verify, CopyPolicy, Stages};
-pub use store::{MemoryStore, ResultStore, StoreError};
+pub use settings::VerifySettings;
+pub use stages::{verify, VerifyStage};

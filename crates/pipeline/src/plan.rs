@@ -1,8 +1,9 @@
 //! From a run's settings to its items and first-round tasks.
 
-use crate::message::{task_item, TranslateTask};
 use autoeval_generate::{generate_batch, ConfigError, DatasetConfig, DatasetKind, Item, Shortfall};
-use autoeval_prompts::{PromptSet, Shots};
+use autoeval_prompts::PromptSet;
+use autoeval_proto::wire::TaskItem;
+use autoeval_proto::{Shots, TranslateTask};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -142,4 +143,66 @@ pub fn initial_tasks(plan: &RunPlan, items: &[Item]) -> Vec<TranslateTask> {
         }
     }
     tasks
+}
+
+/// The item as tasks carry it.
+pub fn task_item(item: &Item) -> TaskItem {
+    let metrics = match serde_json::to_value(&item.metrics) {
+        Ok(serde_json::Value::Object(m)) => TaskItem::metrics_from_json(&m),
+        _ => Vec::new(),
+    };
+    TaskItem {
+        id: item.id.clone(),
+        dataset: item.dataset,
+        batch: item.batch,
+        complexity: item.complexity(),
+        fs: item.fs.clone(),
+        metrics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use autoeval_proto::wire::{decode, encode, Header, MessageKind};
+    use autoeval_proto::{RoundTrip, VerifyTask};
+
+    #[test]
+    fn tasks_cross_the_wire_unchanged() {
+        for kind in DatasetKind::ALL {
+            let cfg = DatasetConfig {
+                per_bucket: 1,
+                ..DatasetConfig::table1(kind)
+            };
+            let item = generate_batch(&cfg, 0).unwrap().items.remove(0);
+            let task = TranslateTask {
+                item: task_item(&item),
+                alphabet: "01".into(),
+                model: "reference".into(),
+                prompt: Shots::FewShot,
+                repeat: 2,
+                round: 1,
+                rounds: 3,
+                input: item.fs.clone(),
+            };
+            // The record's metrics are the item's, as the generator wrote them.
+            let written = serde_json::to_value(&item.metrics).unwrap();
+            assert_eq!(serde_json::Value::Object(task.item.metrics_json()), written);
+            let verify = VerifyTask {
+                task,
+                translation: RoundTrip {
+                    english: Some("some English".into()),
+                    cost: Some(0.25),
+                    ..RoundTrip::default()
+                },
+            };
+            let header = Header {
+                kind: MessageKind::Verify,
+                run: "r".into(),
+            };
+            let bytes = encode(&header, &verify).unwrap();
+            let (_, back): (Header, VerifyTask) = decode(&bytes, MessageKind::Verify).unwrap();
+            assert_eq!(back, verify);
+        }
+    }
 }

@@ -1,7 +1,6 @@
 //! Where a run stands: which tasks are still to do, given what is recorded.
 
-use crate::message::TranslateTask;
-use autoeval_proto::{ResultRecord, UnitKey, Verdict};
+use autoeval_proto::{ResultRecord, TranslateTask, UnitKey, Verdict};
 use std::collections::HashMap;
 
 /// The tasks still to run, and what is already done.
@@ -14,9 +13,9 @@ pub struct Pending {
 }
 
 /// The tasks of `initial` still to do given `recorded`: a unit with no
-/// record starts at round one; a unit whose last recorded round was
-/// equivalent and is below its round count continues from that round's φ;
-/// any other unit is finished. Nothing recorded is asked again.
+/// record starts at round one; a unit whose last recorded round goes on by
+/// [`TranslateTask::next_round`] continues from that round's φ; any other
+/// unit is finished. Nothing recorded is asked again.
 pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> Pending {
     let mut last: HashMap<UnitKey, &ResultRecord> = HashMap::new();
     for r in recorded {
@@ -29,15 +28,18 @@ pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> 
     for task in initial {
         match last.get(&task.unit()) {
             None => pending.tasks.push(task),
-            Some(r) if r.verdict == Verdict::Equivalent && r.round < task.rounds => {
-                let input = r.phi1.clone().unwrap_or_else(|| task.input.clone());
-                pending.tasks.push(TranslateTask {
-                    round: r.round + 1,
-                    input,
+            Some(r) => {
+                let at = TranslateTask {
+                    round: r.round,
                     ..task
-                });
+                };
+                // An equivalent round without φ (never written so) goes on from the task's own input.
+                let phi = r.phi1.as_deref().unwrap_or(at.input.as_str()).to_string();
+                match at.next_round(r.verdict == Verdict::Equivalent, Some(&phi)) {
+                    Some(next) => pending.tasks.push(next),
+                    None => pending.finished_units += 1,
+                }
             }
-            Some(_) => pending.finished_units += 1,
         }
     }
     pending

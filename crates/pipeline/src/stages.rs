@@ -1,37 +1,33 @@
-//! The two working stages: translate (I then A) and verify.
+//! The verify stage: an answer read strictly and leniently, each reading
+//! proved against φ0, and the round's record.
 
-use crate::message::{shots_name, TranslateTask, VerifyTask};
 use autoeval_generate::DatasetKind;
-use autoeval_proto::{LenientReading, ResultRecord, Tokens, Verdict};
+use autoeval_proto::{
+    CopyPolicy, LenientReading, Reading, ResultRecord, RoundTrip, TranslateTask, Verdict,
+    VerifyTask,
+};
 use autoeval_syntax::Mode;
-pub use autoeval_translate::CopyPolicy;
-use autoeval_translate::{Reading, RoundTrip, Translator};
 use autoeval_verify::{check, Kind, Prover, Settings};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What the stages need: the translate stage, the verifier, the copy policy.
-pub struct Stages {
-    /// Backends and prompts.
-    pub translator: Translator,
+/// What proving a run's answers needs: the verifier, the copy policy, and
+/// the prompt set the records name.
+pub struct VerifyStage {
     /// Verifier settings (mode, budgets); the alphabet comes from each task.
     pub settings: Settings,
     /// Isolating prover for first-order checks.
     pub prover: Arc<dyn Prover + Send + Sync>,
     /// Copy-check policy.
     pub copy_policy: CopyPolicy,
+    /// The prompt set's id, as records carry it.
+    pub prompt_set: String,
 }
 
-impl Stages {
-    /// Why the run must stop, if a model's backend halted.
-    pub fn halted(&self) -> Option<String> {
-        self.translator.halted()
+impl autoeval_engine::Verify for VerifyStage {
+    fn verify(&self, task: VerifyTask) -> ResultRecord {
+        verify(task, self)
     }
-}
-
-/// Stage one: the model informalizes the task's formula, then formalizes its English back.
-pub async fn translate(task: TranslateTask, stages: &Stages) -> VerifyTask {
-    autoeval_translate::translate(task, &stages.translator).await
 }
 
 /// The outcome of one reading of an answer.
@@ -57,7 +53,7 @@ impl Judged {
 }
 
 /// Proves one reading of the answer against φ0 (or says why it cannot be).
-fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Judged {
+fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) -> Judged {
     let Some(phi1) = &reading.phi1 else {
         let why = reading.non_compliance.clone();
         return Judged::because(
@@ -82,14 +78,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Ju
     let outcome = check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref());
     Judged {
         verify_ms: started.elapsed().as_secs_f64() * 1e3,
-        verdict: match outcome.verdict {
-            autoeval_verify::Verdict::Equivalent => Verdict::Equivalent,
-            autoeval_verify::Verdict::NotEquivalent => Verdict::NotEquivalent,
-            autoeval_verify::Verdict::Unknown => Verdict::Unknown,
-            autoeval_verify::Verdict::Timeout => Verdict::Timeout,
-            autoeval_verify::Verdict::NonCompliant => Verdict::NonCompliant,
-            autoeval_verify::Verdict::VerifierError => Verdict::VerifierError,
-        },
+        verdict: outcome.verdict,
         reason: outcome.reason,
         counterexample: outcome
             .counterexample
@@ -100,14 +89,14 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &Stages) -> Ju
     }
 }
 
-/// Stage two: proves φ_r against φ0, reading the answer strictly (the
-/// record's verdict, the paper's) and leniently (`lenient`). Returns the
-/// round's record and, when the strict reading kept the meaning and more
-/// rounds are asked, the next task.
-pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<TranslateTask>) {
+/// Proves φ_r against φ0, reading the answer strictly (the record's
+/// verdict, the paper's) and leniently (`lenient`): the round's record.
+/// Whether a next round follows is the engine's rule
+/// ([`TranslateTask::next_round`]), applied to the stored record.
+pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     let VerifyTask { task, translation } = message;
     let mut record = base_record(&task, &translation);
-    record.prompt_set = stages.translator.templates.set_id().to_string();
+    record.prompt_set = stages.prompt_set.clone();
     let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
     let (strict, lenient) = if let Some(failure) = &translation.api_failure {
         let j = || Judged::because(Verdict::ApiFailure, failure.clone());
@@ -139,14 +128,7 @@ pub fn verify(message: VerifyTask, stages: &Stages) -> (ResultRecord, Option<Tra
         phi1: translation.lenient.phi1.clone(),
         reason: lenient.reason,
     });
-    let next = (record.verdict == Verdict::Equivalent && task.round < task.rounds).then(|| {
-        TranslateTask {
-            round: task.round + 1,
-            input: record.phi1.clone().unwrap_or_default(),
-            ..task
-        }
-    });
-    (record, next)
+    record
 }
 
 /// How close a compliant but non-equivalent φ_r came to φ0 (paper 003's
@@ -170,7 +152,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         batch: task.item.batch,
         complexity: task.item.complexity,
         model: task.model.clone(),
-        prompt: shots_name(task.prompt).to_string(),
+        prompt: task.prompt.name().to_string(),
         round: task.round,
         repeat: task.repeat,
         verdict: Verdict::Unknown,
@@ -184,10 +166,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         counterexample: None,
         method: None,
         verify_ms: 0.0,
-        usage: Tokens {
-            prompt_tokens: t.usage.prompt_tokens,
-            completion_tokens: t.usage.completion_tokens,
-        },
+        usage: t.usage,
         cost: t.cost,
         latency_ms: t.latency_ms,
         attempts: t.attempts,

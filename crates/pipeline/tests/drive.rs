@@ -2,14 +2,14 @@
 //! chain of rounds continues only while the meaning is kept, and resuming
 //! from a partial store finishes exactly what is missing.
 
+use autoeval_engine::local::{run_local, Concurrency, MemoryStore, Observer};
+use autoeval_engine::RecordStore;
 use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{Backend, BackendOptions};
-use autoeval_pipeline::{
-    drive, generate_items, initial_tasks, pending_tasks, Concurrency, CopyPolicy, MemoryStore,
-    Observer, ResultStore, RunPlan, Stages, Translator,
-};
+use autoeval_pipeline::{generate_items, initial_tasks, pending_tasks, RunPlan, VerifyStage};
 use autoeval_prompts::{Shots, Templates};
-use autoeval_proto::Verdict;
+use autoeval_proto::{CopyPolicy, ResultRecord, Verdict};
+use autoeval_translate::Translator;
 use autoeval_verify::{InProcessZ3, Settings};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -17,17 +17,33 @@ use std::sync::Arc;
 struct Silent;
 impl Observer for Silent {}
 
-fn stages(model: &str) -> Arc<Stages> {
-    let backend = Backend::new(model.parse().unwrap(), BackendOptions::default()).unwrap();
-    Arc::new(Stages {
-        translator: Translator {
-            backends: BTreeMap::from([(model.to_string(), backend)]),
-            templates: Templates::builtin(),
-        },
+const RUN: &str = "test-run";
+
+fn verifier() -> Arc<VerifyStage> {
+    Arc::new(VerifyStage {
         settings: Settings::default(),
         prover: Arc::new(InProcessZ3),
         copy_policy: CopyPolicy::Flag,
+        prompt_set: Templates::builtin().set_id().to_string(),
     })
+}
+
+fn translator(model: &str, options: BackendOptions) -> Arc<Translator> {
+    let backend = Backend::new(model.parse().unwrap(), options).unwrap();
+    Arc::new(Translator {
+        backends: BTreeMap::from([(model.to_string(), backend)]),
+        templates: Templates::builtin(),
+    })
+}
+
+/// Every record the store holds.
+fn load(store: &MemoryStore) -> Vec<ResultRecord> {
+    let mut all = Vec::new();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(store.scan(RUN, |r| all.push(r))).unwrap();
+    all
 }
 
 fn plan(model: &str, rounds: u32) -> RunPlan {
@@ -50,12 +66,14 @@ fn run(model: &str, rounds: u32, store: Arc<MemoryStore>) -> usize {
     let (items, _) = generate_items(&plan).unwrap();
     let tasks = initial_tasks(&plan, &items);
     let units = tasks.len();
-    let recorded = store.load().unwrap();
+    let recorded = load(&store);
     let pending = pending_tasks(tasks, &recorded);
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(drive(
+    rt.block_on(run_local(
+        RUN,
         pending.tasks,
-        stages(model),
+        translator(model, BackendOptions::default()),
+        verifier(),
         store,
         Arc::new(Silent),
         Concurrency {
@@ -71,7 +89,7 @@ fn run(model: &str, rounds: u32, store: Arc<MemoryStore>) -> usize {
 fn every_round_of_every_unit_is_recorded_once() {
     let store = Arc::new(MemoryStore::default());
     let units = run("reference", 3, store.clone());
-    let records = store.load().unwrap();
+    let records = load(&store);
     assert_eq!(records.len(), 3 * units);
     assert!(records.iter().all(|r| r.verdict == Verdict::Equivalent));
     let keys: HashSet<_> = records.iter().map(|r| (r.unit(), r.round)).collect();
@@ -92,7 +110,7 @@ fn chains_stop_at_a_lost_meaning_and_resume_finishes_only_what_is_missing() {
     let model = "reference-noisy:0.5";
     let full = Arc::new(MemoryStore::default());
     run(model, 2, full.clone());
-    let all = full.load().unwrap();
+    let all = load(&full);
     let failed_in_round_one = all
         .iter()
         .filter(|r| r.round == 1 && r.verdict != Verdict::Equivalent)
@@ -108,11 +126,18 @@ fn chains_stop_at_a_lost_meaning_and_resume_finishes_only_what_is_missing() {
 
     // Keep every other record of round one only, then resume.
     let partial = Arc::new(MemoryStore::default());
-    for r in all.iter().filter(|r| r.round == 1).step_by(2) {
-        partial.append(r).unwrap();
-    }
+    let kept: Vec<ResultRecord> = all
+        .iter()
+        .filter(|r| r.round == 1)
+        .step_by(2)
+        .cloned()
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(partial.record_all(RUN, &kept, 2)).unwrap();
     run(model, 2, partial.clone());
-    let resumed = partial.load().unwrap();
+    let resumed = load(&partial);
     assert_eq!(resumed.len(), all.len());
     let keys: HashSet<_> = resumed.iter().map(|r| (r.unit(), r.round)).collect();
     assert_eq!(keys.len(), resumed.len());
@@ -137,18 +162,7 @@ fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
         },
         ..BackendOptions::default()
     };
-    let stages = Arc::new(Stages {
-        translator: Translator {
-            backends: BTreeMap::from([(
-                model.clone(),
-                Backend::new(model.parse().unwrap(), options).unwrap(),
-            )]),
-            templates: Templates::builtin(),
-        },
-        settings: Settings::default(),
-        prover: Arc::new(InProcessZ3),
-        copy_policy: CopyPolicy::Flag,
-    });
+    let translator = translator(&model, options);
     let plan = plan(&model, 1);
     let (items, _) = generate_items(&plan).unwrap();
     let tasks = initial_tasks(&plan, &items);
@@ -156,9 +170,11 @@ fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
     assert!(units > FAIL_FAST_ATTEMPTS as usize);
     let store = Arc::new(MemoryStore::default());
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(drive(
+    rt.block_on(run_local(
+        RUN,
         tasks.clone(),
-        stages.clone(),
+        translator.clone(),
+        verifier(),
         store.clone(),
         Arc::new(Silent),
         Concurrency {
@@ -167,7 +183,7 @@ fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
         },
     ))
     .unwrap();
-    let why = stages
+    let why = translator
         .halted()
         .expect("the drive stopped because the backend halted");
     assert!(
@@ -175,11 +191,11 @@ fn a_backend_that_only_fails_stops_the_drive_and_leaves_the_rest_pending() {
         "{why}"
     );
     // One call at a time: exactly the failing attempts that halted it are recorded.
-    let records = store.load().unwrap();
+    let records = load(&store);
     assert_eq!(records.len(), FAIL_FAST_ATTEMPTS as usize);
     assert!(records
         .iter()
         .all(|r| r.verdict == Verdict::ApiFailure && r.attempts == 1));
-    let pending = pending_tasks(tasks, &store.load().unwrap());
+    let pending = pending_tasks(tasks, &load(&store));
     assert_eq!(pending.tasks.len(), units - FAIL_FAST_ATTEMPTS as usize);
 }

@@ -2,18 +2,7 @@
 //! "Robust Parser"): operator symbols, fragments of the formula, or the
 //! formula verbatim in the English.
 
-use serde::{Deserialize, Serialize};
-
-/// What the copy check found in an informalization.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CopyCheck {
-    /// True when anything below was found.
-    pub copied: bool,
-    /// Operator symbols of the formal syntax found in the English.
-    pub symbols: Vec<String>,
-    /// The longest run of the formula's own text found in the English.
-    pub fragment: Option<String>,
-}
+use autoeval_proto::CopyCheck;
 
 /// Logic symbols, which never belong in English.
 const LOGIC_SYMBOLS: [&str; 8] = ["∧", "∨", "¬", "∀", "∃", "→", "↔", "⊕"];

@@ -11,7 +11,8 @@ mod judge;
 mod template;
 pub mod vocabulary;
 
-pub use copy_check::{copy_check, CopyCheck};
+pub use autoeval_proto::{CopyCheck, Shots};
+pub use copy_check::copy_check;
 pub use judge::{parse_judgement, Judgement};
 pub use template::{Template, TemplateError};
 
@@ -79,16 +80,6 @@ impl Family {
             Family::Regex => "regular expression",
         }
     }
-}
-
-/// Zero-shot or few-shot (two examples).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Shots {
-    /// No examples.
-    ZeroShot,
-    /// The two examples of App. F.
-    FewShot,
 }
 
 /// The A4 question with an explanation first (chain of thought) or a bare yes/no.

@@ -55,11 +55,26 @@ if ARGV[3] ~= '1' then
   if redis.call('HGET', KEYS[1], 'paused') then return {'paused'} end
   return {'running'}
 end
-redis.call('HDEL', KEYS[1], 'paused')
+redis.call('HDEL', KEYS[1], 'paused', 'halted')
 local parked = redis.call('SMEMBERS', KEYS[2])
 redis.call('DEL', KEYS[2])
 table.insert(parked, 1, 'resumed')
 return parked
+";
+
+// A backend halted: the run is paused with why (unless it already was),
+// marked halted, and the tasks never sent are set aside for `resume`.
+const HALT: &str = r"
+if redis.call('HEXISTS', KEYS[1], 'paused') == 0 then
+  redis.call('HSET', KEYS[1], 'paused', ARGV[1])
+end
+redis.call('HSETNX', KEYS[1], 'halted', ARGV[1])
+for i = 2, #ARGV do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
+    redis.call('HINCRBY', KEYS[1], 'parked', 1)
+  end
+end
+return 1
 ";
 
 // Sets a task aside only while the run is still paused, remembering it for
@@ -120,6 +135,8 @@ pub struct Budget {
     pub spent_tokens: u64,
     /// Why the run is paused, when it is.
     pub paused: Option<String>,
+    /// Why a backend halted the run, when one did (it is paused too).
+    pub halted: Option<String>,
     /// Tasks workers set aside while it was paused (redone by `resume`).
     pub parked: u64,
 }
@@ -130,6 +147,7 @@ pub struct Budgets {
     conn: ConnectionManager,
     charge: Script,
     park: Script,
+    halt: Script,
 }
 
 impl Budgets {
@@ -139,6 +157,7 @@ impl Budgets {
             conn,
             charge: Script::new(CHARGE),
             park: Script::new(PARK),
+            halt: Script::new(HALT),
         }
     }
 
@@ -188,6 +207,27 @@ impl Budgets {
             .await
             .map_err(redis_err("set a task aside"))?;
         Ok(parked == 1)
+    }
+}
+
+impl Budgets {
+    /// A backend of `run` halted with `why`: pauses the run (so that the
+    /// coordinator stops with that cause) and sets aside the tasks `fields`
+    /// that were never sent, for `resume` to publish again once it is fixed.
+    pub async fn halt(&self, run: &str, why: &str, fields: &[String]) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let mut call = self.halt.prepare_invoke();
+        call.key(run_key(run, "budget"))
+            .key(run_key(run, "parked"))
+            .arg(why);
+        for f in fields {
+            call.arg(f);
+        }
+        let _: i32 = call
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("halt the run"))?;
+        Ok(())
     }
 }
 
@@ -241,6 +281,7 @@ impl RunStore {
             spent_usd: number("spent_usd").unwrap_or(0.0),
             spent_tokens: number("spent_tokens").map_or(0, |t| t as u64),
             paused: fields.get("paused").cloned(),
+            halted: fields.get("halted").cloned(),
             parked: number("parked").map_or(0, |t| t as u64),
         })
     }

@@ -2,7 +2,7 @@
 //! a task that is delivered again (or redone by a rerun) is answered without
 //! paying the provider again.
 
-use autoeval_llm_client::{CacheFuture, CachedReply, ResponseCache};
+use autoeval_models::{CacheFuture, CachedReply, ResponseCache};
 use autoeval_proto::fleet::run_key;
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;

@@ -2,12 +2,12 @@
 //! (GCRA theoretical arrival times) and its 429 hold live in Redis, and
 //! every admission is one script on Redis's own clock, so all workers
 //! share one schedule whatever their clocks say. The scripts do what
-//! [`autoeval_llm_client::Cell`] does in memory.
+//! [`autoeval_models::Cell`] does in memory.
 //!
 //! When Redis cannot be reached a request goes without waiting: the
 //! provider's 429s, and the backoff they set, still slow it down.
 
-use autoeval_llm_client::{CacheFuture, RateGate, RateLimits};
+use autoeval_models::{CacheFuture, RateGate, RateLimits};
 use redis::aio::ConnectionManager;
 use redis::Script;
 use std::time::Duration;

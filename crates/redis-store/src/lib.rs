@@ -8,11 +8,13 @@ mod budget;
 mod cache;
 mod gate;
 mod holding;
+mod records;
 
 pub use budget::{Budget, Budgets, Cap, CapsSet};
 pub use cache::RedisCache;
 pub use gate::{limit_key, RedisGate};
 pub use holding::{Held, Holding};
+pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
 

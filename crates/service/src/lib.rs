@@ -1,10 +1,14 @@
 //! What every fleet process shares: `/healthz`, `/readyz` and `/metrics`,
 //! shutdown on SIGTERM or Ctrl-C, and the settings of each run it works for.
 
+mod fleet_watch;
+
+pub use fleet_watch::{FleetWatch, InHand};
+
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;
 use autoeval_redis_store::RunStore;
-use autoeval_translate::StageSettings;
+use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,16 +146,26 @@ pub fn shutdown_signal() -> watch::Receiver<bool> {
     rx
 }
 
-/// Each run's stage settings, read from Redis once per run.
-#[derive(Clone)]
-pub struct RunSettings {
+/// Each run's stage settings, read from Redis once per run: as the whole
+/// `StageSettings` a worker builds its backends from, or as the part of
+/// them a verifier needs.
+pub struct RunSettings<T> {
     conn: ConnectionManager,
-    known: Arc<Mutex<HashMap<String, Arc<StageSettings>>>>,
+    known: Arc<Mutex<HashMap<String, Arc<T>>>>,
 }
 
-impl RunSettings {
+impl<T> Clone for RunSettings<T> {
+    fn clone(&self) -> Self {
+        RunSettings {
+            conn: self.conn.clone(),
+            known: self.known.clone(),
+        }
+    }
+}
+
+impl<T: DeserializeOwned> RunSettings<T> {
     /// Settings read over `conn`.
-    pub fn new(conn: ConnectionManager) -> RunSettings {
+    pub fn new(conn: ConnectionManager) -> RunSettings<T> {
         RunSettings {
             conn,
             known: Arc::default(),
@@ -160,7 +174,7 @@ impl RunSettings {
 
     /// The settings of `run`; an error when the run is not registered, or
     /// when Redis cannot be read (see [`is_transient`]).
-    pub async fn get(&self, run: &str) -> Result<Arc<StageSettings>> {
+    pub async fn get(&self, run: &str) -> Result<Arc<T>> {
         if let Some(s) = self.known.lock().await.get(run) {
             return Ok(s.clone());
         }
@@ -168,7 +182,7 @@ impl RunSettings {
         let text = meta
             .get("stages")
             .with_context(|| format!("run {run:?} is not registered"))?;
-        let settings: Arc<StageSettings> = Arc::new(
+        let settings: Arc<T> = Arc::new(
             serde_json::from_str(text)
                 .with_context(|| format!("run {run:?} has unreadable settings"))?,
         );

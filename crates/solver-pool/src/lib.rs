@@ -67,6 +67,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl SolverPool {
+    /// A pool of up to `size` processes running `program args…` (an
+    /// executable that serves [`serve_stdio`]), each given half a second
+    /// past a check's timeout before it is killed.
+    pub fn of_program(program: PathBuf, args: Vec<String>, size: usize) -> SolverPool {
+        SolverPool::new(PoolConfig {
+            program,
+            args,
+            size,
+            grace: Duration::from_millis(500),
+        })
+    }
+
     /// A pool that starts processes lazily, as checks arrive.
     pub fn new(config: PoolConfig) -> SolverPool {
         SolverPool {

@@ -2,7 +2,7 @@
 //! retries, cache hits, failures, tokens and cost, by backend and model.
 
 use crate::Metrics;
-use autoeval_llm_client::{AttemptOutcome, CallObserver};
+use autoeval_models::{AttemptOutcome, CallObserver};
 use autoeval_models::{ModelSpec, Usage};
 use std::sync::Arc;
 

@@ -3,6 +3,8 @@
 //! model is asked. Machine-local things (keys, caches, concurrency) are
 //! each worker's own and come in when the stages are built.
 
+pub use autoeval_proto::CopyPolicy;
+
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
 use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
@@ -13,17 +15,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
-
-/// What to do when the English copies the formula instead of describing it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CopyPolicy {
-    /// Record the flag; the verdict stands.
-    #[default]
-    Flag,
-    /// Count the round as non-compliant.
-    Fail,
-}
 
 /// How a run's stages behave, whichever machine runs them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,10 +1,10 @@
 //! The translate stage: the backends and prompts of a run, and one task
 //! translated there and back.
 
-use crate::task::{TranslateTask, VerifyTask};
-use crate::{round_trip, Request, RoundTrip};
+use crate::{round_trip, Request};
 use autoeval_llm_client::Backend;
 use autoeval_prompts::{Family, Templates};
+use autoeval_proto::{RoundTrip, TranslateTask, VerifyTask};
 use std::collections::BTreeMap;
 
 /// What the translate stage needs: a backend per model and the prompts.
@@ -52,4 +52,14 @@ pub async fn translate(task: TranslateTask, stages: &Translator) -> VerifyTask {
         },
     };
     VerifyTask { task, translation }
+}
+
+impl autoeval_engine::Translate for Translator {
+    async fn translate(&self, task: TranslateTask) -> VerifyTask {
+        translate(task, self).await
+    }
+
+    fn halted(&self) -> Option<String> {
+        Translator::halted(self)
+    }
 }

@@ -51,24 +51,9 @@ impl std::str::FromStr for Kind {
     }
 }
 
-/// The outcome of one check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// φ0 and φ1 mean the same.
-    Equivalent,
-    /// They differ; a counterexample shows where.
-    NotEquivalent,
-    /// The prover could not decide.
-    Unknown,
-    /// The time or resource budget ran out.
-    Timeout,
-    /// φ1 is not a well-formed formula of the allowed vocabulary.
-    NonCompliant,
-    /// The verifier itself failed (a prover that cannot start or crashed, a
-    /// formula it cannot encode): nothing is known about the answer.
-    VerifierError,
-}
+/// The outcome of one check: the record's verdict, one type from the
+/// verifier to the report (a check never yields `ApiFailure`).
+pub use autoeval_proto::Verdict;
 
 /// How a verdict was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -8,7 +8,7 @@
 //! be wrong. A 429 holds every request to that model until the provider's
 //! Retry-After has passed.
 
-use crate::cache::CacheFuture;
+use crate::interfaces::CacheFuture;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

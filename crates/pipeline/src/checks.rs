@@ -1,29 +1,15 @@
-//! The verifier stage as a library: one request line to one result line, and
+//! Checking a stream of requests: one request line to one result line, and
 //! a whole stream checked in parallel with results in input order. The
 //! `autoeval check` command and the `autoeval-verifier-worker` service both
-//! run it.
+//! run it; the caller opens the files.
 
-use anyhow::{Context, Result};
 use autoeval_proto::{bad_request_line, result_line, CheckRequest};
-use autoeval_solver_pool::{PoolConfig, SolverPool};
 use autoeval_verify::{check, Kind, Prover, Settings};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-/// A pool of prover processes running `program args…` (an executable that
-/// serves [`autoeval_solver_pool::serve_stdio`]).
-pub fn prover_pool(program: PathBuf, args: Vec<String>, size: usize) -> SolverPool {
-    SolverPool::new(PoolConfig {
-        program,
-        args,
-        size,
-        grace: Duration::from_millis(500),
-    })
-}
+use std::time::Instant;
 
 /// Checks one request line; a bad line becomes an `unknown` result that says what is wrong.
 pub fn check_line(line: &str, settings: &Settings, prover: &dyn Prover) -> Map<String, Value> {
@@ -78,17 +64,13 @@ pub fn run_checks(
     prover: &dyn Prover,
     threads: &rayon::ThreadPool,
     on_result: impl Fn(&Map<String, Value>),
-) -> Result<BTreeMap<String, usize>> {
+) -> std::io::Result<BTreeMap<String, usize>> {
     // Chunks keep results streaming in input order while all cores work.
     const CHUNK: usize = 256;
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut lines = input.lines();
     loop {
-        let chunk: Vec<String> = lines
-            .by_ref()
-            .take(CHUNK)
-            .collect::<std::io::Result<_>>()
-            .context("cannot read the requests")?;
+        let chunk: Vec<String> = lines.by_ref().take(CHUNK).collect::<std::io::Result<_>>()?;
         if chunk.is_empty() {
             break;
         }
@@ -109,7 +91,7 @@ pub fn run_checks(
             serde_json::to_writer(&mut output, &r)?;
             output.write_all(b"\n")?;
         }
-        output.flush().context("cannot write the results")?;
+        output.flush()?;
     }
     Ok(counts)
 }

@@ -1,0 +1,148 @@
+//! RabbitMQ as the engine's transport: a consumer is an inbox of bundles,
+//! a confirming publisher an outbox, and a delivery is settled by
+//! acknowledging, returning or dead-lettering its message.
+
+use crate::{bundle_messages, Broker, Consumer, Task};
+use autoeval_engine::{Delivery, Inbox, Incoming, Outbox, TransportError};
+use autoeval_proto::wire::{decode, MessageKind};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+fn lost(e: crate::BrokerError) -> TransportError {
+    TransportError(e.to_string())
+}
+
+/// A subscription whose messages are bundles of `T` of one kind.
+pub struct AmqpInbox<T> {
+    consumer: Consumer,
+    broker: Arc<Broker>,
+    kind: MessageKind,
+    tasks: PhantomData<fn() -> T>,
+}
+
+impl<T> AmqpInbox<T> {
+    /// The bundles of `kind` that `consumer` receives; refused ones go to `broker`'s dead letters.
+    pub fn new(consumer: Consumer, broker: Arc<Broker>, kind: MessageKind) -> AmqpInbox<T> {
+        AmqpInbox {
+            consumer,
+            broker,
+            kind,
+            tasks: PhantomData,
+        }
+    }
+
+    /// Asks for no more deliveries; those in hand are still settled.
+    pub async fn cancel(&self) {
+        self.consumer.cancel().await;
+    }
+
+    /// Ends the subscription; messages not acknowledged go back to the queue.
+    pub async fn close(&self) {
+        self.consumer.close().await;
+    }
+}
+
+/// One message in hand.
+pub struct AmqpDelivery {
+    task: Task,
+    broker: Arc<Broker>,
+}
+
+impl Delivery for AmqpDelivery {
+    fn run(&self) -> &str {
+        &self.task.meta.run
+    }
+
+    fn redelivered(&self) -> bool {
+        self.task.delivery_count > 0
+    }
+
+    async fn ack(self) -> Result<(), TransportError> {
+        self.task.ack().await.map_err(lost)
+    }
+
+    async fn requeue(self) -> Result<(), TransportError> {
+        self.task.requeue().await.map_err(lost)
+    }
+
+    async fn dead_letter(self, reason: &str) -> Result<(), TransportError> {
+        self.task.refuse(&self.broker, reason).await.map_err(lost)
+    }
+}
+
+impl<T: DeserializeOwned + Send + 'static> Inbox<T> for AmqpInbox<T> {
+    type Delivery = AmqpDelivery;
+
+    async fn next(&mut self) -> Option<Result<Incoming<AmqpDelivery, T>, TransportError>> {
+        let task = match self.consumer.next().await? {
+            Ok(t) => t,
+            Err(e) => return Some(Err(lost(e))),
+        };
+        let tasks = decode::<Vec<T>>(&task.data, self.kind)
+            .map(|(_, b)| b)
+            .map_err(|e| e.to_string());
+        Some(Ok(Incoming {
+            units: task.meta.units.len(),
+            delivery: AmqpDelivery {
+                task,
+                broker: self.broker.clone(),
+            },
+            tasks,
+        }))
+    }
+}
+
+/// Publishes bundles of `T` of one kind, each task routed by `route`:
+/// its routing key and its `<unit>#<round>`.
+pub struct AmqpOutbox<T> {
+    broker: Arc<Broker>,
+    kind: MessageKind,
+    route: fn(&T) -> (String, String),
+}
+
+impl<T> AmqpOutbox<T> {
+    /// An outbox of `kind` messages on `broker`.
+    pub fn new(
+        broker: Arc<Broker>,
+        kind: MessageKind,
+        route: fn(&T) -> (String, String),
+    ) -> AmqpOutbox<T> {
+        AmqpOutbox {
+            broker,
+            kind,
+            route,
+        }
+    }
+}
+
+impl<T: Serialize + Send + Sync + 'static> Outbox<T> for AmqpOutbox<T> {
+    async fn send(&self, run: &str, tasks: Vec<T>) -> Result<(), TransportError> {
+        let messages = bundle_messages(run, self.kind, tasks, self.route)
+            .map_err(|e| TransportError(format!("cannot encode a bundle: {e}")))?;
+        for (key, bytes, meta) in messages {
+            self.broker
+                .publish(&key, &bytes, &meta)
+                .await
+                .map_err(lost)?;
+        }
+        Ok(())
+    }
+}
+
+/// How translate tasks are routed: to their model's queue.
+pub fn route_translate(t: &autoeval_proto::TranslateTask) -> (String, String) {
+    (
+        autoeval_proto::fleet::translate_key(&t.model),
+        autoeval_proto::fleet::round_field(&t.unit(), t.round),
+    )
+}
+
+/// How verify tasks are routed: to the one verify queue.
+pub fn route_verify(v: &autoeval_proto::VerifyTask) -> (String, String) {
+    (
+        autoeval_proto::fleet::VERIFY_KEY.to_string(),
+        autoeval_proto::fleet::round_field(&v.task.unit(), v.task.round),
+    )
+}

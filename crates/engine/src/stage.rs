@@ -1,0 +1,150 @@
+//! What the loops run and whom they tell: the stages (built per run), the
+//! admission of paid work (caps, halts), and a watch on every task.
+
+use crate::transport::StoreError;
+use autoeval_proto::{ResultRecord, RoundTrip, TranslateTask, VerifyTask};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Stage one: a model translates a formula to English and, in a fresh context, back.
+pub trait Translate: Send + Sync + 'static {
+    /// I then A for one task; a failed call is recorded in the answer, never an error.
+    fn translate(&self, task: TranslateTask) -> impl Future<Output = VerifyTask> + Send;
+    /// Why the run must stop, when a model's backend halted (every attempt
+    /// failed the same way: nothing listens, the key is refused).
+    fn halted(&self) -> Option<String>;
+}
+
+/// Stage two: proves one answer against φ0; runs on a blocking thread.
+pub trait Verify: Send + Sync + 'static {
+    /// The round's record.
+    fn verify(&self, task: VerifyTask) -> ResultRecord;
+}
+
+/// Why a run's stage cannot be built.
+#[derive(Debug, Clone, Error)]
+#[error("{message}")]
+pub struct SetupError {
+    /// What is wrong.
+    pub message: String,
+    /// Whether it may pass (its settings could not be read just now): the
+    /// delivery goes back; otherwise it is dead-lettered with the message.
+    pub transient: bool,
+}
+
+/// Each run's stage: one machine has one; a fleet worker builds one per run
+/// from the settings the coordinator registered.
+pub trait Stages<S>: Send + Sync + 'static {
+    /// The stage of `run`.
+    fn stage(&self, run: &str) -> impl Future<Output = Result<Arc<S>, SetupError>> + Send;
+}
+
+/// The same stage for every run.
+pub struct Fixed<S>(pub Arc<S>);
+
+impl<S: Send + Sync + 'static> Stages<S> for Fixed<S> {
+    async fn stage(&self, _run: &str) -> Result<Arc<S>, SetupError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Whether a task of a paused run starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// It starts.
+    Go,
+    /// It was set aside until the run is resumed.
+    Parked,
+    /// It could not be set aside: its delivery goes back.
+    Return,
+}
+
+/// What paid work is admitted: a run's caps and what a halt leaves.
+pub trait Admission: Send + Sync + 'static {
+    /// Whether `run` has a cap, so that its tasks are charged and may be set aside.
+    fn capped(&self, run: &str) -> impl Future<Output = bool> + Send;
+    /// Just before the task `field` (`<unit>#<round>`) of a capped run starts.
+    fn start(&self, run: &str, field: &str) -> impl Future<Output = Start> + Send;
+    /// Charges a capped run what a round trip paid.
+    fn charge(&self, run: &str, paid: &RoundTrip) -> impl Future<Output = ()> + Send;
+    /// A backend halted with `why`: keeps the tasks `fields` that were never
+    /// sent, so that they stay pending, and stops the run. An error gives
+    /// their delivery back.
+    fn halt(
+        &self,
+        run: &str,
+        why: &str,
+        fields: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// No caps; a halt leaves the unsent tasks where they are (pending in the run's records).
+pub struct NoAdmission;
+
+impl Admission for NoAdmission {
+    async fn capped(&self, _run: &str) -> bool {
+        false
+    }
+    async fn start(&self, _run: &str, _field: &str) -> Start {
+        Start::Go
+    }
+    async fn charge(&self, _run: &str, _paid: &RoundTrip) {}
+    async fn halt(&self, _run: &str, _why: &str, _fields: &[String]) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The stage a task is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// I then A.
+    Translate,
+    /// Proving.
+    Verify,
+}
+
+impl Step {
+    /// The name in metrics and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Translate => "translate",
+            Step::Verify => "verify",
+        }
+    }
+}
+
+/// Told of every task, for progress, metrics and the held-task count.
+pub trait Watch: Send + Sync + 'static {
+    /// Kept while a task is in hand; given back to [`Watch::settled`].
+    type Held: Send + 'static;
+    /// A task `field` of `run` arrived in a delivery.
+    fn taken(&self, step: Step, run: &str, field: &str) -> Self::Held;
+    /// Its delivery was settled: `acked`, `requeued`, `dead_lettered`, `parked` or `pending`.
+    fn settled(&self, held: Self::Held, how: &'static str);
+    /// A delivery of `units` tasks was refused or dead-lettered before any was taken.
+    fn refused(&self, _step: Step, _units: usize, _how: &'static str) {}
+    /// A task came back from the model after `busy`.
+    fn translated(&self, _task: &VerifyTask, _busy: Duration) {}
+    /// A round was proved in `busy`.
+    fn verified(&self, _record: &ResultRecord, _busy: Duration) {}
+    /// Rounds were stored in `busy`; `new` says which were not stored before.
+    fn recorded(&self, _records: &[ResultRecord], _new: &[bool], _busy: Duration) {}
+    /// A unit reached its end here: its last round was newly recorded, or a
+    /// halt left it pending.
+    fn unit_ended(&self) {}
+    /// The store failed; the delivery went back.
+    fn store_failed(&self, _error: &StoreError) {}
+    /// A backend halted the run with `why`.
+    fn halted(&self, _run: &str, _why: &str) {}
+}
+
+/// Tells no one.
+pub struct NoWatch;
+
+impl Watch for NoWatch {
+    type Held = ();
+    fn taken(&self, _step: Step, _run: &str, _field: &str) {}
+    fn settled(&self, _held: (), _how: &'static str) {}
+}

@@ -1,0 +1,239 @@
+//! The verify loop: a bundle's answers proved on blocking threads as the
+//! CPU allows, stored in one step, the next rounds sent on, and then the
+//! bundle acknowledged.
+
+use crate::serve::{panic_message, refuse, serve, Ended, Settle};
+use crate::stage::{Stages, Step, Verify, Watch};
+use crate::transport::{Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError};
+use crate::Shutdown;
+use autoeval_proto::fleet::round_field;
+use autoeval_proto::{ResultRecord, TranslateTask, Verdict, VerifyTask};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// What one verify loop works with.
+struct Context<O, St, S, R, W> {
+    outbox: Arc<O>,
+    stages: Arc<St>,
+    store: Arc<R>,
+    watch: Arc<W>,
+    /// One permit per check that may run at once; closed at shutdown.
+    cpu: Arc<Semaphore>,
+    stage: PhantomData<fn() -> S>,
+}
+
+/// Serves `inbox` until it ends or `shutdown`: at most `jobs` checks at
+/// once; each delivery's rounds are stored in `store`, the next rounds sent
+/// to `outbox`, and only then is it acknowledged.
+#[allow(clippy::too_many_arguments)]
+pub async fn serve_verify<I, O, St, S, R, W>(
+    inbox: &mut I,
+    outbox: Arc<O>,
+    stages: Arc<St>,
+    store: Arc<R>,
+    watch: Arc<W>,
+    jobs: usize,
+    shutdown: Shutdown,
+) -> Ended
+where
+    I: Inbox<VerifyTask>,
+    O: Outbox<TranslateTask>,
+    St: Stages<S>,
+    S: Verify,
+    R: RecordStore,
+    W: Watch,
+{
+    let cx = Arc::new(Context {
+        outbox,
+        stages,
+        store,
+        watch,
+        cpu: Arc::new(Semaphore::new(jobs.max(1))),
+        stage: PhantomData,
+    });
+    let cpu = cx.cpu.clone();
+    serve(
+        inbox,
+        shutdown,
+        move || cpu.close(),
+        move |incoming| handle(incoming, cx.clone()),
+    )
+    .await
+}
+
+async fn handle<D, O, St, S, R, W>(
+    incoming: Incoming<D, VerifyTask>,
+    cx: Arc<Context<O, St, S, R, W>>,
+) where
+    D: Delivery,
+    O: Outbox<TranslateTask>,
+    St: Stages<S>,
+    S: Verify,
+    R: RecordStore,
+    W: Watch,
+{
+    let Incoming {
+        delivery,
+        tasks,
+        units,
+    } = incoming;
+    let watch = cx.watch.as_ref();
+    let bundle = match tasks {
+        Ok(b) => b,
+        Err(reason) => return refuse(delivery, &reason, units, Step::Verify, watch).await,
+    };
+    let run = delivery.run().to_string();
+    let stage = match cx.stages.stage(&run).await {
+        Ok(s) => s,
+        Err(e) if e.transient => {
+            tracing::warn!(error = %e, "cannot build the run's stage; returning the bundle");
+            let _ = delivery.requeue().await;
+            return watch.refused(Step::Verify, units, "requeued");
+        }
+        Err(e) => return refuse(delivery, &e.message, units, Step::Verify, watch).await,
+    };
+    let rounds = bundle.first().map_or(1, |t| t.task.rounds);
+    let checks = bundle.into_iter().map(|task| {
+        let (cx, stage, run) = (&cx, stage.clone(), run.as_str());
+        async move {
+            let field = round_field(&task.task.unit(), task.task.round);
+            let held = cx.watch.taken(Step::Verify, run, &field);
+            let Ok(permit) = cx.cpu.clone().acquire_owned().await else {
+                return (None, held);
+            };
+            let asked = task.task.clone();
+            let started = Instant::now();
+            let kept = task.clone();
+            let proved = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                stage.verify(task)
+            })
+            .await;
+            let record = proved.unwrap_or_else(|e| failed_check(&kept, &panic_message(e)));
+            cx.watch.verified(&record, started.elapsed());
+            (Some((asked, record)), held)
+        }
+    });
+    let proved = futures_util::future::join_all(checks).await;
+    let mut settle = Settle::new(watch);
+    let mut done = Vec::with_capacity(proved.len());
+    let mut whole = true;
+    for (p, held) in proved {
+        match p {
+            Some(x) => done.push(x),
+            None => whole = false,
+        }
+        settle.add(held, "acked");
+    }
+    if !whole {
+        let _ = delivery.requeue().await;
+        return settle.all("requeued");
+    }
+    let (asked, records): (Vec<TranslateTask>, Vec<ResultRecord>) = done.into_iter().unzip();
+    let started = Instant::now();
+    let new = match cx.store.record_all(&run, &records, rounds).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record results; returning their bundle");
+            watch.store_failed(&e);
+            let _ = delivery.requeue().await;
+            return settle.all("requeued");
+        }
+    };
+    watch.recorded(&records, &new, started.elapsed());
+    let next = match next_rounds(&*cx.store, &run, &asked, &records, &new, &delivery).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read stored rounds; returning their bundle");
+            watch.store_failed(&e);
+            let _ = delivery.requeue().await;
+            return settle.all("requeued");
+        }
+    };
+    if !next.is_empty() {
+        if let Err(e) = cx.outbox.send(&run, next).await {
+            tracing::warn!(error = %e, "cannot send the next rounds; returning their bundle");
+            let _ = delivery.requeue().await;
+            return settle.all("requeued");
+        }
+    }
+    match delivery.ack().await {
+        Ok(()) => {
+            let newly_ended = asked
+                .iter()
+                .zip(&records)
+                .zip(&new)
+                .filter(|((t, r), new)| **new && continues(t, r).is_none())
+                .count();
+            for _ in 0..newly_ended {
+                watch.unit_ended();
+            }
+            settle.each();
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot acknowledge a bundle; it will be delivered again");
+            settle.all("requeued");
+        }
+    }
+}
+
+/// The next round of a unit after `record`, by the one rule of (A∘I)^n.
+fn continues(task: &TranslateTask, record: &ResultRecord) -> Option<TranslateTask> {
+    task.next_round(
+        record.verdict == Verdict::Equivalent,
+        record.phi1.as_deref(),
+    )
+}
+
+/// The next rounds this delivery sends: only those of rounds it recorded
+/// itself, so that two copies of a task never both go on. A delivery given
+/// back (its process may have died between storing and sending) goes on
+/// from the round as stored, whichever copy stored it.
+async fn next_rounds<R: RecordStore, D: Delivery>(
+    store: &R,
+    run: &str,
+    asked: &[TranslateTask],
+    records: &[ResultRecord],
+    new: &[bool],
+    delivery: &D,
+) -> Result<Vec<TranslateTask>, StoreError> {
+    let mut next = Vec::new();
+    for ((task, record), &new) in asked.iter().zip(records).zip(new) {
+        if new {
+            next.extend(continues(task, record));
+        } else if delivery.redelivered() {
+            if let Some(stored) = store.stored(run, &task.unit(), task.round).await? {
+                next.extend(continues(task, &stored));
+            }
+        }
+    }
+    Ok(next)
+}
+
+/// The record of a check that failed outside the verifier's own handling
+/// (a panic): a verifier error, so that the unit is settled and the loop goes on.
+fn failed_check(task: &VerifyTask, why: &str) -> ResultRecord {
+    tracing::error!(why, "the verify stage failed");
+    let t = &task.task;
+    ResultRecord {
+        id: t.item.id.clone(),
+        dataset: t.item.dataset.name().to_string(),
+        batch: t.item.batch,
+        complexity: t.item.complexity,
+        model: t.model.clone(),
+        prompt: t.prompt.name().to_string(),
+        round: t.round,
+        repeat: t.repeat,
+        verdict: Verdict::VerifierError,
+        phi0: t.item.fs.clone(),
+        input: t.input.clone(),
+        english: task.translation.english.clone(),
+        raw_answer: task.translation.raw_answer.clone(),
+        phi1: task.translation.strict.phi1.clone(),
+        reason: Some(format!("the verify stage failed: {why}")),
+        metrics: t.item.metrics_json(),
+        ..ResultRecord::default()
+    }
+}

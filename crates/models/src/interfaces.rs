@@ -1,0 +1,92 @@
+//! What a backend is given from outside: a cache of replies (on disk for one
+//! machine, in Redis for a fleet) and an observer of its calls (metrics).
+
+use crate::{ModelSpec, Usage};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so the cache can sit behind `dyn`.
+pub type CacheFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A stored reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedReply {
+    /// The reply's text.
+    pub text: String,
+    /// Prompt tokens it cost.
+    pub prompt_tokens: u64,
+    /// Completion tokens it cost.
+    pub completion_tokens: u64,
+}
+
+/// Where replies are kept between runs, keyed by [`crate::cache_key`].
+pub trait ResponseCache: Send + Sync {
+    /// The stored reply for `key`.
+    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>>;
+    /// Stores a reply; a failure to store is logged, not fatal.
+    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()>;
+}
+
+/// How one attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// A usable answer.
+    Ok,
+    /// HTTP 429.
+    RateLimited,
+    /// HTTP 5xx.
+    ServerError,
+    /// Another HTTP status (a refused request, a bad key).
+    ClientError,
+    /// No answer within the request time limit.
+    Timeout,
+    /// Nothing listens there, or the host does not resolve.
+    Unreachable,
+    /// A dropped connection or a malformed body.
+    Other,
+}
+
+impl AttemptOutcome {
+    /// Every outcome, for metrics that list them all from the start.
+    pub const ALL: [AttemptOutcome; 7] = [
+        AttemptOutcome::Ok,
+        AttemptOutcome::RateLimited,
+        AttemptOutcome::ServerError,
+        AttemptOutcome::ClientError,
+        AttemptOutcome::Timeout,
+        AttemptOutcome::Unreachable,
+        AttemptOutcome::Other,
+    ];
+
+    /// The outcome's name in metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::RateLimited => "rate_limited",
+            AttemptOutcome::ServerError => "server_error",
+            AttemptOutcome::ClientError => "client_error",
+            AttemptOutcome::Timeout => "timeout",
+            AttemptOutcome::Unreachable => "unreachable",
+            AttemptOutcome::Other => "other",
+        }
+    }
+}
+
+/// Told what a backend's calls do; called on the calling task, so it must be cheap.
+pub trait CallObserver: Send + Sync {
+    /// A backend for `spec` was made (metrics can start its counters at zero).
+    fn start(&self, _spec: &ModelSpec) {}
+    /// One HTTP attempt ended after `seconds`.
+    fn attempt(&self, spec: &ModelSpec, outcome: AttemptOutcome, seconds: f64);
+    /// A failed attempt is tried again.
+    fn retry(&self, spec: &ModelSpec);
+    /// The cache answered; nothing was sent.
+    fn cached(&self, spec: &ModelSpec);
+    /// A call was answered and paid `usage` at `cost` USD (when the price is known).
+    fn paid(&self, spec: &ModelSpec, usage: Usage, cost: Option<f64>);
+    /// A call failed for good.
+    fn failed(&self, spec: &ModelSpec);
+    /// A request waited `seconds` for its turn under the model's rate limit or a 429's backoff.
+    fn waited(&self, _spec: &ModelSpec, _seconds: f64) {}
+}

@@ -1,0 +1,107 @@
+//! The engine's watch for a fleet process: each task counted in the
+//! Prometheus metrics from arrival to settlement, and held in the count of
+//! tasks per stage and shard that `status` shows.
+
+use autoeval_engine::{Step, Watch};
+use autoeval_proto::fleet::shard_of_unit;
+use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_redis_store::{Held, Holding};
+use autoeval_telemetry::Metrics;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Metrics and the held-task count of one process.
+pub struct FleetWatch {
+    metrics: Arc<Metrics>,
+    holding: Holding,
+}
+
+impl FleetWatch {
+    /// A watch counting in `metrics` and holding in `holding`.
+    pub fn new(metrics: Arc<Metrics>, holding: Holding) -> FleetWatch {
+        FleetWatch { metrics, holding }
+    }
+}
+
+/// One task in hand.
+pub struct InHand {
+    step: Step,
+    started: Instant,
+    _held: Held,
+}
+
+impl FleetWatch {
+    fn settle(&self, step: Step, how: &'static str, started: Instant) {
+        let m = &self.metrics;
+        let stage = step.name();
+        m.tasks_in_flight.with_label_values(&[stage]).dec();
+        m.tasks_settled.with_label_values(&[stage, how]).inc();
+        m.task_duration
+            .with_label_values(&[stage])
+            .observe(started.elapsed().as_secs_f64());
+    }
+}
+
+impl Watch for FleetWatch {
+    type Held = InHand;
+
+    fn taken(&self, step: Step, run: &str, field: &str) -> InHand {
+        let stage = step.name();
+        self.metrics
+            .tasks_received
+            .with_label_values(&[stage])
+            .inc();
+        self.metrics
+            .tasks_in_flight
+            .with_label_values(&[stage])
+            .inc();
+        InHand {
+            step,
+            started: Instant::now(),
+            _held: self.holding.hold(run, stage, shard_of_unit(field)),
+        }
+    }
+
+    fn settled(&self, held: InHand, how: &'static str) {
+        self.settle(held.step, how, held.started);
+    }
+
+    fn refused(&self, step: Step, units: usize, how: &'static str) {
+        for _ in 0..units {
+            let stage = step.name();
+            self.metrics
+                .tasks_received
+                .with_label_values(&[stage])
+                .inc();
+            self.metrics
+                .tasks_in_flight
+                .with_label_values(&[stage])
+                .inc();
+            self.settle(step, how, Instant::now());
+        }
+    }
+
+    fn verified(&self, r: &ResultRecord, _busy: Duration) {
+        let m = &self.metrics;
+        m.verify_duration
+            .with_label_values(&[
+                &r.dataset,
+                r.method.as_deref().unwrap_or("none"),
+                r.verdict.name(),
+            ])
+            .observe(r.verify_ms / 1e3);
+        match r.verdict {
+            Verdict::Timeout => m.verify_timeouts.with_label_values(&[&r.dataset]).inc(),
+            Verdict::VerifierError => m.verify_errors.with_label_values(&[&r.dataset]).inc(),
+            _ => {}
+        }
+    }
+
+    fn halted(&self, run: &str, why: &str) {
+        tracing::warn!(
+            run,
+            why,
+            "a backend halted; the run is paused and its unsent tasks set aside"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! The work that flows between stages: a translate task (ask a model to
+//! translate one formula there and back), what the model answered, and the
+//! verify task that carries both to the prover.
+
+use crate::wire::TaskItem;
+use crate::{Tokens, UnitKey};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Zero-shot or few-shot (two examples).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shots {
+    /// No examples.
+    ZeroShot,
+    /// The two examples of App. F.
+    FewShot,
+}
+
+impl Shots {
+    /// Both styles, zero-shot first.
+    pub const ALL: [Shots; 2] = [Shots::ZeroShot, Shots::FewShot];
+
+    /// The style's name in files, records and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shots::ZeroShot => "zero-shot",
+            Shots::FewShot => "few-shot",
+        }
+    }
+}
+
+impl fmt::Display for Shots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A prompt style's name that is neither `zero-shot` nor `few-shot`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown prompt style {0:?}: expected zero-shot or few-shot")]
+pub struct UnknownShots(pub String);
+
+impl FromStr for Shots {
+    type Err = UnknownShots;
+
+    fn from_str(s: &str) -> Result<Shots, UnknownShots> {
+        Shots::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownShots(s.to_string()))
+    }
+}
+
+/// What to do when the English copies the formula instead of describing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CopyPolicy {
+    /// Record the flag; the verdict stands.
+    #[default]
+    Flag,
+    /// Count the round as non-compliant.
+    Fail,
+}
+
+/// What the copy check found in an informalization.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CopyCheck {
+    /// True when anything below was found.
+    pub copied: bool,
+    /// Operator symbols of the formal syntax found in the English.
+    pub symbols: Vec<String>,
+    /// The longest run of the formula's own text found in the English.
+    pub fragment: Option<String>,
+}
+
+/// Ask a model to translate one formula there and back (round `round` of `rounds`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranslateTask {
+    /// The item, with φ0 and its metrics.
+    pub item: TaskItem,
+    /// Regex alphabet of the item's dataset, e.g. `"01"`.
+    pub alphabet: String,
+    /// Model spec as written.
+    pub model: String,
+    /// Zero- or few-shot.
+    pub prompt: Shots,
+    /// Repeat number, from 0.
+    pub repeat: u32,
+    /// This round, from 1.
+    pub round: u32,
+    /// Rounds asked for: n of (A∘I)^n.
+    pub rounds: u32,
+    /// The formula to translate: φ0 in round 1, then the previous round's φ.
+    pub input: String,
+}
+
+impl TranslateTask {
+    /// The work unit this task belongs to.
+    pub fn unit(&self) -> UnitKey {
+        UnitKey {
+            id: self.item.id.clone(),
+            model: self.model.clone(),
+            prompt: self.prompt.name().to_string(),
+            repeat: self.repeat,
+        }
+    }
+
+    /// The next round of this unit, translating `phi`, when a round that
+    /// kept the meaning leaves rounds to go: the one rule of (A∘I)^n.
+    pub fn next_round(&self, kept_meaning: bool, phi: Option<&str>) -> Option<TranslateTask> {
+        (kept_meaning && self.round < self.rounds).then(|| TranslateTask {
+            round: self.round + 1,
+            input: phi.unwrap_or_default().to_string(),
+            ..self.clone()
+        })
+    }
+}
+
+/// One reading of the answer: φ1 in canonical form, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reading {
+    /// φ1 printed canonically, when the answer reads as one formula.
+    pub phi1: Option<String>,
+    /// Why it does not (syntactic non-compliance).
+    pub non_compliance: Option<String>,
+}
+
+/// Everything one round trip produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrip {
+    /// Versions of the informalization and autoformalization templates.
+    pub templates: Vec<String>,
+    /// The model's English (ψ0).
+    pub english: Option<String>,
+    /// Whether ψ0 copies the formula.
+    pub copy_check: Option<CopyCheck>,
+    /// The model's raw autoformalization answer.
+    pub raw_answer: Option<String>,
+    /// The answer read strictly, as the paper does (the headline).
+    pub strict: Reading,
+    /// The answer read leniently.
+    pub lenient: Reading,
+    /// Why a call failed for good; such an item is an API failure, not non-compliant.
+    pub api_failure: Option<String>,
+    /// Tokens of both calls.
+    pub usage: Tokens,
+    /// Cost of both calls in USD, when known.
+    pub cost: Option<f64>,
+    /// Wall-clock time of both calls.
+    pub latency_ms: f64,
+    /// Attempts of both calls (0 for cached replies).
+    pub attempts: u32,
+    /// True when both replies came from the cache.
+    pub cached: bool,
+}
+
+impl RoundTrip {
+    /// True when the round trip failed before anything was sent: after a
+    /// halt it stays pending rather than counting as a failure.
+    pub fn never_sent(&self) -> bool {
+        self.api_failure.is_some() && self.attempts == 0
+    }
+}
+
+/// A translated task, ready to be parsed and proved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerifyTask {
+    /// What was asked.
+    pub task: TranslateTask,
+    /// What the model answered, with its accounting.
+    pub translation: RoundTrip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_styles_read_back_their_names() {
+        for s in Shots::ALL {
+            assert_eq!(s.name().parse::<Shots>(), Ok(s));
+            assert_eq!(s.to_string(), s.name());
+        }
+        assert!("one-shot".parse::<Shots>().is_err());
+    }
+
+    #[test]
+    fn only_a_round_that_kept_the_meaning_and_has_rounds_left_goes_on() {
+        let task = TranslateTask {
+            item: TaskItem {
+                id: "plogic-0-0-0".into(),
+                dataset: crate::DatasetKind::Plogic,
+                batch: 0,
+                complexity: 1,
+                fs: "p".into(),
+                metrics: Vec::new(),
+            },
+            alphabet: String::new(),
+            model: "reference".into(),
+            prompt: Shots::ZeroShot,
+            repeat: 0,
+            round: 1,
+            rounds: 2,
+            input: "p".into(),
+        };
+        let next = task.next_round(true, Some("q")).expect("a second round");
+        assert_eq!((next.round, next.input.as_str()), (2, "q"));
+        assert_eq!(next.unit(), task.unit());
+        assert!(task.next_round(false, Some("q")).is_none());
+        assert!(next.next_round(true, Some("r")).is_none(), "no third round");
+    }
+}
