@@ -183,8 +183,15 @@ async fn a_redelivered_task_is_recorded_once_and_goes_on_once() {
     v.serving.await.unwrap();
     sent.extend(v.translate_in.drain());
     let next: Vec<&TranslateTask> = sent.iter().flat_map(|(_, t)| t).collect();
-    assert_eq!(next.len(), 1, "one next round, from the copy that recorded it: {next:?}");
-    assert_eq!((next[0].item.id.as_str(), next[0].round), ("plogic-0-0-0", 2));
+    assert_eq!(
+        next.len(),
+        1,
+        "one next round, from the copy that recorded it: {next:?}"
+    );
+    assert_eq!(
+        (next[0].item.id.as_str(), next[0].round),
+        ("plogic-0-0-0", 2)
+    );
     assert_eq!(records(&v.store).await.len(), 2, "each round stored once");
 }
 
@@ -217,7 +224,9 @@ async fn a_delivery_given_back_goes_on_from_the_round_as_stored() {
 #[tokio::test]
 async fn poison_is_dead_lettered_with_its_reason() {
     let v = verifier(1);
-    v.to_verify.send_poison(RUN, "undecodable message: 3 bytes").unwrap();
+    v.to_verify
+        .send_poison(RUN, "undecodable message: 3 bytes")
+        .unwrap();
     use autoeval_engine::Outbox;
     v.to_verify
         .send(RUN, vec![answered(task(0, "p", 1))])
@@ -404,7 +413,11 @@ async fn a_halted_backend_leaves_the_rest_pending() {
     let mut translate_in = serving.await.unwrap();
     let done: usize = out.iter().map(|(_, t)| t.len()).sum();
     assert_eq!(done, 3, "the calls made before the halt go on");
-    assert_eq!(stage.calls.load(Ordering::SeqCst), 3, "no call after the halt");
+    assert_eq!(
+        stage.calls.load(Ordering::SeqCst),
+        3,
+        "no call after the halt"
+    );
     assert!(
         translate_in.drain().is_empty(),
         "the rest stay pending, not queued again"
