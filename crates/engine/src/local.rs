@@ -172,7 +172,7 @@ impl<T: Clone + Send + Sync + 'static> Inbox<T> for LocalInbox<T> {
 
     async fn next(&mut self) -> Option<Result<Incoming<LocalDelivery<T>, T>, TransportError>> {
         let parcel = self.rx.recv().await?;
-        let kept = parcel.tasks.as_ref().map(Vec::clone).unwrap_or_default();
+        let kept = parcel.tasks.clone().unwrap_or_default();
         Some(Ok(Incoming {
             units: kept.len(),
             delivery: LocalDelivery {
@@ -187,17 +187,17 @@ impl<T: Clone + Send + Sync + 'static> Inbox<T> for LocalInbox<T> {
     }
 }
 
+/// Each record by (run, unit, round).
+type Rounds = HashMap<(String, UnitKey, u32), ResultRecord>;
+
 /// Records kept in memory, each (run, unit, round) once.
 #[derive(Default)]
 pub struct MemoryStore {
-    records: Mutex<HashMap<(String, UnitKey, u32), ResultRecord>>,
+    records: Mutex<Rounds>,
 }
 
 impl MemoryStore {
-    fn lock(
-        &self,
-    ) -> Result<std::sync::MutexGuard<'_, HashMap<(String, UnitKey, u32), ResultRecord>>, StoreError>
-    {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Rounds>, StoreError> {
         self.records
             .lock()
             .map_err(|e| StoreError::fatal(e.to_string()))

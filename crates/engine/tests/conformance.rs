@@ -4,6 +4,8 @@
 //! task and the loop goes on; poison is dead-lettered with its reason; a
 //! halted backend leaves what it never sent pending.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_engine::local::{local_queue, LocalInbox, LocalOutbox, MemoryStore};
 use autoeval_engine::{
     serve_translate, serve_verify, Fixed, NoAdmission, NoWatch, RecordStore, ShutdownHandle,

@@ -31,6 +31,18 @@ pub struct InHand {
 }
 
 impl FleetWatch {
+    fn count_taken(&self, step: Step) {
+        let stage = step.name();
+        self.metrics
+            .tasks_received
+            .with_label_values(&[stage])
+            .inc();
+        self.metrics
+            .tasks_in_flight
+            .with_label_values(&[stage])
+            .inc();
+    }
+
     fn settle(&self, step: Step, how: &'static str, started: Instant) {
         let m = &self.metrics;
         let stage = step.name();
@@ -46,19 +58,11 @@ impl Watch for FleetWatch {
     type Held = InHand;
 
     fn taken(&self, step: Step, run: &str, field: &str) -> InHand {
-        let stage = step.name();
-        self.metrics
-            .tasks_received
-            .with_label_values(&[stage])
-            .inc();
-        self.metrics
-            .tasks_in_flight
-            .with_label_values(&[stage])
-            .inc();
+        self.count_taken(step);
         InHand {
             step,
             started: Instant::now(),
-            _held: self.holding.hold(run, stage, shard_of_unit(field)),
+            _held: self.holding.hold(run, step.name(), shard_of_unit(field)),
         }
     }
 
@@ -68,15 +72,7 @@ impl Watch for FleetWatch {
 
     fn refused(&self, step: Step, units: usize, how: &'static str) {
         for _ in 0..units {
-            let stage = step.name();
-            self.metrics
-                .tasks_received
-                .with_label_values(&[stage])
-                .inc();
-            self.metrics
-                .tasks_in_flight
-                .with_label_values(&[stage])
-                .inc();
+            self.count_taken(step);
             self.settle(step, how, Instant::now());
         }
     }
