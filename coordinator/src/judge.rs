@@ -6,12 +6,15 @@
 
 use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
+use autoeval_engine::local::judge_local;
+use autoeval_engine::{JudgementStore, StoreError};
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, ModelSpec};
 use autoeval_prompts::Templates;
 use autoeval_proto::{JudgeRecord, Verdict};
 use autoeval_report::pct;
+use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -219,44 +222,29 @@ pub fn run(args: Args) -> Result<()> {
             ..BackendOptions::default()
         },
     )?);
-    let templates = Arc::new(Templates::builtin());
-    let file = Arc::new(Mutex::new(file));
+    let judging = Arc::new(Judging {
+        backend: backend.clone(),
+        templates: Arc::new(Templates::builtin()),
+    });
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
     } else {
         indicatif::ProgressBar::new(todo.len() as u64)
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let mut tasks = tokio::task::JoinSet::new();
-        let limit = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1)));
-        for j in todo {
-            let (backend, templates, file, bar, limit) = (
-                backend.clone(),
-                templates.clone(),
-                file.clone(),
-                bar.clone(),
-                limit.clone(),
-            );
-            tasks.spawn(async move {
-                let _permit = limit.acquire().await;
-                let Some(j) = autoeval_translate::judge::ask(&backend, &templates, j).await else {
-                    // Never sent, because the judge halted: it stays to do.
-                    bar.inc(1);
-                    return;
-                };
-                if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&j), file.lock()) {
-                    if let Err(e) = writeln!(f, "{line}") {
-                        tracing::error!(error = %e, "cannot append a judgement");
-                    }
-                }
-                bar.inc(1);
-            });
-        }
-        while tasks.join_next().await.is_some() {}
-    });
+    let ticked = bar.clone();
+    let judged = runtime.block_on(judge_local(
+        &dir.0.display().to_string(),
+        todo,
+        judging,
+        Arc::new(JudgeFile(Mutex::new(file))),
+        args.concurrency,
+        move || ticked.inc(1),
+    ));
     bar.finish_and_clear();
-    drop(file);
+    if let Some(e) = judged.failure {
+        return Err(e).with_context(|| format!("cannot append to {}", path.display()));
+    }
     if let Some(h) = backend.halt() {
         anyhow::bail!(
             "stopped after {} attempts to reach {} failed the same way: {}; {}. The judgements made are kept: run the same command again once this is fixed",
@@ -295,4 +283,25 @@ pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf 
 /// Replaces the judge file with `judgements`, whole.
 pub(crate) fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
     Ok(crate::run::store::replace_jsonl(path, judgements)?)
+}
+
+/// A judge file as the judge loop's store: each judgement appended as it comes.
+struct JudgeFile(Mutex<std::fs::File>);
+
+impl JudgementStore for JudgeFile {
+    async fn record_judgement(
+        &self,
+        _run: &str,
+        _judge: &str,
+        judgement: &JudgeRecord,
+    ) -> Result<bool, StoreError> {
+        let line =
+            serde_json::to_string(judgement).map_err(|e| StoreError::fatal(e.to_string()))?;
+        let mut file = self
+            .0
+            .lock()
+            .map_err(|_| StoreError::fatal("the judge file's lock is poisoned"))?;
+        writeln!(file, "{line}").map_err(|e| StoreError::fatal(e.to_string()))?;
+        Ok(true)
+    }
 }

@@ -8,6 +8,7 @@
 
 mod dataset;
 pub mod fleet;
+pub mod meta;
 mod record;
 mod task;
 pub mod wire;

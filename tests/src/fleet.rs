@@ -96,6 +96,25 @@ impl Process {
     }
 }
 
+/// The mock model server on `port`, started with `mock_args`, once it listens.
+fn mock_server(port: u16, mock_args: &[&str]) -> Process {
+    let port_text = port.to_string();
+    let mut args = vec!["mock-llm", "--port", &port_text];
+    args.extend_from_slice(mock_args);
+    let child = Command::new(binary("autoeval"))
+        .args(&args)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the mock server starts");
+    wait_for("the mock server listens", Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    Process {
+        child,
+        health: None,
+    }
+}
+
 /// Starts a service that prints `health: http://ADDR` first, and waits until it is ready.
 fn service(program: &Path, args: &[&str], log: &Path) -> Process {
     let mut child = Command::new(program)
@@ -149,17 +168,7 @@ impl Fleet {
     pub fn new(name: &str, mock_args: &[&str]) -> Fleet {
         let dir = crate::scratch(name);
         let port = free_port();
-        let port_text = port.to_string();
-        let mut args = vec!["mock-llm", "--port", &port_text];
-        args.extend_from_slice(mock_args);
-        let child = Command::new(binary("autoeval"))
-            .args(&args)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the mock server starts");
-        wait_for("the mock server listens", Duration::from_secs(30), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
+        let mock = mock_server(port, mock_args);
         let unique = format!(
             "{name}-{}-{}",
             std::process::id(),
@@ -174,12 +183,24 @@ impl Fleet {
             port,
             workers: Vec::new(),
             verifiers: Vec::new(),
-            mock: Some(Process {
-                child,
-                health: None,
-            }),
+            mock: Some(mock),
             runtime: tokio::runtime::Runtime::new().expect("a runtime"),
         }
+    }
+
+    /// Stops the mock model server: its port is closed until [`Fleet::start_mock`].
+    pub fn stop_mock(&mut self) {
+        self.mock.take();
+        wait_for(
+            "the mock server's port closes",
+            Duration::from_secs(30),
+            || std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err(),
+        );
+    }
+
+    /// Starts the mock model server again on its port, with `mock_args`.
+    pub fn start_mock(&mut self, mock_args: &[&str]) {
+        self.mock = Some(mock_server(self.port, mock_args));
     }
 
     /// The run's name.

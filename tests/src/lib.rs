@@ -3,6 +3,7 @@
 //! bring up a fleet (mock model server, workers, verifiers) against the real
 //! RabbitMQ and Redis.
 
+pub mod conformance;
 pub mod fleet;
 pub mod oracle;
 

@@ -20,6 +20,11 @@ pub enum Ending {
     Complete,
     /// This many units have no outcome and a task among the dead letters.
     Dead(usize),
+    /// A backend halted: the tasks it never sent are set aside, and the run stops with why.
+    Halted {
+        /// Why, as the worker whose backend halted wrote it.
+        why: String,
+    },
     /// The run reached a cap and its workers have set its tasks aside.
     Paused {
         /// Why, as the worker that reached the cap wrote it.
@@ -213,14 +218,19 @@ pub async fn follow(
         if done as usize >= units {
             return Ok(Ending::Complete);
         }
-        if let Ok(Some(why)) = store.budget().await.map(|b| b.paused) {
-            // Tasks in hand finish (and are recorded) before the run is called paused.
-            quiet(store).await;
-            if let Err(e) = arrivals.take(store).await {
-                tracing::warn!(error = %e, "cannot read the rounds recorded lately");
+        if let Ok(budget) = store.budget().await {
+            if let Some(why) = budget.paused {
+                // Tasks in hand finish (and are recorded) before the run is called paused.
+                quiet(store).await;
+                if let Err(e) = arrivals.take(store).await {
+                    tracing::warn!(error = %e, "cannot read the rounds recorded lately");
+                }
+                if let Some(why) = budget.halted {
+                    return Ok(Ending::Halted { why });
+                }
+                let done = store.done().await.unwrap_or(done);
+                return Ok(Ending::Paused { why, done });
             }
-            let done = store.done().await.unwrap_or(done);
-            return Ok(Ending::Paused { why, done });
         }
         if recorded != last_recorded {
             last_recorded = recorded;

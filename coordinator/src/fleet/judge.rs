@@ -66,7 +66,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         };
         store
             .set_meta(&[(
-                &format!("judge-settings:{judge}"),
+                &autoeval_proto::meta::judge_settings(&judge),
                 serde_json::to_string(&stages)?,
             )])
             .await?;
@@ -112,7 +112,8 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         let target = judged.len() as u64 + todo.len() as u64;
         let messages = todo.iter().map(|j| {
             let meta = Meta::one(&run, judged_pair(j));
-            Ok((key.clone(), encode(&header, &JudgeTask::from(j))?, meta))
+            // A bundle of one: the judge loop takes bundles, as every loop does.
+            Ok((key.clone(), encode(&header, &vec![JudgeTask::from(j)])?, meta))
         });
         publish(&broker, messages).await?;
         let bar = if ask.display == Display::Quiet {

@@ -17,6 +17,7 @@ use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_engine::local::StageTimes;
 use autoeval_pipeline::{initial_tasks, pending_tasks};
 use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
+use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::ResultRecord;
 use autoeval_proto::TranslateTask;
@@ -174,17 +175,14 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         }
         let records = stored_records(&store).await?;
         let mut judged = Vec::new();
-        for judge in meta
-            .keys()
-            .filter_map(|k| k.strip_prefix("judge-settings:"))
-        {
+        for judge in meta.keys().filter_map(|k| meta::judge_of(k)) {
             judged.push((judge.to_string(), store.judgements(judge).await?));
         }
         anyhow::Ok((meta, records, judged))
     })?;
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
-    if let (false, Some(config)) = (dir.config().exists(), meta.get("config")) {
+    if let (false, Some(config)) = (dir.config().exists(), meta.get(meta::CONFIG)) {
         std::fs::write(dir.config(), config)
             .with_context(|| format!("cannot write {}", dir.config().display()))?;
     }
@@ -286,9 +284,16 @@ pub fn execute(
         }
         // With resume: the tasks workers set aside while the run was paused.
         let mut parked = None;
-        if budget.given() || mode == Mode::Resume {
+        // Redoing a run a backend halted lifts the halt: the tasks it set
+        // aside are pending, and published with the rest.
+        let lift_halt = mode == Mode::RedoFailed && store.budget().await?.halted.is_some();
+        if budget.given() || mode == Mode::Resume || lift_halt {
             match store
-                .set_caps(budget.usd(), budget.tokens(), mode == Mode::Resume)
+                .set_caps(
+                    budget.usd(),
+                    budget.tokens(),
+                    mode == Mode::Resume || lift_halt,
+                )
                 .await?
             {
                 CapsSet::Spent => {
@@ -309,7 +314,7 @@ pub fn execute(
         }
         let meta = store.meta().await?;
         let publish = match mode {
-            Mode::Run => !meta.contains_key("published"),
+            Mode::Run => !meta.contains_key(meta::PUBLISHED),
             Mode::RedoFailed => true,
             // What was set aside, and nothing else: the rest is on its way.
             Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
@@ -317,7 +322,7 @@ pub fn execute(
         if publish {
             let recorded = stored_records(&store).await?;
             let mut pending = pending_tasks(initial, &recorded);
-            if let Some(parked) = &parked {
+            if let (Mode::Resume, Some(parked)) = (mode, &parked) {
                 let parked: std::collections::HashSet<&str> =
                     parked.iter().map(String::as_str).collect();
                 pending
@@ -340,7 +345,7 @@ pub fn execute(
             }
             publish_tasks(&broker, &run, pending.tasks).await?;
             store
-                .set_meta(&[("published", unix_now().to_string())])
+                .set_meta(&[(meta::PUBLISHED, unix_now().to_string())])
                 .await?;
         } else if display != Display::Quiet {
             eprintln!("fleet: run {run}: {units} units, published before; following");
@@ -367,6 +372,10 @@ pub fn execute(
         anyhow::Ok((ending?, records))
     })?;
     write_results(dir, &records)?;
+    if let Ending::Halted { why } = &ending {
+        // What was recorded is written; the rest waits for the cause to be fixed.
+        return Err(crate::run::halted_error(why, dir, true));
+    }
     if let Ending::Paused { why, done } = ending {
         // What was recorded is written; the report waits for the whole run.
         return Err(Paused {
@@ -439,7 +448,7 @@ fn unix_now() -> u64 {
 async fn register(store: &RunStore, settings: &Resolved, units: usize, items: usize) -> Result<()> {
     let plan = serde_json::to_string(&settings.plan)?;
     let meta = store.meta().await?;
-    if meta.get("plan").is_some_and(|p| *p != plan) {
+    if meta.get(meta::PLAN).is_some_and(|p| *p != plan) {
         bail!(
             "Redis holds a run named {} with other settings; use another --out",
             store.run()
@@ -448,14 +457,14 @@ async fn register(store: &RunStore, settings: &Resolved, units: usize, items: us
     let stages = serde_json::to_string(&stage_settings(settings)?)?;
     let config = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
     let mut fields = vec![
-        ("plan", plan),
-        ("stages", stages),
-        ("config", config),
-        ("units", units.to_string()),
-        ("items", items.to_string()),
+        (meta::PLAN, plan),
+        (meta::STAGES, stages),
+        (meta::CONFIG, config),
+        (meta::UNITS, units.to_string()),
+        (meta::ITEMS, items.to_string()),
     ];
-    if !meta.contains_key("created") {
-        fields.push(("created", unix_now().to_string()));
+    if !meta.contains_key(meta::CREATED) {
+        fields.push((meta::CREATED, unix_now().to_string()));
     }
     Ok(store.set_meta(&fields).await?)
 }

@@ -591,10 +591,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     progress.finish();
     let times = times?;
     if let Some(why) = halted() {
-        anyhow::bail!(
-            "{why}. Nothing is lost: once this is fixed, `autoeval rerun {} --failed` redoes the calls that failed and runs those never sent",
-            dir.0.display()
-        );
+        return Err(halted_error(&why, dir, false));
     }
     drop(store);
     finish(
@@ -664,4 +661,14 @@ pub fn finish(
         .into());
     }
     Ok(())
+}
+
+/// How a run stops when a backend halted, on one machine or a fleet alike:
+/// the cause in one line, and the command that finishes the run once it is fixed.
+pub(crate) fn halted_error(why: &str, dir: &RunDir, fleet: bool) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{why}. Nothing is lost: once this is fixed, `autoeval rerun {} --failed{}` redoes the calls that failed and runs those never sent",
+        dir.0.display(),
+        if fleet { " --fleet" } else { "" }
+    )
 }

@@ -14,6 +14,7 @@
 //! [`TranslateTask`]: autoeval_proto::TranslateTask
 //! [`VerifyTask`]: autoeval_proto::VerifyTask
 
+mod judge;
 pub mod local;
 mod serve;
 mod shutdown;
@@ -22,12 +23,15 @@ mod translate;
 mod transport;
 mod verify;
 
+pub use judge::serve_judge;
 pub use serve::Ended;
 pub use shutdown::{Shutdown, ShutdownHandle};
 pub use stage::{
-    Admission, Fixed, NoAdmission, NoWatch, SetupError, Stages, Start, Step, Translate, Verify,
-    Watch,
+    Admission, Fixed, Judge, Judges, NoAdmission, NoWatch, OneJudge, SetupError, Stages, Start,
+    Step, Translate, Verify, Watch,
 };
 pub use translate::serve_translate;
-pub use transport::{Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError, TransportError};
+pub use transport::{
+    Delivery, Inbox, Incoming, JudgementStore, Outbox, RecordStore, StoreError, TransportError,
+};
 pub use verify::serve_verify;

@@ -2,6 +2,10 @@
 //! process, a store of records in memory, and [`run_local`], which drives
 //! both loops over them until every unit has ended.
 
+mod judge;
+
+pub use judge::{judge_local, Judged};
+
 use crate::stage::{Fixed, NoAdmission, Step, Translate, Verify, Watch};
 use crate::transport::{
     Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError, TransportError,

@@ -2,7 +2,7 @@
 //! admission of paid work (caps, halts), and a watch on every task.
 
 use crate::transport::StoreError;
-use autoeval_proto::{ResultRecord, RoundTrip, TranslateTask, VerifyTask};
+use autoeval_proto::{JudgeRecord, ResultRecord, RoundTrip, TranslateTask, VerifyTask};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,37 @@ pub trait Translate: Send + Sync + 'static {
 pub trait Verify: Send + Sync + 'static {
     /// The round's record.
     fn verify(&self, task: VerifyTask) -> ResultRecord;
+}
+
+/// The A4 question: a judge model says whether φ0 ≡ φ1.
+pub trait Judge: Send + Sync + 'static {
+    /// Asks about the pair in `question` and fills in the judgement, or the
+    /// API failure; `None` when it was never sent because the judge halted.
+    fn ask(&self, question: JudgeRecord) -> impl Future<Output = Option<JudgeRecord>> + Send;
+    /// Why the judge cannot be asked, when its backend halted.
+    fn halted(&self) -> Option<String>;
+}
+
+/// The judges of each run, named `<model spec>|<style>`.
+pub trait Judges: Send + Sync + 'static {
+    /// What a judge is.
+    type Judge: Judge;
+    /// The judge `judge` of `run`.
+    fn judge(
+        &self,
+        run: &str,
+        judge: &str,
+    ) -> impl Future<Output = Result<Arc<Self::Judge>, SetupError>> + Send;
+}
+
+/// The same judge for every run and name (one machine asks one judge at a time).
+pub struct OneJudge<J>(pub Arc<J>);
+
+impl<J: Judge> Judges for OneJudge<J> {
+    type Judge = J;
+    async fn judge(&self, _run: &str, _judge: &str) -> Result<Arc<J>, SetupError> {
+        Ok(self.0.clone())
+    }
 }
 
 /// Why a run's stage cannot be built.
@@ -103,6 +134,8 @@ pub enum Step {
     Translate,
     /// Proving.
     Verify,
+    /// The A4 question.
+    Judge,
 }
 
 impl Step {
@@ -111,6 +144,7 @@ impl Step {
         match self {
             Step::Translate => "translate",
             Step::Verify => "verify",
+            Step::Judge => "judge",
         }
     }
 }

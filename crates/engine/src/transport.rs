@@ -2,7 +2,7 @@
 //! given back or dead-lettered; confirmed sends; and a store that records
 //! each round once.
 
-use autoeval_proto::{ResultRecord, UnitKey};
+use autoeval_proto::{JudgeRecord, ResultRecord, UnitKey};
 use std::future::Future;
 use thiserror::Error;
 
@@ -112,4 +112,17 @@ pub trait RecordStore: Send + Sync + 'static {
         run: &str,
         each: impl FnMut(ResultRecord) + Send,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Durable storage of A4 judgements, each pair's first kept.
+pub trait JudgementStore: Send + Sync + 'static {
+    /// Stores `judgement` made by `judge` (`<model spec>|<style>`) unless the
+    /// pair has one; a failed call is kept apart, to be asked again. Says
+    /// whether it was new.
+    fn record_judgement(
+        &self,
+        run: &str,
+        judge: &str,
+        judgement: &JudgeRecord,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

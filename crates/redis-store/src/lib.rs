@@ -4,6 +4,7 @@
 //! the same step, so a redelivered task can never count twice, and the
 //! counters always equal a recount of the stored results.
 
+mod admission;
 mod budget;
 mod cache;
 mod gate;
@@ -422,7 +423,7 @@ impl RunStore {
         keys.extend(self.holding_keys().await?);
         // Each judge that judged the run left its settings in `meta`.
         for field in self.meta().await?.keys() {
-            if let Some(judge) = field.strip_prefix("judge-settings:") {
+            if let Some(judge) = autoeval_proto::meta::judge_of(field) {
                 keys.extend(self.judge_keys(judge));
             }
         }

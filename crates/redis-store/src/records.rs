@@ -34,7 +34,7 @@ impl RedisRecords {
         }
     }
 
-    fn run(&self, run: &str) -> RunStore {
+    pub(crate) fn run(&self, run: &str) -> RunStore {
         let mut runs = match self.runs.lock() {
             Ok(r) => r,
             Err(poisoned) => poisoned.into_inner(),

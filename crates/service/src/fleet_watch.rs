@@ -97,7 +97,7 @@ impl Watch for FleetWatch {
         tracing::warn!(
             run,
             why,
-            "a backend halted; the run is paused and its unsent tasks set aside"
+            "a backend halted; what it did not send stays to do"
         );
     }
 }

@@ -180,7 +180,7 @@ impl<T: DeserializeOwned> RunSettings<T> {
         }
         let meta = RunStore::new(self.conn.clone(), run).meta().await?;
         let text = meta
-            .get("stages")
+            .get(autoeval_proto::meta::STAGES)
             .with_context(|| format!("run {run:?} is not registered"))?;
         let settings: Arc<T> = Arc::new(
             serde_json::from_str(text)

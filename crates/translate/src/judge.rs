@@ -49,3 +49,26 @@ pub async fn ask(
     }
     Some(j)
 }
+
+/// A judge model with its prompts: the A4 stage the engine's judge loop asks.
+pub struct Judging {
+    /// The judge's backend.
+    pub backend: std::sync::Arc<Backend>,
+    /// The prompts the question is asked with.
+    pub templates: std::sync::Arc<Templates>,
+}
+
+impl autoeval_engine::Judge for Judging {
+    async fn ask(&self, question: JudgeRecord) -> Option<JudgeRecord> {
+        ask(&self.backend, &self.templates, question).await
+    }
+
+    fn halted(&self) -> Option<String> {
+        self.backend.halt().map(|h| {
+            format!(
+                "stopped after {} attempts to reach the judge failed the same way: {}; {}",
+                h.attempts, h.cause, h.fix
+            )
+        })
+    }
+}

@@ -1,0 +1,128 @@
+//! A backend that halts (nothing listens on its port) stops a fleet run the
+//! way it stops a one-machine run: the same one-line cause, the same exit
+//! status, the unsent units left pending; and the command that line names
+//! finishes the run once the server is back.
+
+use autoeval_e2e::fleet::{binary, Fleet, AMQP, REDIS};
+use autoeval_proto::{ResultRecord, Verdict};
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The records of a run directory.
+fn records(dir: &Path) -> Vec<ResultRecord> {
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a record"))
+        .collect()
+}
+
+/// The cause a stopped run printed: its one line up to the recovery hint.
+fn cause(stderr: &str) -> &str {
+    stderr
+        .split_once(". Nothing is lost")
+        .map_or(stderr, |(cause, _)| cause)
+}
+
+#[test]
+fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_finishes_it() {
+    let mut fleet = Fleet::new("halt", &[]);
+    fleet.stop_mock();
+    // One call at a time on both sides: the failures come one after another
+    // until the backend halts, and the rest are never sent.
+    fleet.start_worker(1);
+    fleet.start_verifier(1);
+    let one_machine = fleet.dir.join("one-machine");
+    let plan = [
+        "run",
+        "--model",
+        &fleet.model,
+        "--dataset",
+        "ksat",
+        "--prompt",
+        "few-shot",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--max-attempts",
+        "1",
+        "--concurrency",
+        "1",
+        "--quiet",
+    ];
+    let with_out = |out: &Path, extra: &[&str]| {
+        let mut args: Vec<String> = plan.iter().map(|s| s.to_string()).collect();
+        args.extend(["--out".into(), out.to_string_lossy().into_owned()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let one = Command::new(binary("autoeval"))
+        .args(with_out(&one_machine, &[]))
+        .output()
+        .expect("autoeval runs");
+    let fleet_args = with_out(&fleet.out, &["--fleet", "--amqp", AMQP, "--redis", REDIS]);
+    let fleet_args: Vec<&str> = fleet_args.iter().map(String::as_str).collect();
+    let on_fleet = fleet.autoeval_output(&fleet_args);
+
+    let (said_one, said_fleet) = (
+        String::from_utf8_lossy(&one.stderr).into_owned(),
+        String::from_utf8_lossy(&on_fleet.stderr).into_owned(),
+    );
+    eprintln!("one machine: {said_one}fleet:       {said_fleet}");
+    assert_eq!(one.status.code(), Some(1), "{said_one}");
+    assert_eq!(on_fleet.status.code(), one.status.code(), "{said_fleet}");
+    assert_eq!(said_one.lines().count(), 1, "one line: {said_one}");
+    assert_eq!(said_fleet.lines().count(), 1, "one line: {said_fleet}");
+    assert!(
+        cause(&said_one).contains(&format!("connection refused to 127.0.0.1:{}", fleet.port)),
+        "{said_one}"
+    );
+    assert_eq!(cause(&said_fleet), cause(&said_one));
+    let hint = format!("autoeval rerun {} --failed --fleet", fleet.out.display());
+    assert!(said_fleet.contains(&hint), "{said_fleet}");
+
+    // Every call sent is recorded as a failure; the units never sent stay
+    // pending (no record), as on one machine.
+    let plan_units = {
+        let all = records(&one_machine);
+        assert!(all.iter().all(|r| r.verdict == Verdict::ApiFailure));
+        all.len()
+    };
+    let first = records(&fleet.out);
+    assert!(
+        first.iter().all(|r| r.verdict == Verdict::ApiFailure),
+        "only failed calls are recorded"
+    );
+    let store = fleet.store();
+    let units: usize = fleet
+        .block_on(store.meta())
+        .expect("the run's meta")
+        .get(autoeval_proto::meta::UNITS)
+        .and_then(|u| u.parse().ok())
+        .expect("the run's unit count");
+    assert!(
+        first.len() < units && plan_units < units,
+        "a halt leaves units pending: {} and {plan_units} recorded of {units}",
+        first.len()
+    );
+
+    // The line's command, once the server is back, finishes the run.
+    fleet.start_mock(&[]);
+
+    let out = fleet.out.to_string_lossy().into_owned();
+    let rerun = [
+        "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
+    ];
+    let finished = fleet.autoeval_output(&rerun);
+    assert!(
+        finished.status.success(),
+        "{}",
+        String::from_utf8_lossy(&finished.stderr)
+    );
+    let last = records(&fleet.out);
+    let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
+    assert_eq!(ended.len(), units, "every unit has its outcome");
+    assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+}
