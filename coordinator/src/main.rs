@@ -85,16 +85,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AUTOEVAL_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colour codes only where a person reads them, never in a log file.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    autoeval_telemetry::init_logs("warn");
     // One clean line for a failed command, whatever RUST_BACKTRACE says.
     match dispatch() {
         Ok(()) => std::process::ExitCode::SUCCESS,

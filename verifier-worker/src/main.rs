@@ -31,13 +31,7 @@ struct Args {
 }
 
 fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AUTOEVAL_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    autoeval_telemetry::init_logs("warn");
     let args = Args::parse();
     if args.prover_child {
         return Ok(autoeval_solver_pool::serve_stdio(

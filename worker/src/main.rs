@@ -13,6 +13,7 @@
 //! bundles could be in hand longer), or the broker closes the channel and
 //! redelivers the bundle.
 
+mod registry;
 mod serve;
 
 use anyhow::Result;
@@ -23,16 +24,6 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 pub struct Args {
-    /// Broker URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_AMQP",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
-    )]
-    amqp: String,
-    /// Redis URL.
-    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
-    redis: String,
     /// Model spec this worker serves, exactly as the run names it (repeat for several).
     #[arg(long = "model", required = true)]
     models: Vec<String>,
@@ -47,27 +38,17 @@ pub struct Args {
     /// minutes); the worker warns when a run's task could take longer.
     #[arg(long, default_value_t = 1800)]
     consumer_timeout_s: u64,
-    /// Threads of the async runtime: one moves the bytes of hundreds of
-    /// calls in flight; more only help when one core cannot keep up.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Address of /healthz, /readyz and /metrics (port 0: any free port, printed at start).
-    #[arg(long, alias = "metrics-addr", default_value = "127.0.0.1:0")]
-    health_addr: String,
+    /// The broker, Redis, and how this process serves.
+    #[command(flatten)]
+    service: autoeval_service::ServiceArgs,
 }
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,lapin=warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    autoeval_telemetry::init_logs("info,lapin=warn");
     let args = Args::parse();
-    let runtime = autoeval_service::runtime(args.threads)?;
+    let runtime = autoeval_service::runtime(args.service.threads)?;
     runtime.block_on(serve::run(args))
 }

@@ -2,22 +2,23 @@
 //! queues, and run the engine's translate and judge loops over them until
 //! shut down; after a lost connection, the same again.
 
+use crate::registry::RedisRegistry;
 use crate::Args;
 use anyhow::Result;
-use autoeval_amqp::{prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker};
-use autoeval_engine::{serve_judge, serve_translate, Shutdown};
+use autoeval_amqp::{prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError};
+use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
+use autoeval_proto::{JudgeTask, TranslateTask};
 use autoeval_redis_store::{Budgets, Holding, RedisGate, RedisRecords};
-use autoeval_service::{shutdown_signal, FleetWatch, Health, RunSettings};
+use autoeval_service::{serve_connected, shutdown_signal, FleetWatch, Health};
 use autoeval_telemetry::{LlmObserver, Metrics};
-use autoeval_translate::{Local, Templates};
+use autoeval_translate::{Local, RunJudges, RunTranslators, Templates};
+use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
-
-mod stages;
-
-use stages::{RunJudges, RunTranslators};
 
 /// Serves until SIGTERM.
 pub async fn run(args: Args) -> Result<()> {
@@ -25,9 +26,9 @@ pub async fn run(args: Args) -> Result<()> {
     metrics.start_stage("translate");
     metrics.start_stage("judge");
     let health = Health::with_metrics(metrics.clone());
-    let bound = health.serve(&args.health_addr).await?;
+    let bound = health.serve(&args.service.health_addr).await?;
     println!("health: http://{bound}");
-    let redis = autoeval_redis_store::connect(&args.redis).await?;
+    let redis = autoeval_redis_store::connect(&args.service.redis).await?;
     let local = Local {
         concurrency: Some(usize::from(args.concurrency)),
         cache: None,
@@ -36,101 +37,142 @@ pub async fn run(args: Args) -> Result<()> {
         // Every worker of the fleet keeps each model's limits together.
         gate: Some(Arc::new(RedisGate::new(redis.clone()))),
     };
-    let translators = Arc::new(RunTranslators::new(
-        RunSettings::new(redis.clone()),
-        redis.clone(),
-        local.clone(),
-        args.models.clone(),
-        std::time::Duration::from_secs(args.consumer_timeout_s),
-        usize::from(args.concurrency),
-    ));
-    let judges = Arc::new(RunJudges::new(
-        redis.clone(),
-        local,
-        Arc::new(Templates::builtin()),
-    ));
-    let admission = Arc::new(Budgets::new(redis.clone()));
-    let records = Arc::new(RedisRecords::new(redis.clone()));
-    let holding = Holding::new(autoeval_service::process_name("autoeval-worker"));
-    holding.spawn_reporter(redis);
-    let watch = Arc::new(FleetWatch::new(metrics, holding));
+    let registry = Arc::new(RedisRegistry::new(redis.clone()));
     let slots = usize::from(args.concurrency.max(1));
-    let mut shutdown = shutdown_signal();
-    loop {
-        let broker = tokio::select! {
-            b = Broker::connect_with_backoff(&args.amqp, "autoeval-worker") => Arc::new(b),
-            _ = shutdown.changed() => return Ok(()),
-        };
-        let mut loops = JoinSet::new();
-        for model in &args.models {
-            // Translate tasks come in bundles; A4 questions one by one.
-            let translate = match broker.declare_translate(model).await {
-                Ok(q) => {
-                    let prefetch = prefetch_for(slots, BUNDLE_SIZE);
-                    broker.consume(&q, prefetch, "").await
-                }
-                Err(e) => Err(e),
+    // A task waits for a slot behind the others in hand, then runs.
+    let in_hand = usize::from(prefetch_for(slots, BUNDLE_SIZE)) * BUNDLE_SIZE;
+    let turns = in_hand.div_ceil(slots) as u32;
+    let holding = Holding::new(autoeval_service::process_name("autoeval-worker"));
+    holding.spawn_reporter(redis.clone());
+    let timeout = Duration::from_secs(args.consumer_timeout_s);
+    let (models, templates) = (args.models.clone(), Arc::new(Templates::builtin()));
+    let loops = Loops {
+        translators: Arc::new(RunTranslators::new(
+            registry.clone(),
+            local.clone(),
+            models,
+            Some((turns, timeout)),
+        )),
+        judges: Arc::new(RunJudges::new(registry, local, templates)),
+        admission: Arc::new(Budgets::new(redis.clone())),
+        records: Arc::new(RedisRecords::new(redis)),
+        watch: Arc::new(FleetWatch::new(metrics, holding)),
+        slots,
+    };
+    let shutdown = shutdown_signal();
+    let (models, health, loops, stop) = (&args.models, &health, &loops, &shutdown);
+    let served = |broker: Arc<Broker>| async move {
+        let mut running = JoinSet::new();
+        for model in models {
+            let (tasks, questions) = match subscribe(&broker, model, loops.slots).await {
+                Ok(inboxes) => inboxes,
+                Err(e) => return tracing::warn!(error = %e, model, "cannot subscribe"),
             };
-            let judge = match broker.declare_judge(model).await {
-                Ok(q) => broker.consume(&q, args.concurrency, "").await,
-                Err(e) => Err(e),
-            };
-            match translate {
-                Ok(c) => {
-                    let mut inbox = AmqpInbox::new(c, broker.clone(), MessageKind::Translate);
-                    let outbox = Arc::new(AmqpOutbox::new(
-                        broker.clone(),
-                        MessageKind::Verify,
-                        route_verify,
-                    ));
-                    let (stages, admission, watch) =
-                        (translators.clone(), admission.clone(), watch.clone());
-                    let shutdown = Shutdown::from_watch(shutdown.clone());
-                    loops.spawn(async move {
-                        let ended = serve_translate(
-                            &mut inbox, outbox, stages, admission, watch, slots, shutdown,
-                        )
-                        .await;
-                        inbox.close().await;
-                        ended
-                    });
-                }
-                Err(e) => tracing::warn!(error = %e, model, "cannot subscribe to translate"),
-            }
-            match judge {
-                Ok(c) => {
-                    let mut inbox = AmqpInbox::new(c, broker.clone(), MessageKind::Judge);
-                    let (judges, records, watch) = (judges.clone(), records.clone(), watch.clone());
-                    let shutdown = Shutdown::from_watch(shutdown.clone());
-                    loops.spawn(async move {
-                        let ended =
-                            serve_judge(&mut inbox, judges, records, watch, slots, shutdown).await;
-                        inbox.close().await;
-                        ended
-                    });
-                }
-                Err(e) => tracing::warn!(error = %e, model, "cannot subscribe to judge"),
-            }
+            let serving = loops
+                .clone()
+                .serve(broker.clone(), tasks, questions, stop.clone());
+            running.spawn(serving);
         }
-        health.set_ready(loops.len() == 2 * args.models.len());
-        tracing::info!(models = ?args.models, "serving");
-        // The first loop to end (a lost connection, a cancelled consumer)
-        // ends this connection's turn; the rest are stopped too.
-        if let Some(Ok(ended)) = loops.join_next().await {
-            tracing::debug!(?ended, "a loop ended");
+        health.set_ready(true);
+        tracing::info!(?models, "serving");
+        // The first model's loops to end (a lost connection, a cancelled
+        // consumer) end this connection's turn.
+        if let Some(Ok(ended)) = running.join_next().await {
+            tracing::debug!(?ended, "the loops of a model ended");
         }
         health.set_ready(false);
-        if *shutdown.borrow() {
-            // Every loop finishes the work it began.
-            while loops.join_next().await.is_some() {}
+        if *stop.borrow() {
+            while running.join_next().await.is_some() {}
         } else {
-            loops.shutdown().await;
+            running.shutdown().await;
         }
-        broker.close().await;
-        if *shutdown.borrow() {
-            tracing::info!("stopped");
-            return Ok(());
-        }
-        tracing::warn!("subscription ended; reconnecting");
+    };
+    serve_connected(
+        &args.service.amqp,
+        "autoeval-worker",
+        health,
+        shutdown.clone(),
+        served,
+    )
+    .await;
+    Ok(())
+}
+
+/// What the loops of every model share.
+#[derive(Clone)]
+struct Loops {
+    translators: Arc<RunTranslators<RedisRegistry>>,
+    judges: Arc<RunJudges<RedisRegistry>>,
+    admission: Arc<Budgets>,
+    records: Arc<RedisRecords>,
+    watch: Arc<FleetWatch>,
+    slots: usize,
+}
+
+impl Loops {
+    /// Runs a model's translate and judge loops until one ends; at
+    /// shutdown both finish the work they began.
+    async fn serve(
+        self,
+        broker: Arc<Broker>,
+        mut tasks: AmqpInbox<TranslateTask>,
+        mut questions: AmqpInbox<JudgeTask>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Ended {
+        let ended = {
+            let outbox = Arc::new(AmqpOutbox::new(broker, MessageKind::Verify, route_verify));
+            let mut translating = pin!(serve_translate(
+                &mut tasks,
+                outbox,
+                self.translators,
+                self.admission,
+                self.watch.clone(),
+                self.slots,
+                Shutdown::from_watch(shutdown.clone()),
+            ));
+            let mut judging = pin!(serve_judge(
+                &mut questions,
+                self.judges,
+                self.records,
+                self.watch,
+                self.slots,
+                Shutdown::from_watch(shutdown.clone()),
+            ));
+            let (ended, translate_first) = tokio::select! {
+                e = &mut translating => (e, true),
+                e = &mut judging => (e, false),
+            };
+            if *shutdown.borrow() {
+                if translate_first {
+                    judging.await;
+                } else {
+                    translating.await;
+                }
+            }
+            ended
+        };
+        tasks.close().await;
+        questions.close().await;
+        ended
     }
+}
+
+/// Subscribes to the translate queue (bundles, a prefetch of about twice
+/// the slots' tasks) and the judge queue (one question a message) of `model`.
+async fn subscribe(
+    broker: &Arc<Broker>,
+    model: &str,
+    slots: usize,
+) -> Result<(AmqpInbox<TranslateTask>, AmqpInbox<JudgeTask>), BrokerError> {
+    let queue = broker.declare_translate(model).await?;
+    let tasks = broker
+        .consume(&queue, prefetch_for(slots, BUNDLE_SIZE), "")
+        .await?;
+    let queue = broker.declare_judge(model).await?;
+    let prefetch = u16::try_from(slots).unwrap_or(u16::MAX);
+    let questions = broker.consume(&queue, prefetch, "").await?;
+    Ok((
+        AmqpInbox::new(tasks, broker.clone(), MessageKind::Translate),
+        AmqpInbox::new(questions, broker.clone(), MessageKind::Judge),
+    ))
 }

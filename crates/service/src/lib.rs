@@ -1,8 +1,10 @@
 //! What every fleet process shares: `/healthz`, `/readyz` and `/metrics`,
 //! shutdown on SIGTERM or Ctrl-C, and the settings of each run it works for.
 
+mod connected;
 mod fleet_watch;
 
+pub use connected::{serve_connected, ServiceArgs};
 pub use fleet_watch::{FleetWatch, InHand};
 
 use anyhow::{Context, Result};
@@ -201,4 +203,13 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
         e.downcast_ref::<autoeval_redis_store::StoreError>(),
         Some(autoeval_redis_store::StoreError::Redis { .. })
     )
+}
+
+/// Why a run's stage cannot be built, for the engine: transient when Redis
+/// could not be read (the delivery goes back), else dead-lettered with why.
+pub fn setup_error(e: &anyhow::Error) -> autoeval_engine::SetupError {
+    autoeval_engine::SetupError {
+        transient: is_transient(e),
+        message: format!("{e:#}"),
+    }
 }

@@ -5,8 +5,10 @@
 //! backends, models, datasets, verdicts, runs), never an item id.
 
 mod llm;
+mod logs;
 
 pub use llm::LlmObserver;
+pub use logs::{init_logs, LOG_FILTER_VAR};
 
 use prometheus::{
     exponential_buckets, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec,

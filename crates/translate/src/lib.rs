@@ -5,12 +5,14 @@
 //! tokens, cost, latency, attempts, and an API failure if there was one.
 
 pub mod judge;
+mod per_run;
 mod settings;
 mod stage;
 
 pub use autoeval_llm_client::Backend;
 pub use autoeval_prompts::Templates;
 pub use autoeval_proto::{Reading, RoundTrip, TranslateTask, VerifyTask};
+pub use per_run::{Registry, RunJudges, RunTranslators};
 pub use settings::{CopyPolicy, Local, SettingsError, StageSettings};
 pub use stage::{translate, Translator};
 

@@ -10,7 +10,9 @@ use autoeval_pipeline::{VerifySettings, VerifyStage};
 use autoeval_proto::fleet::{BUNDLE_SIZE, VERIFY_QUEUE};
 use autoeval_proto::wire::MessageKind;
 use autoeval_redis_store::{Holding, RedisRecords};
-use autoeval_service::{shutdown_signal, FleetWatch, Health, RunSettings};
+use autoeval_service::{
+    serve_connected, setup_error, shutdown_signal, FleetWatch, Health, RunSettings,
+};
 use autoeval_telemetry::Metrics;
 use autoeval_verify::Prover;
 use std::collections::HashMap;
@@ -29,10 +31,7 @@ impl Stages<VerifyStage> for RunStages {
         if let Some(s) = self.built.lock().await.get(run) {
             return Ok(s.clone());
         }
-        let settings = self.settings.get(run).await.map_err(|e| SetupError {
-            transient: autoeval_service::is_transient(&e),
-            message: format!("{e:#}"),
-        })?;
+        let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
         let stage = Arc::new(
             settings
                 .stage(self.prover.clone())
@@ -54,7 +53,7 @@ pub async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new("verifier"));
     metrics.start_verifier();
     let health = Health::with_metrics(metrics.clone());
-    let bound = health.serve(&args.health_addr).await?;
+    let bound = health.serve(&args.service.health_addr).await?;
     println!("health: http://{bound}");
     let jobs = args
         .jobs
@@ -62,7 +61,7 @@ pub async fn run(args: Args) -> Result<()> {
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
     let prover =
         autoeval_solver_pool::SolverPool::of_program(exe, vec!["--prover-child".into()], jobs);
-    let redis = autoeval_redis_store::connect(&args.redis).await?;
+    let redis = autoeval_redis_store::connect(&args.service.redis).await?;
     let stages = Arc::new(RunStages {
         settings: RunSettings::new(redis.clone()),
         prover: Arc::new(prover),
@@ -72,44 +71,42 @@ pub async fn run(args: Args) -> Result<()> {
     holding.spawn_reporter(redis.clone());
     let watch = Arc::new(FleetWatch::new(metrics, holding));
     let store = Arc::new(RedisRecords::new(redis));
-    let mut shutdown = shutdown_signal();
-    loop {
-        let broker = tokio::select! {
-            b = Broker::connect_with_backoff(&args.amqp, "autoeval-verifier") => Arc::new(b),
-            _ = shutdown.changed() => return Ok(()),
+    let shutdown = shutdown_signal();
+    let (health, stages, store, watch, stop) = (&health, &stages, &store, &watch, &shutdown);
+    let prefetch = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
+    let served = |broker: Arc<Broker>| async move {
+        let consumer = match broker.consume(VERIFY_QUEUE, prefetch, "").await {
+            Ok(c) => c,
+            Err(e) => return tracing::warn!(error = %e, "cannot subscribe"),
         };
-        let prefetch = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
-        match broker.consume(VERIFY_QUEUE, prefetch, "").await {
-            Ok(consumer) => {
-                health.set_ready(true);
-                tracing::info!(jobs, concurrency = args.concurrency, "serving");
-                let mut inbox = AmqpInbox::new(consumer, broker.clone(), MessageKind::Verify);
-                let outbox = Arc::new(AmqpOutbox::new(
-                    broker.clone(),
-                    MessageKind::Translate,
-                    route_translate,
-                ));
-                let ended = serve_verify(
-                    &mut inbox,
-                    outbox,
-                    stages.clone(),
-                    store.clone(),
-                    watch.clone(),
-                    jobs,
-                    Shutdown::from_watch(shutdown.clone()),
-                )
-                .await;
-                tracing::debug!(?ended, "the verify loop ended");
-                inbox.close().await;
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot subscribe"),
-        }
-        health.set_ready(false);
-        broker.close().await;
-        if *shutdown.borrow() {
-            tracing::info!("stopped");
-            return Ok(());
-        }
-        tracing::warn!("subscription ended; reconnecting");
-    }
+        health.set_ready(true);
+        tracing::info!(jobs, concurrency = args.concurrency, "serving");
+        let mut inbox = AmqpInbox::new(consumer, broker.clone(), MessageKind::Verify);
+        let outbox = Arc::new(AmqpOutbox::new(
+            broker,
+            MessageKind::Translate,
+            route_translate,
+        ));
+        let ended = serve_verify(
+            &mut inbox,
+            outbox,
+            stages.clone(),
+            store.clone(),
+            watch.clone(),
+            jobs,
+            Shutdown::from_watch(stop.clone()),
+        )
+        .await;
+        tracing::debug!(?ended, "the verify loop ended");
+        inbox.close().await;
+    };
+    serve_connected(
+        &args.service.amqp,
+        "autoeval-verifier",
+        health,
+        shutdown.clone(),
+        served,
+    )
+    .await;
+    Ok(())
 }

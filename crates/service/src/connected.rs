@@ -1,0 +1,63 @@
+//! What every fleet process does the same: its connection settings on the
+//! command line, and serving over a broker connection that is made again
+//! whenever it is lost, until shutdown.
+
+use crate::Health;
+use autoeval_amqp::Broker;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Where a fleet process finds the broker and Redis, and how it serves.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServiceArgs {
+    /// Broker URL.
+    #[arg(
+        long,
+        env = "AUTOEVAL_AMQP",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
+    pub amqp: String,
+    /// Redis URL.
+    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Threads of the async runtime: one moves the bytes of hundreds of
+    /// calls in flight; more only help when one core cannot keep up.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Address of /healthz, /readyz and /metrics (port 0: any free port, printed at start).
+    #[arg(long, alias = "metrics-addr", default_value = "127.0.0.1:0")]
+    pub health_addr: String,
+}
+
+/// Connects to the broker at `amqp` as `name` and runs `serve` over the
+/// connection until it returns; `serve` says whether every subscription
+/// was made (the process is ready meanwhile). A lost connection is made
+/// again, with backoff, and served again; shutdown ends it after `serve`
+/// has finished the work it began.
+pub async fn serve_connected<F, Fut>(
+    amqp: &str,
+    name: &str,
+    health: &Health,
+    shutdown: watch::Receiver<bool>,
+    mut serve: F,
+) where
+    F: FnMut(Arc<Broker>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut stop = shutdown.clone();
+    loop {
+        let broker = tokio::select! {
+            b = Broker::connect_with_backoff(amqp, name) => Arc::new(b),
+            _ = stop.changed() => return,
+        };
+        serve(broker.clone()).await;
+        health.set_ready(false);
+        broker.close().await;
+        if *shutdown.borrow() {
+            tracing::info!("stopped");
+            return;
+        }
+        tracing::warn!("subscription ended; reconnecting");
+    }
+}

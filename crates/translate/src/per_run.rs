@@ -1,0 +1,166 @@
+//! Each run's translator and judges on a fleet worker, built once per run
+//! from the settings its coordinator registered, with the worker's own
+//! backends (its slots, rate gate, keys and metrics).
+
+use crate::judge::Judging;
+use crate::{Local, StageSettings, Templates, Translator};
+use autoeval_engine::{Judges, SetupError, Stages};
+use autoeval_llm_client::ResponseCache;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// What a run registered, as the worker reads it.
+pub trait Registry: Send + Sync + 'static {
+    /// The stage settings of `run`.
+    fn stage_settings(
+        &self,
+        run: &str,
+    ) -> impl Future<Output = Result<Arc<StageSettings>, SetupError>> + Send;
+    /// How the judge `judge` (`<spec>|<style>`) of `run` is asked.
+    fn judge_settings(
+        &self,
+        run: &str,
+        judge: &str,
+    ) -> impl Future<Output = Result<StageSettings, SetupError>> + Send;
+    /// The reply cache of `run`, shared by the fleet.
+    fn cache(&self, run: &str) -> Arc<dyn ResponseCache>;
+    /// Whether a halt of `run` is still in force (yes when it cannot be told).
+    fn still_halted(&self, run: &str) -> impl Future<Output = bool> + Send;
+}
+
+/// Each run's translator, over the models this worker serves.
+pub struct RunTranslators<R> {
+    registry: Arc<R>,
+    local: Local,
+    models: Vec<String>,
+    /// The time a task may be in hand (its turn at the slots and those of
+    /// the tasks ahead of it) before the broker delivers it again.
+    limit: Option<(u32, Duration)>,
+    built: Mutex<HashMap<String, Arc<Translator>>>,
+}
+
+impl<R: Registry> RunTranslators<R> {
+    /// Translators for `models`, built with `local`'s backends; `limit`:
+    /// warn when `turns` task times could outlast the broker's consumer timeout.
+    pub fn new(
+        registry: Arc<R>,
+        local: Local,
+        models: Vec<String>,
+        limit: Option<(u32, Duration)>,
+    ) -> Self {
+        RunTranslators {
+            registry,
+            local,
+            models,
+            limit,
+            built: Mutex::default(),
+        }
+    }
+
+    async fn build(&self, run: &str) -> Result<Arc<Translator>, SetupError> {
+        let settings = self.registry.stage_settings(run).await?;
+        let models: Vec<String> = self
+            .models
+            .iter()
+            .filter(|m| settings.models.contains_key(*m))
+            .cloned()
+            .collect();
+        for model in &models {
+            let Some((turns, timeout)) = self.limit else {
+                break;
+            };
+            let budget = settings.task_budget(model) * turns;
+            if budget >= timeout {
+                tracing::warn!(
+                    run,
+                    model,
+                    budget_s = budget.as_secs(),
+                    consumer_timeout_s = timeout.as_secs(),
+                    "a task may outlast the broker's consumer timeout and be delivered again mid-call; \
+                     lower the run's max-attempts or request-timeout-s, or raise the broker's consumer_timeout and --consumer-timeout-s"
+                );
+            }
+        }
+        let local = Local {
+            cache: Some(self.registry.cache(run)),
+            ..self.local.clone()
+        };
+        let translator = settings
+            .translator(&models, &local)
+            .map_err(|e| SetupError {
+                message: format!("run {run:?}: {e}"),
+                transient: false,
+            })?;
+        Ok(Arc::new(translator))
+    }
+}
+
+impl<R: Registry> Stages<Translator> for RunTranslators<R> {
+    async fn stage(&self, run: &str) -> Result<Arc<Translator>, SetupError> {
+        let cached = self.built.lock().await.get(run).cloned();
+        if let Some(s) = cached {
+            // A halted backend stays halted until the run's halt is lifted
+            // (`rerun --failed` once the cause is fixed): then it starts afresh.
+            if s.halted().is_none() || self.registry.still_halted(run).await {
+                return Ok(s);
+            }
+            tracing::info!(run, "the run's halt was lifted; its backends start afresh");
+        }
+        let stage = self.build(run).await?;
+        self.built
+            .lock()
+            .await
+            .insert(run.to_string(), stage.clone());
+        Ok(stage)
+    }
+}
+
+/// Each run's judges, built from the settings `autoeval judge --fleet` registered.
+pub struct RunJudges<R> {
+    registry: Arc<R>,
+    local: Local,
+    templates: Arc<Templates>,
+    built: Mutex<HashMap<(String, String), Arc<Judging>>>,
+}
+
+impl<R: Registry> RunJudges<R> {
+    /// Judges built with `local`'s backends, asking with `templates`.
+    pub fn new(registry: Arc<R>, local: Local, templates: Arc<Templates>) -> Self {
+        RunJudges {
+            registry,
+            local,
+            templates,
+            built: Mutex::default(),
+        }
+    }
+}
+
+impl<R: Registry> Judges for RunJudges<R> {
+    type Judge = Judging;
+
+    async fn judge(&self, run: &str, judge: &str) -> Result<Arc<Judging>, SetupError> {
+        let id = (run.to_string(), judge.to_string());
+        if let Some(j) = self.built.lock().await.get(&id) {
+            return Ok(j.clone());
+        }
+        let settings = self.registry.judge_settings(run, judge).await?;
+        let spec = judge.rsplit_once('|').map_or(judge, |(spec, _)| spec);
+        let local = Local {
+            cache: Some(self.registry.cache(run)),
+            ..self.local.clone()
+        };
+        let backend = settings.backend(spec, &local).map_err(|e| SetupError {
+            message: format!("run {run:?}, judge {judge:?}: {e}"),
+            transient: false,
+        })?;
+        let built = Arc::new(Judging {
+            backend: Arc::new(backend),
+            templates: self.templates.clone(),
+        });
+        self.built.lock().await.insert(id, built.clone());
+        Ok(built)
+    }
+}
