@@ -1,7 +1,7 @@
 //! `autoeval check`: verdicts for a file of formula pairs, in parallel, in input order.
 
+use crate::app::provers::prover_pool;
 use anyhow::{Context, Result};
-use autoeval_solver_pool::SolverPool;
 use autoeval_syntax::Mode;
 use autoeval_verify::{ProverLimits, Settings};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,17 +50,6 @@ impl From<ParseMode> for Mode {
             ParseMode::Lenient => Mode::Lenient,
         }
     }
-}
-
-/// A pool of prover processes running this executable's hidden `prover-child` command.
-pub fn prover_pool(size: usize) -> Result<SolverPool> {
-    let program =
-        std::env::current_exe().context("cannot find this executable to start provers")?;
-    Ok(SolverPool::of_program(
-        program,
-        vec!["prover-child".into()],
-        size,
-    ))
 }
 
 /// Runs `autoeval check`.

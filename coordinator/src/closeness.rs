@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let formulas = formula_set(&args)?;
     if args.bench {
-        return crate::closeness_bench::run(&formulas, encoder.as_deref(), 5);
+        return crate::bench::closeness::run(&formulas, encoder.as_deref(), 5);
     }
     eprintln!(
         "closeness: {} formulas from {}; metrics normalised by each formula's match with itself",

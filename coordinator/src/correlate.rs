@@ -2,11 +2,11 @@
 //! another's. Our scores come from a CSV or, as App. K.4 computes them, from
 //! a run directory: one dataset, zero-shot, round 1, up to a complexity cut-off.
 
-use crate::run::RunDir;
-use anyhow::{bail, Context, Result};
+use crate::app::report::read_scores;
+use anyhow::{bail, Result};
 use autoeval_metrics::{conditional_accuracy, paper_max_complexity, pearson, predictive_power};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use autoeval_run_dir::RunDir;
+use std::path::PathBuf;
 
 /// Settings of `autoeval correlate`.
 #[derive(clap::Args, Debug)]
@@ -27,37 +27,6 @@ pub struct Args {
     /// CSV of the other benchmark's scores: model,score.
     #[arg(long)]
     other: PathBuf,
-}
-
-pub fn read_scores(path: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .from_path(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let mut scores = BTreeMap::new();
-    for (i, record) in reader.records().enumerate() {
-        let record = record.with_context(|| format!("{}: line {}", path.display(), i + 1))?;
-        let (Some(model), Some(score)) = (record.get(0), record.get(1)) else {
-            bail!(
-                "{}: line {} needs two columns, model and score",
-                path.display(),
-                i + 1
-            );
-        };
-        match score.parse::<f64>() {
-            Ok(s) => {
-                scores.insert(model.to_string(), s);
-            }
-            Err(_) if i == 0 => {} // a header row
-            Err(_) => bail!(
-                "{}: line {}: {score:?} is not a number",
-                path.display(),
-                i + 1
-            ),
-        }
-    }
-    Ok(scores)
 }
 
 /// Runs `autoeval correlate`.

@@ -2,10 +2,10 @@
 //! reference implementation's verified-dataset layout (one JSON file per
 //! dataset, model and prompt style, round 1), or as one CSV row per round.
 
-use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
 use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_run_dir::{model_file_name, RunDir};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct Args {
     out: Option<PathBuf>,
     /// A fleet run: read it from Redis.
     #[command(flatten)]
-    fleet: crate::fleet::ReadArgs,
+    fleet: autoeval_fleet_coordinator::ReadArgs,
 }
 
 fn item_of(r: &ResultRecord) -> Result<Item> {
@@ -173,12 +173,12 @@ fn csv_file(records: &[ResultRecord], path: &std::path::Path) -> Result<()> {
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     if args.fleet.fleet {
-        crate::fleet::pull(&dir, &args.fleet)?;
+        autoeval_fleet_coordinator::pull(&dir, &args.fleet)?;
     }
     let records = dir.records()?;
     match args.format {
         Format::Reference => {
-            let config = crate::run::config::RunConfig::read(&dir.config()).ok();
+            let config = autoeval_run_settings::RunConfig::read(&dir.config()).ok();
             let seed = config.as_ref().and_then(|c| c.seed).unwrap_or(0);
             let per_bucket = config.as_ref().and_then(|c| c.per_bucket).unwrap_or(50);
             let out = args.out.unwrap_or_else(|| dir.0.join("export"));

@@ -1,9 +1,9 @@
 //! `autoeval generate`: write a dataset as JSONL or in the reference layout.
 
+use crate::app::items::generate_all;
 use anyhow::{Context, Result};
-use autoeval_generate::{generate_batch, reference, Batch, DatasetConfig, DatasetKind};
+use autoeval_generate::{reference, Batch, DatasetConfig, DatasetKind};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -99,24 +99,6 @@ impl Args {
             ..DatasetConfig::table1(self.dataset)
         }
     }
-}
-
-/// Generates every batch in parallel; batch streams are independent, so the
-/// result does not depend on the number of threads.
-pub fn generate_all(
-    cfg: &DatasetConfig,
-    batches: u64,
-    progress: &ProgressBar,
-) -> Result<Vec<Batch>> {
-    cfg.validate()?;
-    (0..batches)
-        .into_par_iter()
-        .map(|b| {
-            let batch = generate_batch(cfg, b)?;
-            progress.inc(1);
-            Ok(batch)
-        })
-        .collect()
 }
 
 /// Runs `autoeval generate`.

@@ -4,10 +4,10 @@
 //! `DIR/judge-<model>-<style>.jsonl` as they come, so a stopped judge run
 //! resumes where it was.
 
-use crate::run::{model_file_name, RunDir};
 use anyhow::{Context, Result};
 use autoeval_engine::local::judge_local;
-use autoeval_engine::{JudgementStore, StoreError};
+use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeFile, RunDir};
+
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, ModelSpec};
@@ -52,7 +52,7 @@ pub struct Args {
     /// Ask through the fleet: LLM workers serving the judge model answer,
     /// and the judgements are kept in the fleet's Redis with the run.
     #[command(flatten)]
-    fleet: crate::fleet::FleetArgs,
+    fleet: autoeval_fleet_coordinator::FleetArgs,
 }
 
 fn style_name(s: StyleArg) -> &'static str {
@@ -92,34 +92,6 @@ fn print_table(records: &[JudgeRecord]) {
         }
         line("all".into(), &total);
     }
-}
-
-/// The judgements of a judge file, one per pair: an answer over an earlier
-/// failed call, and the first answer when a pair was answered twice.
-pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
-    let mut by_pair: std::collections::BTreeMap<(String, String, String, u32, u32), JudgeRecord> =
-        std::collections::BTreeMap::new();
-    // A torn last line (a killed run) is not a judgement.
-    for j in text
-        .split_inclusive('\n')
-        .filter(|l| l.ends_with('\n'))
-        .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok())
-    {
-        let key = (
-            j.id.clone(),
-            j.model.clone(),
-            j.prompt.clone(),
-            j.round,
-            j.repeat,
-        );
-        match by_pair.get(&key) {
-            Some(kept) if kept.api_failure.is_none() => {}
-            _ => {
-                by_pair.insert(key, j);
-            }
-        }
-    }
-    by_pair.into_values().collect()
 }
 
 /// Runs `autoeval judge`.
@@ -182,19 +154,20 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.fleet.fleet {
         let display = if args.quiet {
-            crate::run::progress::Display::Quiet
+            autoeval_progress::Display::Quiet
         } else {
-            crate::run::progress::Display::Bars
+            autoeval_progress::Display::Bars
         };
-        let asked = crate::fleet::judge::ask_all(crate::fleet::judge::Ask {
-            dir: &dir,
-            judge: &args.judge,
-            settings,
-            style,
-            todo,
-            fleet: &args.fleet,
-            display,
-        })?;
+        let asked =
+            autoeval_fleet_coordinator::judge::ask_all(autoeval_fleet_coordinator::judge::Ask {
+                dir: &dir,
+                judge: &args.judge,
+                settings,
+                style,
+                todo,
+                fleet: &args.fleet,
+                display,
+            })?;
         let mut lines = String::new();
         for j in &asked {
             lines.push_str(&serde_json::to_string(j)?);
@@ -268,40 +241,8 @@ fn finish(
     if !quiet {
         print_table(&all);
     }
-    let report = crate::report::write(dir, records, Vec::new())?;
+    let report = crate::app::report::write(dir, records, Vec::new())?;
     println!("judgements: {}", path.display());
     println!("report: {}", report.display());
     Ok(())
-}
-
-/// Where the judgements of `judge` asked in `style` are kept in a run directory.
-pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf {
-    dir.0
-        .join(format!("judge-{}-{style}.jsonl", model_file_name(judge)))
-}
-
-/// Replaces the judge file with `judgements`, whole.
-pub(crate) fn rewrite_judgements(path: &std::path::Path, judgements: &[JudgeRecord]) -> Result<()> {
-    Ok(crate::run::store::replace_jsonl(path, judgements)?)
-}
-
-/// A judge file as the judge loop's store: each judgement appended as it comes.
-struct JudgeFile(Mutex<std::fs::File>);
-
-impl JudgementStore for JudgeFile {
-    async fn record_judgement(
-        &self,
-        _run: &str,
-        _judge: &str,
-        judgement: &JudgeRecord,
-    ) -> Result<bool, StoreError> {
-        let line =
-            serde_json::to_string(judgement).map_err(|e| StoreError::fatal(e.to_string()))?;
-        let mut file = self
-            .0
-            .lock()
-            .map_err(|_| StoreError::fatal("the judge file's lock is poisoned"))?;
-        writeln!(file, "{line}").map_err(|e| StoreError::fatal(e.to_string()))?;
-        Ok(true)
-    }
 }

@@ -1,13 +1,11 @@
 //! `autoeval`: generate benchmark datasets and check formula equivalence.
 
+mod app;
 mod bench;
-mod bench_llm;
 mod check;
 mod closeness;
-mod closeness_bench;
 mod correlate;
 mod export;
-mod fleet;
 mod generate;
 mod import;
 mod judge;
@@ -17,6 +15,7 @@ mod rerun;
 mod resume;
 mod reverify;
 mod run;
+mod status;
 
 use clap::{Parser, Subcommand};
 
@@ -50,7 +49,7 @@ enum Command {
     /// Continue a fleet run paused at its cost or token cap, with a new cap.
     Resume(resume::Args),
     /// Where a fleet run stands: units per shard (done, failed, dead, in hand per stage, waiting), queue depths, dead letters and why.
-    Status(fleet::status::Args),
+    Status(status::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
     Judge(judge::Args),
     /// Write a run's results in the reference's verified layout or as CSV.
@@ -68,13 +67,13 @@ enum Command {
     /// Convert a dataset file of the public reference implementation to JSONL items.
     Import(import::Args),
     /// Measure round trips per second through HTTP against the mock server (use a release build).
-    BenchLlm(bench_llm::Args),
+    BenchLlm(bench::llm::Args),
     /// Measure units per second through the fleet (broker, Redis, workers, verifiers) beside the one-machine run (use a release build).
-    BenchFleet(fleet::bench::Args),
+    BenchFleet(bench::fleet::Args),
     /// Serve an OpenAI-compatible chat API that answers with the reference model.
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
-    Bench(bench::Args),
+    Bench(bench::prover::Args),
     /// Serve prover checks on stdin/stdout (started by the solver pool).
     #[command(hide = true)]
     ProverChild {
@@ -89,14 +88,14 @@ fn main() -> std::process::ExitCode {
     // One clean line for a failed command, whatever RUST_BACKTRACE says.
     match dispatch() {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => match e.downcast_ref::<run::Incomplete>() {
+        Err(e) => match e.downcast_ref::<app::run::Incomplete>() {
             Some(incomplete) => {
                 eprintln!("warning: {incomplete}");
-                std::process::ExitCode::from(run::EXIT_INCOMPLETE)
+                std::process::ExitCode::from(app::run::EXIT_INCOMPLETE)
             }
-            None if e.is::<fleet::Paused>() => {
+            None if e.is::<autoeval_fleet_coordinator::Paused>() => {
                 eprintln!("paused: {e}");
-                std::process::ExitCode::from(fleet::EXIT_PAUSED)
+                std::process::ExitCode::from(autoeval_fleet_coordinator::EXIT_PAUSED)
             }
             None => {
                 eprintln!("error: {e:#}");
@@ -112,7 +111,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Resume(args) => resume::run(args),
-        Command::Status(args) => fleet::status::run(args),
+        Command::Status(args) => status::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Export(args) => export::run(args),
         Command::Generate(args) => generate::run(args),
@@ -121,10 +120,10 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Correlate(args) => correlate::run(args),
         Command::Closeness(args) => closeness::run(args),
         Command::Reverify(args) => reverify::run(args),
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::prover::run(args),
         Command::MockLlm(args) => mock_llm::run(args),
-        Command::BenchLlm(args) => bench_llm::run(args),
-        Command::BenchFleet(args) => fleet::bench::run(args),
+        Command::BenchLlm(args) => bench::llm::run(args),
+        Command::BenchFleet(args) => bench::fleet::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
         }

@@ -3,10 +3,12 @@
 //! every other round stays as it was, and the response cache means a
 //! translation that had succeeded is not paid for again.
 
-use crate::run::config::RunConfig;
-use crate::run::store::JsonlStore;
-use crate::run::{execute, progress_display, resolve_settings, RunDir};
+use crate::app::run::{execute, progress_display};
 use anyhow::Result;
+use autoeval_run_dir::JsonlStore;
+use autoeval_run_dir::RunDir;
+use autoeval_run_settings::resolve as resolve_settings;
+use autoeval_run_settings::RunConfig;
 use std::path::PathBuf;
 
 /// Settings of `autoeval rerun`.
@@ -33,7 +35,7 @@ pub struct Args {
     /// A fleet run: redo the units whose last round failed or whose tasks
     /// are dead letters, through the fleet.
     #[command(flatten)]
-    fleet: crate::fleet::FleetArgs,
+    fleet: autoeval_fleet_coordinator::FleetArgs,
 }
 
 /// Runs `autoeval rerun`.
@@ -46,13 +48,13 @@ pub fn run(args: Args) -> Result<()> {
     }))?;
     if args.fleet.fleet {
         let display = progress_display(args.quiet, args.plain, 10);
-        return crate::fleet::execute(
+        return crate::app::run::on_fleet(
             &dir,
             &settings,
             display,
             &args.fleet,
-            &crate::fleet::BudgetArgs::default(),
-            crate::fleet::Mode::RedoFailed,
+            &autoeval_fleet_coordinator::BudgetArgs::default(),
+            autoeval_fleet_coordinator::Mode::RedoFailed,
         );
     }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;

@@ -3,8 +3,10 @@
 //! unpauses the run and takes the tasks its workers set aside; exactly
 //! those are published again, and the tasks still queued are done as usual.
 
-use crate::run::{progress_display, resolve_settings, RunDir};
+use crate::app::run::progress_display;
 use anyhow::{bail, Result};
+use autoeval_run_dir::RunDir;
+use autoeval_run_settings::resolve as resolve_settings;
 use std::path::PathBuf;
 
 /// Settings of `autoeval resume`.
@@ -20,10 +22,10 @@ pub struct Args {
     plain: bool,
     /// The fleet.
     #[command(flatten)]
-    fleet: crate::fleet::FleetArgs,
+    fleet: autoeval_fleet_coordinator::FleetArgs,
     /// The new caps: a cap not given stays as it was; `--no-budget` removes both.
     #[command(flatten)]
-    budget: crate::fleet::BudgetArgs,
+    budget: autoeval_fleet_coordinator::BudgetArgs,
 }
 
 /// Runs `autoeval resume`.
@@ -34,12 +36,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     let settings = resolve_settings(dir.read_config()?)?;
     let display = progress_display(args.quiet, args.plain, 10);
-    crate::fleet::execute(
+    crate::app::run::on_fleet(
         &dir,
         &settings,
         display,
         &args.fleet,
         &args.budget,
-        crate::fleet::Mode::Resume,
+        autoeval_fleet_coordinator::Mode::Resume,
     )
 }

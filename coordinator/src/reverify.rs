@@ -2,7 +2,7 @@
 //! published verdicts with this project's verifiers, and report where they
 //! disagree, per dataset and complexity value.
 
-use crate::check::prover_pool;
+use crate::app::provers::prover_pool;
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetKind};
 use autoeval_verify::{check, Kind, Settings, Verdict};

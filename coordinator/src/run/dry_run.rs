@@ -5,13 +5,12 @@
 //! answers, so the built-in reference model's answers stand in for their
 //! length; tokens are estimated at one per four bytes of UTF-8.
 
-use super::config::Resolved;
-use super::{price_table, stage_settings};
 use anyhow::Result;
 use autoeval_generate::Item;
 use autoeval_models::Usage;
 use autoeval_pipeline::initial_tasks;
 use autoeval_prompts::Family;
+use autoeval_run_settings::{price_table, stage_settings, Resolved};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

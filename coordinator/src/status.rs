@@ -2,13 +2,14 @@
 //! units done, failed and dead from Redis and the dead-letter queue, tasks
 //! in hand per stage as the workers tell Redis, queue depths from the broker.
 
-use super::follow::{dead_units, tally};
-use super::{open, run_name, FleetArgs};
-use crate::run::{load_items, resolve_settings, RunDir};
 use anyhow::Result;
+use autoeval_fleet_coordinator::{dead_units, open, tally, FleetArgs};
 use autoeval_pipeline::initial_tasks;
 use autoeval_proto::fleet::{shard_of_unit, translate_queue, VERIFY_QUEUE};
 use autoeval_proto::Verdict;
+use autoeval_run_dir::run_name;
+use autoeval_run_dir::RunDir;
+use autoeval_run_settings::{load_items, resolve as resolve_settings};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -4,16 +4,17 @@
 //! record each judgement once in Redis, and the judgements are written to
 //! the same `judge-<model>-<style>.jsonl` as a one-machine judge run.
 
-use super::{publish, run_name, wait_for_workers, FleetArgs};
-use crate::run::progress::Display;
-use crate::run::RunDir;
+use crate::{publish, wait_for_workers, FleetArgs};
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{Broker, Meta};
 use autoeval_models::{ModelSettings, ModelSpec, PriceTable, RetryPolicy};
+use autoeval_progress::Display;
 use autoeval_proto::fleet::{judge_key, judge_queue, judged_pair};
 use autoeval_proto::wire::{encode, Header, MessageKind};
 use autoeval_proto::{JudgeRecord, JudgeTask};
 use autoeval_redis_store::RunStore;
+use autoeval_run_dir::run_name;
+use autoeval_run_dir::RunDir;
 use autoeval_translate::StageSettings;
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};

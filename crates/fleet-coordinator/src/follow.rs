@@ -2,11 +2,11 @@
 //! depths, until every unit has a final outcome or the units left are all
 //! dead letters.
 
-use super::gauges::RunGauges;
-use super::FleetArgs;
-use crate::run::progress::Progress;
+use crate::gauges::RunGauges;
+use crate::FleetArgs;
 use anyhow::Result;
 use autoeval_amqp::Broker;
+use autoeval_progress::Progress;
 use autoeval_proto::fleet::{translate_queue, DEAD_QUEUE, VERIFY_QUEUE};
 use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
@@ -74,7 +74,7 @@ impl Arrivals {
     pub async fn into_records(mut self, store: &RunStore) -> Result<Vec<ResultRecord>> {
         self.take(store).await?;
         if self.rounds.len() as u64 != store.recorded().await? {
-            return super::stored_records(store).await;
+            return crate::stored_records(store).await;
         }
         let mut all: Vec<ResultRecord> = self.rounds.into_values().collect();
         all.sort_by_key(|a| (a.unit(), a.round));

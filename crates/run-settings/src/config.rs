@@ -73,7 +73,8 @@ pub struct RunConfig {
 pub const DEFAULT_MODELS: [&str; 2] = ["reference", "reference-noisy:0.1"];
 
 /// A named protocol: defaults that reproduce a published setting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
     /// The paper's: the five datasets at Table 1 settings, 50 items per
@@ -288,7 +289,7 @@ impl Resolved {
         // apart plans whose names would be alike.
         let mut joined = String::new();
         for (i, m) in self.plan.models.iter().enumerate() {
-            let name = super::model_file_name(m);
+            let name = crate::model_file_name(m);
             if i > 0 && joined.len() + name.len() > 80 {
                 joined.push_str(&format!("+{}-more", self.plan.models.len() - i));
                 break;

@@ -1,8 +1,8 @@
 //! `autoeval bench`: generation time per dataset and checks per second per
 //! core, measured side by side in one run. Build with `--release`.
 
-use crate::check::prover_pool;
-use crate::generate::generate_all;
+use crate::app::items::generate_all;
+use crate::app::provers::prover_pool;
 use anyhow::Result;
 use autoeval_generate::perturb::{self, RegexRewrite, Rewrite};
 use autoeval_generate::rng::Rng;

@@ -2,9 +2,9 @@
 //! model server, LLM workers, verifier workers, the real broker and Redis)
 //! beside the one-machine run of the same plan, measured side by side.
 
-use super::FleetArgs;
-use crate::run::progress::rate;
 use anyhow::{bail, Context, Result};
+use autoeval_fleet_coordinator::FleetArgs;
+use autoeval_progress::rate;
 use autoeval_proto::fleet::translate_queue;
 use autoeval_redis_store::RunStore;
 use std::io::{BufRead, BufReader};

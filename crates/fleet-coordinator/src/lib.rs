@@ -1,75 +1,81 @@
-//! `autoeval run --fleet` and the commands that read a fleet run: the
-//! coordinator registers the run in Redis, publishes its tasks to the
+//! The fleet's coordinator, as a library the command line calls: it registers the run in Redis, publishes its tasks to the
 //! broker, follows the results the verifiers record, and writes the same
 //! `results.jsonl`, summary and report as a one-machine run.
 
-pub mod bench;
 mod follow;
 mod gauges;
 pub mod judge;
-pub mod status;
 
-use crate::run::config::Resolved;
-use crate::run::progress::{Display, Progress};
-use crate::run::{claim_dir, finish, load_items, stage_settings, RunDir};
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_engine::local::StageTimes;
 use autoeval_pipeline::{initial_tasks, pending_tasks};
+use autoeval_progress::{Display, Progress};
 use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
 use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::ResultRecord;
 use autoeval_proto::TranslateTask;
 use autoeval_redis_store::{Cap, CapsSet, RunStore};
-use follow::Ending;
+use autoeval_run_dir::{claim_dir, run_name, RunDir};
+use autoeval_run_settings::Resolved;
+use autoeval_run_settings::{load_items, stage_settings};
+pub use follow::{dead_units, tally, Ending};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Where the fleet is.
-#[derive(clap::Args, Debug, Default, Clone)]
+#[derive(Debug, Default, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct FleetArgs {
     /// Run on the fleet: publish the tasks to the broker for `autoeval-worker`
     /// and `autoeval-verifier` processes, and follow the results in Redis.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fleet: bool,
     /// Broker URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_AMQP",
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            env = "AUTOEVAL_AMQP",
+            default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+        )
     )]
     pub amqp: String,
     /// Redis URL.
-    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")
+    )]
     pub redis: String,
     /// Seconds to wait for a worker serving each model before publishing
     /// anyway (tasks for a model nobody serves become dead letters).
-    #[arg(long, default_value_t = 60)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 60))]
     pub worker_wait_s: u64,
     /// Serve /healthz, /readyz and /metrics here while the coordinator runs
     /// (ready once the run is registered and published).
-    #[arg(long, alias = "metrics-addr")]
+    #[cfg_attr(feature = "cli", arg(long, alias = "metrics-addr"))]
     pub health_addr: Option<String>,
     /// After the run ends, keep serving /metrics this many seconds (or until
     /// SIGTERM), so that Prometheus scrapes the end of the run.
-    #[arg(long, default_value_t = 0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
     pub linger_s: u64,
 }
 
 /// A fleet run's caps.
-#[derive(clap::Args, Debug, Default, Clone)]
+#[derive(Debug, Default, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct BudgetArgs {
     /// Most the run may spend on model calls, in US dollars (as the price
     /// table prices them): at the cap the run pauses, and `autoeval resume
     /// DIR --fleet --budget-usd MORE` continues it.
-    #[arg(long, value_name = "USD")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
     pub budget_usd: Option<f64>,
     /// Most prompt plus completion tokens the run may pay for; at the cap it pauses.
-    #[arg(long, value_name = "TOKENS")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TOKENS"))]
     pub budget_tokens: Option<u64>,
     /// Remove the run's caps (a cap not given otherwise stays as it was).
-    #[arg(long, conflicts_with_all = ["budget_usd", "budget_tokens"])]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with_all = ["budget_usd", "budget_tokens"]))]
     pub no_budget: bool,
 }
 
@@ -145,15 +151,19 @@ impl std::fmt::Display for Paused {
 impl std::error::Error for Paused {}
 
 /// Where a fleet run's results are, for the commands that read a run.
-#[derive(clap::Args, Debug, Default, Clone)]
+#[derive(Debug, Default, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct ReadArgs {
     /// Read the run from the fleet's Redis first, into its directory (made if
     /// missing): its settings when the directory has none, every recorded
     /// round, and every judgement made with `judge --fleet`.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fleet: bool,
     /// Redis URL.
-    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")
+    )]
     pub redis: String,
 }
 
@@ -192,7 +202,7 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         let Some((spec, style)) = judge.rsplit_once('|') else {
             continue;
         };
-        let path = crate::judge::judge_file(dir, spec, style);
+        let path = autoeval_run_dir::judge_file(dir, spec, style);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -202,9 +212,9 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
             text.push('\n');
         }
         // What the file held first, then the fleet's: the first answer of a pair stands.
-        let merged = crate::judge::latest_judgements(&text);
+        let merged = autoeval_run_dir::latest_judgements(&text);
         judgements += merged.len();
-        crate::judge::rewrite_judgements(&path, &merged)?;
+        autoeval_run_dir::rewrite_judgements(&path, &merged)?;
     }
     eprintln!(
         "fleet: run {run}: {} rounds and {judgements} judgements read from Redis into {}",
@@ -212,23 +222,6 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         dir.0.display()
     );
     Ok(())
-}
-
-/// The run's name in Redis and on the broker: its directory's name.
-pub fn run_name(dir: &RunDir) -> Result<String> {
-    dir.0
-        .canonicalize()
-        .ok()
-        .as_deref()
-        .unwrap_or(&dir.0)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .with_context(|| {
-            format!(
-                "{} has no directory name to name the run by",
-                dir.0.display()
-            )
-        })
 }
 
 /// Every stored round of the run, sorted by unit and round.
@@ -239,9 +232,24 @@ pub async fn stored_records(store: &RunStore) -> Result<Vec<ResultRecord>> {
     Ok(all)
 }
 
-/// Runs the plan on the fleet (or, with `redo_failed`, redoes its failed
-/// units) and writes the results, summary and report once every unit has a
-/// final outcome or the rest are dead letters.
+/// A fleet run whose every unit has its outcome, for the command line to
+/// write its summary and report.
+#[derive(Debug)]
+pub struct Finished {
+    /// Items of the run.
+    pub items: usize,
+    /// Work units.
+    pub units: usize,
+    /// Seconds spent generating (or reading) the items.
+    pub generate_s: f64,
+    /// The run's wall time and records.
+    pub times: StageTimes,
+}
+
+/// Runs the plan on the fleet (or, as `mode` says, redoes its failed units
+/// or resumes it) and writes the results; once every unit has a final
+/// outcome (or the rest are dead letters), `finish` writes the summary and report.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     dir: &RunDir,
     settings: &Resolved,
@@ -249,6 +257,7 @@ pub fn execute(
     fleet: &FleetArgs,
     budget: &BudgetArgs,
     mode: Mode,
+    finish: impl FnOnce(Finished) -> Result<()>,
 ) -> Result<()> {
     if budget.budget_usd.is_some() {
         refuse_unpriced(settings)?;
@@ -374,7 +383,7 @@ pub fn execute(
     write_results(dir, &records)?;
     if let Ending::Halted { why } = &ending {
         // What was recorded is written; the rest waits for the cause to be fixed.
-        return Err(crate::run::halted_error(why, dir, true));
+        return Err(autoeval_run_dir::halted_error(why, dir, true));
     }
     if let Ending::Paused { why, done } = ending {
         // What was recorded is written; the report waits for the whole run.
@@ -392,15 +401,12 @@ pub fn execute(
         records: records.len(),
         ..StageTimes::default()
     };
-    let finished = finish(
-        dir,
-        settings,
-        items.len(),
+    let finished = finish(Finished {
+        items: items.len(),
         units,
         generate_s,
-        &times,
-        display,
-    );
+        times,
+    });
     if fleet.linger_s > 0 && fleet.health_addr.is_some() {
         // The health server goes on serving the final metrics meanwhile.
         runtime.block_on(async {
@@ -558,7 +564,7 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
 
 /// Writes the records as the run's `results.jsonl`, replacing it whole.
 fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
-    Ok(crate::run::store::replace_jsonl(&dir.results(), records)?)
+    Ok(autoeval_run_dir::replace_jsonl(&dir.results(), records)?)
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

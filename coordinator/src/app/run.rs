@@ -1,0 +1,232 @@
+//! The one-machine run and its end, shared by `run`, `rerun` and `resume`:
+//! the stages over the in-process engine, and the summary and report written
+//! once every unit has its outcome (here or on a fleet).
+
+use crate::app::provers::prover_pool;
+use anyhow::{Context, Result};
+use autoeval_engine::local::{run_local, Concurrency, StageTimes};
+use autoeval_llm_client::{DiskCache, ResponseCache};
+use autoeval_pipeline::{initial_tasks, pending_tasks, VerifyStage};
+use autoeval_progress::{Display, Progress};
+use autoeval_run_dir::{claim_dir, JsonlStore, RunDir};
+use autoeval_run_settings::{load_items, stage_settings, Resolved};
+use autoeval_translate::{Local, Translator};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit status of a run that finished with rounds that tell nothing about
+/// the model (API failures, verifier errors): they are worth redoing.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// A run that finished, but with rounds to redo.
+#[derive(Debug)]
+pub struct Incomplete {
+    /// Rounds that ended in an API failure or a verifier error.
+    pub failed: usize,
+    /// The run directory.
+    pub dir: PathBuf,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} rounds ended in an API failure or a verifier error and are not counted; once the cause is fixed, redo them with: autoeval rerun {} --failed",
+            self.failed,
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+/// How progress is shown: bars on a terminal, log lines every `log_every` seconds otherwise.
+pub fn progress_display(quiet: bool, plain: bool, log_every: u64) -> Display {
+    Display::choose(quiet, plain, Duration::from_secs(log_every.max(1)))
+}
+
+/// The stages for these settings: backends and prompts, and the verifier.
+fn build_stages(dir: &RunDir, s: &Resolved) -> Result<(Translator, VerifyStage)> {
+    let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
+    let cache: Arc<dyn ResponseCache> =
+        Arc::new(DiskCache::new(&cache_dir).with_context(|| {
+            format!("cannot create the response cache {}", cache_dir.display())
+        })?);
+    let local = Local {
+        concurrency: None,
+        cache: Some(cache),
+        secrets_file: s.secrets.clone(),
+        observer: None,
+        // One schedule per model for the whole run: its limits and any 429 are the run's.
+        gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
+    };
+    let settings = stage_settings(s)?;
+    let translator = settings.translator(&s.plan.models, &local)?;
+    let verifier = VerifyStage {
+        settings: autoeval_pipeline::VerifySettings {
+            prompt_set: settings.prompt_set,
+            template_overrides: settings.template_overrides.clone(),
+            copy_policy: settings.copy_policy,
+            timeout_ms: settings.timeout_ms,
+        }
+        .verifier(),
+        prover: Arc::new(prover_pool(s.verifiers)?),
+        copy_policy: settings.copy_policy,
+        prompt_set: translator.templates.set_id().to_string(),
+    };
+    Ok((translator, verifier))
+}
+
+/// Peak resident memory of this process in MiB, where the system tells.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Runs (or resumes) the run in `dir` to the end and writes its summary and report.
+pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
+    claim_dir(dir, settings)?;
+    let t0 = Instant::now();
+    let (items, short) = load_items(settings)?;
+    let generate_s = t0.elapsed().as_secs_f64();
+    tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
+    let store = Arc::new(JsonlStore::open(&dir.results())?);
+    let recorded = store.load()?;
+    let initial = initial_tasks(&settings.plan, &items);
+    let units = initial.len();
+    let pending = pending_tasks(initial, &recorded);
+    if display != Display::Quiet {
+        eprintln!(
+            "run: {} items, {units} units ({} models × {} prompt styles × {} repeats); {} already done, {} to do; results in {}",
+            items.len(),
+            settings.plan.models.len(),
+            settings.plan.prompts.len(),
+            settings.plan.repeats,
+            pending.finished_units,
+            pending.tasks.len(),
+            dir.results().display()
+        );
+    }
+    let (translator, verifier) = build_stages(dir, settings)?;
+    let translator = Arc::new(translator);
+    let halted = {
+        let translator = translator.clone();
+        move || translator.halted()
+    };
+    let progress = Arc::new(Progress::new(pending.tasks.len(), display));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let times = runtime.block_on(run_local(
+        &dir.0.display().to_string(),
+        pending.tasks,
+        translator,
+        Arc::new(verifier),
+        store.clone(),
+        progress.clone(),
+        Concurrency {
+            translate: settings.concurrency,
+            verify: settings.verifiers,
+        },
+    ));
+    progress.finish();
+    let times = times?;
+    if let Some(why) = halted() {
+        return Err(autoeval_run_dir::halted_error(&why, dir, false));
+    }
+    drop(store);
+    finish(
+        dir,
+        settings,
+        items.len(),
+        units,
+        generate_s,
+        &times,
+        display,
+    )
+}
+
+/// Writes the summary and report of a run whose results are all in
+/// `results.jsonl`, prints the terminal summary, and says whether rounds are
+/// left to redo.
+pub fn finish(
+    dir: &RunDir,
+    settings: &Resolved,
+    items: usize,
+    units: usize,
+    generate_s: f64,
+    times: &StageTimes,
+    display: Display,
+) -> Result<()> {
+    let records = autoeval_run_dir::read_all(&dir.results())?;
+    let summary = autoeval_metrics::summary::summarize(&records);
+    let run_info = serde_json::json!({
+        "schema_version": autoeval_proto::SCHEMA_VERSION,
+        "settings": settings,
+        "items": items,
+        "units": units,
+        "this_session": {
+            "generate_s": generate_s,
+            "stages": times,
+            "rounds_per_s": times.records as f64 / times.wall_s.max(1e-9),
+            "peak_memory_mib": peak_memory_mib(),
+        },
+        "summary": summary,
+    });
+    std::fs::write(dir.summary(), serde_json::to_string_pretty(&run_info)?)
+        .with_context(|| format!("cannot write {}", dir.summary().display()))?;
+    let report = crate::app::report::write(dir, &records, Vec::new())?;
+    if display != Display::Quiet {
+        eprintln!(
+            "run: {} rounds recorded in {:.1} s ({}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",
+            times.records,
+            times.wall_s,
+            autoeval_progress::rate(times.records as f64 / times.wall_s.max(1e-9)),
+            times.translate_s,
+            times.verify_s,
+            times.record_s,
+            peak_memory_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB")),
+        );
+        eprint!("{}", autoeval_report::terminal_summary(&summary));
+    }
+    println!("report: {}", report.display());
+    let failed = records
+        .iter()
+        .filter(|r| r.verdict.is_infrastructure_failure())
+        .count();
+    if failed > 0 {
+        return Err(Incomplete {
+            failed,
+            dir: dir.0.clone(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs `settings` on the fleet as `mode` says, and writes the summary and
+/// report as a one-machine run does once every unit has its outcome.
+pub fn on_fleet(
+    dir: &RunDir,
+    settings: &Resolved,
+    display: Display,
+    fleet: &autoeval_fleet_coordinator::FleetArgs,
+    budget: &autoeval_fleet_coordinator::BudgetArgs,
+    mode: autoeval_fleet_coordinator::Mode,
+) -> Result<()> {
+    autoeval_fleet_coordinator::execute(dir, settings, display, fleet, budget, mode, |done| {
+        finish(
+            dir,
+            settings,
+            done.items,
+            done.units,
+            done.generate_s,
+            &done.times,
+            display,
+        )
+    })
+}

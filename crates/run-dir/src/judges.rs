@@ -1,0 +1,71 @@
+//! The judge files of a run directory: one per judge and style, each
+//! judgement a JSON line appended as it comes.
+
+use crate::{model_file_name, replace_jsonl, RunDir, StoreError};
+use autoeval_engine::{JudgementStore, StoreError as EngineError};
+use autoeval_proto::JudgeRecord;
+use std::io::Write;
+use std::sync::Mutex;
+
+/// The judgements of a judge file, one per pair: an answer over an earlier
+/// failed call, and the first answer when a pair was answered twice.
+pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
+    let mut by_pair: std::collections::BTreeMap<(String, String, String, u32, u32), JudgeRecord> =
+        std::collections::BTreeMap::new();
+    // A torn last line (a killed run) is not a judgement.
+    for j in text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok())
+    {
+        let key = (
+            j.id.clone(),
+            j.model.clone(),
+            j.prompt.clone(),
+            j.round,
+            j.repeat,
+        );
+        match by_pair.get(&key) {
+            Some(kept) if kept.api_failure.is_none() => {}
+            _ => {
+                by_pair.insert(key, j);
+            }
+        }
+    }
+    by_pair.into_values().collect()
+}
+
+/// Where the judgements of `judge` asked in `style` are kept in a run directory.
+pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf {
+    dir.0
+        .join(format!("judge-{}-{style}.jsonl", model_file_name(judge)))
+}
+
+/// Replaces the judge file with `judgements`, whole.
+pub fn rewrite_judgements(
+    path: &std::path::Path,
+    judgements: &[JudgeRecord],
+) -> Result<(), StoreError> {
+    replace_jsonl(path, judgements)
+}
+
+/// A judge file as the judge loop's store: each judgement appended as it comes.
+pub struct JudgeFile(pub Mutex<std::fs::File>);
+
+impl JudgementStore for JudgeFile {
+    async fn record_judgement(
+        &self,
+        _run: &str,
+        _judge: &str,
+        judgement: &JudgeRecord,
+    ) -> Result<bool, EngineError> {
+        let line =
+            serde_json::to_string(judgement).map_err(|e| EngineError::fatal(e.to_string()))?;
+        let mut file = self
+            .0
+            .lock()
+            .map_err(|_| EngineError::fatal("the judge file's lock is poisoned"))?;
+        writeln!(file, "{line}").map_err(|e| EngineError::fatal(e.to_string()))?;
+        Ok(true)
+    }
+}
