@@ -349,6 +349,18 @@ pub struct JudgeTask {
     pub equivalent: bool,
 }
 
+impl JudgeRecord {
+    /// The work unit whose round was judged.
+    pub fn unit(&self) -> UnitKey {
+        UnitKey {
+            id: self.id.clone(),
+            model: self.model.clone(),
+            prompt: self.prompt.clone(),
+            repeat: self.repeat,
+        }
+    }
+}
+
 impl From<&JudgeRecord> for JudgeTask {
     fn from(j: &JudgeRecord) -> JudgeTask {
         JudgeTask {
