@@ -1,5 +1,7 @@
 //! The autoeval command from the outside: generate, check, the reference format.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_e2e::{jsonl, run_ok, scratch};
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,6 +3,8 @@
 //! model's accuracy, exports. Models are the built-in reference ones, in
 //! process or behind the local mock server over real HTTP.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_e2e::{jsonl, run_ok, scratch};
 use autoeval_prompts::{Family, Shots, Templates};
 use autoeval_proto::{ResultRecord, Verdict};

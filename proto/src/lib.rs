@@ -15,7 +15,8 @@ pub mod wire;
 
 pub use dataset::DatasetKind;
 pub use record::{
-    Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnitKey, Verdict,
+    Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnitKey,
+    UnknownVerdict, Verdict,
 };
 pub use task::{
     CopyCheck, CopyPolicy, Reading, RoundTrip, Shots, TranslateTask, UnknownShots, VerifyTask,

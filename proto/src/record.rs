@@ -29,6 +29,28 @@ pub enum Verdict {
     VerifierError,
 }
 
+/// A verdict name that is not one of [`Verdict::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown verdict {0:?}")]
+pub struct UnknownVerdict(pub String);
+
+impl std::str::FromStr for Verdict {
+    type Err = UnknownVerdict;
+
+    fn from_str(s: &str) -> Result<Verdict, UnknownVerdict> {
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| UnknownVerdict(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Verdict {
     /// All verdicts, in the order tables list them.
     pub const ALL: [Verdict; 7] = [
@@ -256,7 +278,12 @@ mod tests {
     fn verdicts_use_the_documented_names() {
         for v in Verdict::ALL {
             assert_eq!(serde_json::to_value(v).unwrap(), v.name());
+            assert_eq!(v.to_string().parse::<Verdict>(), Ok(v));
         }
+        assert_eq!(
+            "equivalnet".parse::<Verdict>(),
+            Err(UnknownVerdict("equivalnet".into()))
+        );
         assert!(Verdict::ApiFailure.is_retryable() && Verdict::Timeout.is_retryable());
         assert!(Verdict::VerifierError.is_retryable() && !Verdict::VerifierError.is_compliant());
         assert!(Verdict::VerifierError.is_infrastructure_failure());

@@ -17,7 +17,11 @@ pub fn items(kind: DatasetKind, per_bucket: usize, batches: u64) -> Vec<String> 
         ..DatasetConfig::table1(kind)
     };
     (0..batches)
-        .flat_map(|b| generate_batch(&cfg, b).unwrap().items)
+        .flat_map(|b| {
+            generate_batch(&cfg, b)
+                .expect("the dataset generates")
+                .items
+        })
         .map(|i| i.fs)
         .collect()
 }
@@ -27,7 +31,8 @@ pub fn logic_pairs(items: &[String], seed: u64) -> Vec<(Formula, Formula, bool)>
     let mut rng = Rng::new(seed, "pairs", 0);
     let mut out = Vec::new();
     for text in items {
-        let f = parse_formula_exact(text, Mode::Strict).unwrap();
+        let f =
+            parse_formula_exact(text, Mode::Strict).expect("a formula the grammar emitted parses");
         for (pool, equivalent) in [
             (&Rewrite::EQUIVALENT[..], true),
             (&Rewrite::NEAR_MISS[..], false),
@@ -47,7 +52,8 @@ pub fn regex_pairs(items: &[String], seed: u64) -> Vec<(Regex, Regex, bool)> {
     let sigma = ['0', '1'];
     let mut out = Vec::new();
     for text in items {
-        let r = parse_regex_exact(text, Mode::Strict, &sigma).unwrap();
+        let r = parse_regex_exact(text, Mode::Strict, &sigma)
+            .expect("a regex the grammar emitted parses");
         for (pool, equivalent) in [
             (&RegexRewrite::EQUIVALENT[..], true),
             (&RegexRewrite::NEAR_MISS[..], false),

@@ -2,6 +2,8 @@
 //! as separate processes against the real RabbitMQ and Redis, with the mock
 //! server as the model.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_e2e::fleet::{Fleet, AMQP, ONE_AT_A_TIME, REDIS};
 use autoeval_e2e::jsonl;
 use std::collections::{BTreeMap, HashMap};

@@ -4,6 +4,8 @@
 //! `results.jsonl`. The shipped Prometheus configuration and alert rules
 //! pass promtool.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_e2e::fleet::{free_port, get_json, wait_for, Fleet, AMQP, ONE_AT_A_TIME, REDIS};
 use autoeval_e2e::jsonl;
 use std::collections::BTreeMap;

@@ -2,6 +2,8 @@
 //! counters equal a recount, and the arrival log hands readers every round
 //! in the order it was recorded, forgotten rounds included as gaps.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_e2e::fleet::REDIS;
 use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::{counter_field, RunStore};

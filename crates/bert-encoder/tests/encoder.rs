@@ -4,6 +4,8 @@
 //! after `scripts/bertscore-model` has fetched it; without it the test fails
 //! and says so, it is never skipped.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_bert_encoder::BertEncoder;
 use autoeval_closeness::{bertscore, TokenEmbedder};
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! scores 1 against itself on every metric, an equivalent rewrite keeps LE
 //! at 1, and every perturbation lowers LE or Smatch++.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_closeness::perturb::Perturbation;
 use autoeval_closeness::{closeness, logical_equivalence};
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};

@@ -72,7 +72,7 @@ impl<'a> RunGauges<'a> {
             let [dataset, model, prompt, round, _complexity, verdict] = parts[..] else {
                 continue;
             };
-            let Some(v) = Verdict::ALL.iter().find(|v| v.name() == verdict) else {
+            let Ok(v) = verdict.parse::<Verdict>() else {
                 continue;
             };
             let group = [dataset, model, prompt, round].map(String::from);
@@ -83,7 +83,7 @@ impl<'a> RunGauges<'a> {
                 .entry(group)
                 .or_default()
                 .verdicts
-                .entry(*v)
+                .entry(v)
                 .or_default() += n.max(0) as usize;
         }
         let m = self.metrics;

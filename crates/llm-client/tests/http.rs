@@ -1,5 +1,7 @@
 //! Backends over real HTTP: the mock server, and stubs that check request shapes.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_llm_client::{Backend, BackendOptions, CallError, DiskCache};
 use autoeval_mock_llm::{router, MockConfig, Stats};
 use autoeval_models::{ModelSpec, RetryPolicy, Sample, Stage};

@@ -1,6 +1,8 @@
 //! What each backend variant sends, checked by stubs that read the JSON
 //! they receive and answer the way the servers people run do.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_llm_client::{Backend, BackendOptions, CallError};
 use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, RetryPolicy, Sample, Stage};
 use axum::{http::StatusCode, Json};

@@ -2,6 +2,8 @@
 //! chain of rounds continues only while the meaning is kept, and resuming
 //! from a partial store finishes exactly what is missing.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_engine::local::{run_local, Concurrency, MemoryStore, Observer};
 use autoeval_engine::RecordStore;
 use autoeval_generate::DatasetKind;

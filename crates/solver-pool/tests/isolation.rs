@@ -1,6 +1,8 @@
 //! The pool against real processes: the prover itself, one that hangs, one
 //! that dies at once, and one starved of memory.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_solver_pool::{PoolConfig, SolverPool};
 use autoeval_syntax::{parse_formula_exact, Mode};
 use autoeval_verify::{Prover, ProverLimits, Verdict};

@@ -1,5 +1,7 @@
 //! Round trips through the real HTTP path against the mock server.
 
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
 use autoeval_llm_client::{Backend, BackendOptions};
 use autoeval_mock_llm::{router, MockConfig};
