@@ -6,7 +6,6 @@
 use crate::app::run::progress_display;
 use anyhow::{bail, Result};
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::resolve as resolve_settings;
 use std::path::PathBuf;
 
 /// Settings of `autoeval resume`.
@@ -34,7 +33,7 @@ pub fn run(args: Args) -> Result<()> {
     if !args.fleet.fleet {
         bail!("resume continues a fleet run paused at its budget: add --fleet (a one-machine run resumes with `autoeval run --out DIR` again)");
     }
-    let settings = resolve_settings(dir.read_config()?)?;
+    let settings = dir.settings()?;
     let display = progress_display(args.quiet, args.plain, 10);
     crate::app::run::on_fleet(
         &dir,

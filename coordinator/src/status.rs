@@ -9,7 +9,7 @@ use autoeval_proto::fleet::{shard_of_unit, translate_queue, VERIFY_QUEUE};
 use autoeval_proto::Verdict;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::{load_items, resolve as resolve_settings};
+use autoeval_run_settings::load_items;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -34,7 +34,7 @@ struct Shard {
 /// Runs `autoeval status`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let settings = resolve_settings(dir.read_config()?)?;
+    let settings = dir.settings()?;
     let run = run_name(&dir)?;
     let (items, _) = load_items(&settings)?;
     let units: Vec<String> = initial_tasks(&settings.plan, &items)

@@ -74,7 +74,7 @@ fn settings_rows(dir: &RunDir) -> Result<(SettingRows, Vec<String>)> {
     if !dir.config().exists() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let s = autoeval_run_settings::resolve(autoeval_run_settings::RunConfig::read(&dir.config())?)?;
+    let s = dir.settings()?;
     let p = &s.plan;
     let list = |v: Vec<String>| v.join(", ");
     let mut rows = vec![

@@ -33,6 +33,23 @@ impl RunDir {
         }
         RunConfig::read(&self.config())
     }
+    /// `settings.json`: the settings as they were resolved when the run was
+    /// claimed (the items file's digest included), read back as they are.
+    pub fn resolved(&self) -> PathBuf {
+        self.0.join("settings.json")
+    }
+    /// The run's settings, resolved once: as `settings.json` holds them, or,
+    /// in a directory an older build made, resolved from `config.toml`.
+    pub fn settings(&self) -> Result<Resolved> {
+        let path = self.resolved();
+        if path.exists() {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            return serde_json::from_str(&text)
+                .with_context(|| format!("{} holds no run settings", path.display()));
+        }
+        resolve(self.read_config()?)
+    }
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")
@@ -74,12 +91,13 @@ pub fn run_name(dir: &RunDir) -> Result<String> {
         })
 }
 
-/// Refuses to mix two different plans in one directory; records the settings otherwise.
+/// Refuses to mix two different plans in one directory; records the
+/// settings otherwise, as a config file and as resolved.
 pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
     if dir.config().exists() {
-        let before = resolve(RunConfig::read(&dir.config())?)?;
+        let before = dir.settings()?;
         if before.plan != settings.plan {
             anyhow::bail!(
                 "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
@@ -90,7 +108,10 @@ pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     }
     let text = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
     std::fs::write(dir.config(), text)
-        .with_context(|| format!("cannot write {}", dir.config().display()))
+        .with_context(|| format!("cannot write {}", dir.config().display()))?;
+    let resolved = serde_json::to_string_pretty(settings).context("cannot encode the settings")?;
+    std::fs::write(dir.resolved(), resolved)
+        .with_context(|| format!("cannot write {}", dir.resolved().display()))
 }
 
 /// How a run stops when a backend halted, on one machine or a fleet alike:
