@@ -1,5 +1,7 @@
 //! The settings of a run: built-in defaults, then a TOML file, then flags.
 
+#[cfg(feature = "cli")]
+use crate::cli;
 use anyhow::{bail, Context, Result};
 use autoeval_generate::DatasetKind;
 use autoeval_models::{ModelSettings, ModelSpec};
@@ -13,57 +15,90 @@ use std::path::{Path, PathBuf};
 /// Every setting of `autoeval run`, as the config file spells it. Missing
 /// keys take the built-in defaults.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RunConfig {
-    /// Dataset types.
+    /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
+    #[cfg_attr(feature = "cli", arg(long = "dataset", value_parser = cli::dataset))]
     pub datasets: Option<Vec<DatasetKind>>,
-    /// Model specs.
+    /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
+    /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
+    /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
+    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s;
+    /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
+    #[cfg_attr(feature = "cli", arg(long = "model"))]
     pub models: Option<Vec<String>>,
-    /// Prompt styles: zero-shot, few-shot.
+    /// Prompt style (repeat for both) [default: zero-shot and few-shot].
+    #[cfg_attr(feature = "cli", arg(long = "prompt", value_parser = cli::shots()))]
     pub prompts: Option<Vec<Shots>>,
-    /// Items per complexity value per batch.
+    /// Items per complexity value in each batch [default: 4].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub per_bucket: Option<usize>,
-    /// Batches per dataset.
+    /// Batches per dataset; the report's bands span them [default: 3].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub batches: Option<u64>,
-    /// n of (A∘I)^n.
+    /// Rounds n of (A∘I)^n; a round runs only if the one before kept the meaning [default: 1].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub rounds: Option<u32>,
-    /// Repeats of each unit.
+    /// Times each item is asked of each model in each style [default: 1].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub repeats: Option<u32>,
-    /// Dataset seed.
+    /// Seed of the generated datasets [default: 0].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub seed: Option<u64>,
-    /// Round trips in flight.
+    /// Round trips in flight at once [default: 32].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub concurrency: Option<usize>,
-    /// Verifier threads.
+    /// Verifier threads and prover processes [default: the number of cores].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub verifiers: Option<usize>,
-    /// Prover time limit per check, in ms.
+    /// Prover time limit per check in milliseconds [default: 10000].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub timeout_ms: Option<u64>,
-    /// Model request time limit, in seconds.
+    /// Model request time limit in seconds [default: 120].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub request_timeout_s: Option<u64>,
-    /// Attempts per model call, the first included.
+    /// Attempts per model call, the first included [default: 6].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub max_attempts: Option<u32>,
-    /// Sampling temperature.
+    /// Sampling temperature [default: 0.1].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub temperature: Option<f64>,
-    /// Most tokens per reply.
+    /// Most tokens per reply [default: 1024].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub max_tokens: Option<u32>,
-    /// What a copied formula counts as: flag or fail.
+    /// When the English copies the formula: flag it, or count the round as non-compliant [default: flag].
+    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::copy_policy()))]
     pub copy_policy: Option<CopyPolicy>,
-    /// Directory of prompt templates replacing the built-in ones.
+    /// Directory of NAME.txt prompt templates replacing built-in ones.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub templates: Option<PathBuf>,
-    /// JSON price table extending the built-in one.
+    /// JSON price table {"model": {"input": USD/Mtok, "output": USD/Mtok}} extending the built-in one.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub prices: Option<PathBuf>,
-    /// JSON file of API keys, consulted after the environment.
+    /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub secrets: Option<PathBuf>,
-    /// Response cache directory (default: the run directory's `cache`).
+    /// Response cache directory, shared between runs if you like [default: DIR/cache].
+    #[cfg_attr(feature = "cli", arg(long))]
     pub cache: Option<PathBuf>,
-    /// Prompt set: paper (App. F) or extended.
+    /// Prompt set: paper (App. F's prompts) or extended (every name of φ0 in both prompts,
+    /// English predicate meanings, the regex alphabet) [default: paper].
+    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::prompt_set))]
     pub prompt_set: Option<PromptSet>,
-    /// A protocol whose settings replace the built-in defaults.
+    /// Take the defaults of a published protocol. paper: the five datasets at Table 1
+    /// settings, 50 items per complexity value, 10 batches, zero-shot, Pass@1, the paper's
+    /// prompts, strict parsing as the headline (flags still override).
+    #[cfg_attr(feature = "cli", arg(long, value_enum))]
     pub protocol: Option<Protocol>,
-    /// Items to evaluate instead of generated ones (our JSONL or the reference's dataset JSON).
+    /// Evaluate the items of a file instead of generated ones: this project's JSONL
+    /// (`autoeval generate`) or the reference implementation's dataset JSON.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub items: Option<PathBuf>,
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
     /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub model: Option<BTreeMap<String, ModelSettings>>,
 }
 

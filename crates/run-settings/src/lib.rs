@@ -5,6 +5,8 @@
 //! [`stage_settings`] turns them into what a stage (here or on a fleet
 //! worker) is built from.
 
+#[cfg(feature = "cli")]
+mod cli;
 mod config;
 mod names;
 
