@@ -12,7 +12,7 @@ use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, ModelSpec};
 use autoeval_prompts::Templates;
-use autoeval_proto::{JudgeRecord, Verdict};
+use autoeval_proto::{JudgeRecord, JudgeTask, Verdict};
 use autoeval_report::pct;
 use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
@@ -109,14 +109,22 @@ pub fn run(args: Args) -> Result<()> {
     let done: HashSet<String> = existing
         .iter()
         .filter(|j| j.api_failure.is_none())
-        .map(|j| key(&j.id, &j.model, &j.prompt, j.round, j.repeat))
+        .map(|j| {
+            key(
+                &j.task.id,
+                &j.task.model,
+                &j.task.prompt,
+                j.task.round,
+                j.task.repeat,
+            )
+        })
         .collect();
     let todo: Vec<JudgeRecord> = records
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Equivalent | Verdict::NotEquivalent))
         .filter(|r| !done.contains(&key(&r.id, &r.model, &r.prompt, r.round, r.repeat)))
         .filter_map(|r| {
-            Some(JudgeRecord {
+            Some(JudgeRecord::from(JudgeTask {
                 id: r.id.clone(),
                 dataset: r.dataset.clone(),
                 complexity: r.complexity,
@@ -129,8 +137,7 @@ pub fn run(args: Args) -> Result<()> {
                 phi0: r.phi0.clone(),
                 phi1: r.phi1.clone()?,
                 equivalent: r.verdict == Verdict::Equivalent,
-                ..JudgeRecord::default()
-            })
+            }))
         })
         .collect();
     // Answered judgements stay as they are; failed calls are asked again and

@@ -133,7 +133,7 @@ pub fn judge_queue(model: &str) -> String {
 
 /// The field naming a judged pair: the unit and round φ1 came from.
 pub fn judged_pair(j: &crate::JudgeRecord) -> String {
-    round_field(&j.unit(), j.round)
+    round_field(&j.task.unit(), j.task.round)
 }
 
 /// The shard of an item: a stable hash of its id, the same on every machine and build.

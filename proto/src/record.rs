@@ -275,6 +275,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_judgement_is_one_flat_json_object_around_its_question() {
+        let line = r#"{"id":"fol-0-1-2","dataset":"fol","complexity":3,"model":"m","prompt":"few-shot","round":2,"repeat":0,"judge":"j","style":"cot","phi0":"p","phi1":"q","equivalent":true,"judgement":"yes"}"#;
+        let j: JudgeRecord = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            (j.task.id.as_str(), j.task.round, j.task.equivalent),
+            ("fol-0-1-2", 2, true)
+        );
+        assert_eq!(j.judgement.as_deref(), Some("yes"));
+        assert_eq!(
+            serde_json::to_string(&j).unwrap(),
+            line,
+            "the file layout is unchanged"
+        );
+        assert_eq!(JudgeTask::from(&j), j.task);
+    }
+
+    #[test]
     fn verdicts_use_the_documented_names() {
         for v in Verdict::ALL {
             assert_eq!(serde_json::to_value(v).unwrap(), v.name());
@@ -311,30 +328,9 @@ mod tests {
 /// One A4 judgement: a judge model's answer to "is φ0 ≡ φ1?" for a recorded pair.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JudgeRecord {
-    /// Item id of the pair.
-    pub id: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Complexity of φ0.
-    pub complexity: u32,
-    /// The model that produced φ1.
-    pub model: String,
-    /// Prompt style that produced φ1.
-    pub prompt: String,
-    /// Round of φ1.
-    pub round: u32,
-    /// Repeat of φ1.
-    pub repeat: u32,
-    /// The judge model.
-    pub judge: String,
-    /// `cot` or `yesno`.
-    pub style: String,
-    /// The ground truth.
-    pub phi0: String,
-    /// The candidate.
-    pub phi1: String,
-    /// The formal verdict: true for equivalent, false for not equivalent.
-    pub equivalent: bool,
+    /// The question: the pair, who made φ1, and who is asked.
+    #[serde(flatten)]
+    pub task: JudgeTask,
     /// `yes`, `no` or `unparseable`; absent after an API failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judgement: Option<String>,
@@ -346,9 +342,9 @@ pub struct JudgeRecord {
     pub api_failure: Option<String>,
 }
 
-/// An A4 question as it travels on the broker: a [`JudgeRecord`] before it
-/// is answered, every field present (the broker's encoding cannot skip fields).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// An A4 question: the pair, who made φ1 and who is asked. It travels on
+/// the broker as it is, and is the first part of its [`JudgeRecord`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeTask {
     /// Item id of the pair.
     pub id: String,
@@ -376,8 +372,8 @@ pub struct JudgeTask {
     pub equivalent: bool,
 }
 
-impl JudgeRecord {
-    /// The work unit whose round was judged.
+impl JudgeTask {
+    /// The work unit whose round is judged.
     pub fn unit(&self) -> UnitKey {
         UnitKey {
             id: self.id.clone(),
@@ -390,38 +386,14 @@ impl JudgeRecord {
 
 impl From<&JudgeRecord> for JudgeTask {
     fn from(j: &JudgeRecord) -> JudgeTask {
-        JudgeTask {
-            id: j.id.clone(),
-            dataset: j.dataset.clone(),
-            complexity: j.complexity,
-            model: j.model.clone(),
-            prompt: j.prompt.clone(),
-            round: j.round,
-            repeat: j.repeat,
-            judge: j.judge.clone(),
-            style: j.style.clone(),
-            phi0: j.phi0.clone(),
-            phi1: j.phi1.clone(),
-            equivalent: j.equivalent,
-        }
+        j.task.clone()
     }
 }
 
 impl From<JudgeTask> for JudgeRecord {
-    fn from(t: JudgeTask) -> JudgeRecord {
+    fn from(task: JudgeTask) -> JudgeRecord {
         JudgeRecord {
-            id: t.id,
-            dataset: t.dataset,
-            complexity: t.complexity,
-            model: t.model,
-            prompt: t.prompt,
-            round: t.round,
-            repeat: t.repeat,
-            judge: t.judge,
-            style: t.style,
-            phi0: t.phi0,
-            phi1: t.phi1,
-            equivalent: t.equivalent,
+            task,
             ..JudgeRecord::default()
         }
     }

@@ -84,7 +84,7 @@ where
     let (mut whole, mut halted, mut refused) = (true, None, None);
     for task in questions {
         let question = JudgeRecord::from(task);
-        let judge_id = format!("{}|{}", question.judge, question.style);
+        let judge_id = format!("{}|{}", question.task.judge, question.task.style);
         let held = watch.taken(Step::Judge, &run, &judged_pair(&question));
         let outcome = match cx.judges.judge(&run, &judge_id).await {
             Ok(judge) => match cx.slots.acquire().await {

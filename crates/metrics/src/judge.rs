@@ -30,7 +30,7 @@ fn ratio(a: usize, b: usize) -> Option<f64> {
 impl Confusion {
     /// Adds one judgement.
     pub fn add(&mut self, r: &JudgeRecord) {
-        match (r.judgement.as_deref(), r.equivalent) {
+        match (r.judgement.as_deref(), r.task.equivalent) {
             (Some("yes"), true) => self.tp += 1,
             (Some("yes"), false) => self.fp += 1,
             (Some("no"), false) => self.tn += 1,
@@ -82,11 +82,15 @@ pub fn confusion_by_complexity(
 ) -> BTreeMap<(String, String, String), BTreeMap<u32, Confusion>> {
     let mut out: BTreeMap<_, BTreeMap<u32, Confusion>> = BTreeMap::new();
     for r in records {
-        out.entry((r.dataset.clone(), r.judge.clone(), r.style.clone()))
-            .or_default()
-            .entry(r.complexity)
-            .or_default()
-            .add(r);
+        out.entry((
+            r.task.dataset.clone(),
+            r.task.judge.clone(),
+            r.task.style.clone(),
+        ))
+        .or_default()
+        .entry(r.task.complexity)
+        .or_default()
+        .add(r);
     }
     out
 }
@@ -98,8 +102,10 @@ mod tests {
     fn j(said: Option<&str>, equivalent: bool) -> JudgeRecord {
         JudgeRecord {
             judgement: said.map(String::from),
-            equivalent,
-            ..JudgeRecord::default()
+            ..JudgeRecord::from(autoeval_proto::JudgeTask {
+                equivalent,
+                ..Default::default()
+            })
         }
     }
 

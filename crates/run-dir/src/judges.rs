@@ -19,11 +19,11 @@ pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
         .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok())
     {
         let key = (
-            j.id.clone(),
-            j.model.clone(),
-            j.prompt.clone(),
-            j.round,
-            j.repeat,
+            j.task.id.clone(),
+            j.task.model.clone(),
+            j.task.prompt.clone(),
+            j.task.round,
+            j.task.repeat,
         );
         match by_pair.get(&key) {
             Some(kept) if kept.api_failure.is_none() => {}

@@ -24,14 +24,17 @@ pub async fn ask(
     templates: &Templates,
     mut j: JudgeRecord,
 ) -> Option<JudgeRecord> {
-    let family = Family::of_dataset(&j.dataset).unwrap_or(Family::Propositional);
-    let style = judge_style(&j.style).unwrap_or(JudgeStyle::Cot);
-    let prompt = templates.judge(family, &j.phi0, &j.phi1, style);
+    let family = Family::of_dataset(&j.task.dataset).unwrap_or(Family::Propositional);
+    let style = judge_style(&j.task.style).unwrap_or(JudgeStyle::Cot);
+    let prompt = templates.judge(family, &j.task.phi0, &j.task.phi1, style);
     // The judged pair and the judging style make the sample: one pair's
     // judgement is never another's cached reply.
     let sample = Sample {
-        unit: format!("{}|{}|{}|{}|{}", j.id, j.model, j.prompt, j.repeat, j.style),
-        round: j.round,
+        unit: format!(
+            "{}|{}|{}|{}|{}",
+            j.task.id, j.task.model, j.task.prompt, j.task.repeat, j.task.style
+        ),
+        round: j.task.round,
         stage: Stage::Judge,
     };
     match backend.chat(&prompt.text, &sample).await {
