@@ -17,6 +17,8 @@ struct Context<J, R, W> {
     watch: Arc<W>,
     /// One permit per question that may be asked at once; closed at shutdown.
     slots: Arc<Semaphore>,
+    /// Seen after a slot is had, so that a slot freed after the signal asks nothing.
+    shutdown: Shutdown,
 }
 
 /// What became of one question.
@@ -51,6 +53,7 @@ where
         store,
         watch,
         slots: Arc::new(Semaphore::new(slots.max(1))),
+        shutdown: shutdown.clone(),
     });
     let slots = cx.slots.clone();
     serve(
@@ -88,8 +91,10 @@ where
         let held = watch.taken(Step::Judge, &run, &judged_pair(&question));
         let outcome = match cx.judges.judge(&run, &judge_id).await {
             Ok(judge) => match cx.slots.acquire().await {
-                Ok(_slot) => ask_and_store(&cx, &run, &judge_id, judge, question).await,
-                Err(_) => Outcome::Return,
+                Ok(_slot) if !cx.shutdown.is_signalled() => {
+                    ask_and_store(&cx, &run, &judge_id, judge, question).await
+                }
+                _ => Outcome::Return,
             },
             Err(e) if e.transient => {
                 tracing::warn!(error = %e, "cannot build the run's judge; returning the question");

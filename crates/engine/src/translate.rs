@@ -20,6 +20,8 @@ struct Context<O, St, S, A, W> {
     watch: Arc<W>,
     /// One permit per task that may run at once; closed at shutdown.
     slots: Arc<Semaphore>,
+    /// Seen after a slot is had, so that a slot freed after the signal starts nothing.
+    shutdown: Shutdown,
     stage: PhantomData<fn() -> S>,
 }
 
@@ -62,6 +64,7 @@ where
         admission,
         watch,
         slots: Arc::new(Semaphore::new(slots.max(1))),
+        shutdown: shutdown.clone(),
         stage: PhantomData,
     });
     let slots = cx.slots.clone();
@@ -116,6 +119,9 @@ async fn handle<D, O, St, S, A, W>(
             let Ok(_slot) = cx.slots.acquire().await else {
                 return (Outcome::Return, held);
             };
+            if cx.shutdown.is_signalled() {
+                return (Outcome::Return, held);
+            }
             if stage.halted().is_some() {
                 return (Outcome::Unsent(field), held);
             }
