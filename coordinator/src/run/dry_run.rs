@@ -39,7 +39,7 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();
     for task in initial_tasks(&settings.plan, items) {
-        let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
+        let family = Family::from(task.item.dataset);
         let alphabet: Vec<char> = task.alphabet.chars().collect();
         let i = templates.informalize(family, &task.input, task.prompt, &alphabet)?;
         let english = autoeval_reference_model::answer(&i.text, None);

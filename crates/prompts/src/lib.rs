@@ -47,6 +47,18 @@ pub enum Family {
     Regex,
 }
 
+impl From<autoeval_proto::DatasetKind> for Family {
+    fn from(kind: autoeval_proto::DatasetKind) -> Family {
+        use autoeval_proto::DatasetKind;
+        match kind {
+            DatasetKind::Ksat | DatasetKind::Plogic => Family::Propositional,
+            DatasetKind::Fol => Family::FirstOrder,
+            DatasetKind::FolEnglish => Family::FirstOrderEnglish,
+            DatasetKind::Regex => Family::Regex,
+        }
+    }
+}
+
 impl Family {
     /// The family of a dataset name.
     pub fn of_dataset(name: &str) -> Option<Family> {

@@ -24,8 +24,17 @@ pub async fn ask(
     templates: &Templates,
     mut j: JudgeRecord,
 ) -> Option<JudgeRecord> {
-    let family = Family::of_dataset(&j.task.dataset).unwrap_or(Family::Propositional);
-    let style = judge_style(&j.task.style).unwrap_or(JudgeStyle::Cot);
+    // A question this build cannot ask is answered with why, never asked in a guessed form.
+    let (Some(family), Some(style)) = (
+        Family::of_dataset(&j.task.dataset),
+        judge_style(&j.task.style),
+    ) else {
+        j.api_failure = Some(format!(
+            "cannot ask about dataset {:?} in style {:?}: expected ksat, plogic, fol, fol-english or regex, and cot or yesno",
+            j.task.dataset, j.task.style
+        ));
+        return Some(j);
+    };
     let prompt = templates.judge(family, &j.task.phi0, &j.task.phi1, style);
     // The judged pair and the judging style make the sample: one pair's
     // judgement is never another's cached reply.

@@ -32,7 +32,7 @@ impl Translator {
 
 /// Stage one: the model informalizes the task's formula, then formalizes its English back.
 pub async fn translate(task: TranslateTask, stages: &Translator) -> VerifyTask {
-    let family = Family::of_dataset(task.item.dataset.name()).unwrap_or(Family::Propositional);
+    let family = Family::from(task.item.dataset);
     let translation = match stages.backends.get(&task.model) {
         Some(backend) => {
             let alphabet: Vec<char> = task.alphabet.chars().collect();
