@@ -21,7 +21,7 @@ impl From<StoreError> for EngineError {
     }
 }
 
-/// A JSONL file of records behind [`ResultStore`].
+/// A JSONL file of records: one machine's [`RecordStore`].
 pub struct JsonlStore {
     path: PathBuf,
     /// The file, and the (unit, round) of every record in it.
