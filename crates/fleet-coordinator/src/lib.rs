@@ -1,6 +1,7 @@
-//! The fleet's coordinator, as a library the command line calls: it registers the run in Redis, publishes its tasks to the
-//! broker, follows the results the verifiers record, and writes the same
-//! `results.jsonl`, summary and report as a one-machine run.
+//! The fleet's coordinator, as a library the command line calls: it
+//! registers the run in Redis, publishes its tasks to the broker, follows
+//! the results the verifiers record and writes the same `results.jsonl` as
+//! a one-machine run; the command line then writes the summary and report.
 
 mod follow;
 mod gauges;
