@@ -64,7 +64,7 @@
 //! clock) and `hold` (the time until which a 429 holds the model), each
 //! expiring once it no longer matters.
 
-use crate::UnitKey;
+use crate::{UnitKey, Verdict};
 use sha2::{Digest, Sha256};
 
 /// The exchange every task is published to.
@@ -143,6 +143,81 @@ pub fn shard_of(item_id: &str, shards: u32) -> u32 {
     (n % u64::from(shards.max(1))) as u32
 }
 
+/// What one of a run's round counters counts: rounds of one dataset,
+/// model, prompt style, round and complexity that ended with one verdict.
+/// Its one encoding is `dataset|model|prompt|round|complexity|verdict`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Counter {
+    /// Dataset name.
+    pub dataset: String,
+    /// Model spec.
+    pub model: String,
+    /// Prompt style.
+    pub prompt: String,
+    /// Round.
+    pub round: u32,
+    /// Complexity of φ0.
+    pub complexity: u32,
+    /// How the rounds ended.
+    pub verdict: Verdict,
+}
+
+impl Counter {
+    /// The counter `r` adds to.
+    pub fn of(r: &crate::ResultRecord) -> Counter {
+        Counter {
+            dataset: r.dataset.clone(),
+            model: r.model.clone(),
+            prompt: r.prompt.clone(),
+            round: r.round,
+            complexity: r.complexity,
+            verdict: r.verdict,
+        }
+    }
+}
+
+impl std::fmt::Display for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}|{}|{}|{}|{}|{}",
+            self.dataset, self.model, self.prompt, self.round, self.complexity, self.verdict
+        )
+    }
+}
+
+/// A field that is not a counter's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a round counter: {0:?}")]
+pub struct NotACounter(pub String);
+
+impl std::str::FromStr for Counter {
+    type Err = NotACounter;
+
+    /// Read from both ends, so that a model spec may hold a `|`.
+    fn from_str(s: &str) -> Result<Counter, NotACounter> {
+        let bad = || NotACounter(s.to_string());
+        let mut tail = s.rsplitn(5, '|');
+        let verdict = tail.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        let complexity = tail.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        let round = tail.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        let prompt = tail.next().ok_or_else(bad)?.to_string();
+        let (dataset, model) = tail
+            .next()
+            .ok_or_else(bad)?
+            .split_once('|')
+            .ok_or_else(bad)?;
+        Ok(Counter {
+            dataset: dataset.to_string(),
+            model: model.to_string(),
+            prompt,
+            round,
+            complexity,
+            verdict,
+        })
+    }
+}
+
 /// Shards `status` groups a run's units into.
 pub const SHARDS: u32 = 8;
 
@@ -199,6 +274,26 @@ pub fn round_field(unit: &UnitKey, round: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_counter_reads_back_what_it_wrote_even_with_a_bar_in_the_model() {
+        let c = Counter {
+            dataset: "fol".into(),
+            model: "openai-compatible:m@http://h/v1?stop=a|b".into(),
+            prompt: "few-shot".into(),
+            round: 2,
+            complexity: 7,
+            verdict: Verdict::NotEquivalent,
+        };
+        let text = c.to_string();
+        assert_eq!(
+            text,
+            "fol|openai-compatible:m@http://h/v1?stop=a|b|few-shot|2|7|not_equivalent"
+        );
+        assert_eq!(text.parse::<Counter>(), Ok(c));
+        assert!("fol|m|few-shot|2|7|maybe".parse::<Counter>().is_err());
+        assert!("fol|few-shot|2|7|equivalent".parse::<Counter>().is_err());
+    }
 
     #[test]
     fn slugs_are_readable_and_tell_specs_apart() {

@@ -7,7 +7,7 @@ use crate::FleetArgs;
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_progress::Progress;
-use autoeval_proto::fleet::{translate_queue, DEAD_QUEUE, VERIFY_QUEUE};
+use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
 use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -87,15 +87,16 @@ pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
     let (mut recorded, mut equivalent, mut measured) = (0u64, 0u64, 0u64);
     for (field, &n) in counts {
         let n = n.max(0) as u64;
-        let verdict = field.rsplit('|').next().unwrap_or("");
+        let Ok(counter) = field.parse::<Counter>() else {
+            tracing::warn!(field, "a counter of the run that is none: left out");
+            continue;
+        };
+        let verdict = counter.verdict;
         recorded += n;
-        if verdict == Verdict::Equivalent.name() {
+        if verdict == Verdict::Equivalent {
             equivalent += n;
         }
-        let infra = [Verdict::ApiFailure, Verdict::VerifierError]
-            .iter()
-            .any(|v| v.name() == verdict);
-        if !infra {
+        if !verdict.is_infrastructure_failure() {
             measured += n;
         }
     }

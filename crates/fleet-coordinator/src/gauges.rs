@@ -2,7 +2,7 @@
 //! rounds by verdict, live A2 and A3, and each queue's depth and consumers.
 
 use autoeval_metrics::summary::Counts;
-use autoeval_proto::Verdict;
+use autoeval_proto::fleet::Counter;
 use autoeval_telemetry::Metrics;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -68,17 +68,19 @@ impl<'a> RunGauges<'a> {
         let mut rounds: BTreeMap<[String; 5], i64> = BTreeMap::new();
         let mut groups: BTreeMap<[String; 4], Counts> = BTreeMap::new();
         for (field, &n) in counts {
-            let parts: Vec<&str> = field.split('|').collect();
-            let [dataset, model, prompt, round, _complexity, verdict] = parts[..] else {
+            let Ok(c) = field.parse::<Counter>() else {
                 continue;
             };
-            let Ok(v) = verdict.parse::<Verdict>() else {
-                continue;
-            };
-            let group = [dataset, model, prompt, round].map(String::from);
-            *rounds
-                .entry([dataset, model, prompt, round, verdict].map(String::from))
-                .or_default() += n;
+            let (v, round) = (c.verdict, c.round.to_string());
+            let by_verdict = [
+                c.dataset.clone(),
+                c.model.clone(),
+                c.prompt.clone(),
+                round.clone(),
+                v.to_string(),
+            ];
+            *rounds.entry(by_verdict).or_default() += n;
+            let group = [c.dataset, c.model, c.prompt, round];
             *groups
                 .entry(group)
                 .or_default()

@@ -102,17 +102,9 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 ";
 
-/// The counter a round adds to: `dataset|model|prompt|round|complexity|verdict`.
+/// The counter a round adds to (`dataset|model|prompt|round|complexity|verdict`).
 pub fn counter_field(r: &ResultRecord) -> String {
-    format!(
-        "{}|{}|{}|{}|{}|{}",
-        r.dataset,
-        r.model,
-        r.prompt,
-        r.round,
-        r.complexity,
-        r.verdict.name()
-    )
+    autoeval_proto::fleet::Counter::of(r).to_string()
 }
 
 /// One run's keys.
