@@ -49,10 +49,8 @@ impl Registry for RedisRegistry {
         Arc::new(RedisCache::new(self.redis.clone(), run))
     }
 
-    async fn still_halted(&self, run: &str) -> bool {
-        RunStore::new(self.redis.clone(), run)
-            .budget()
-            .await
-            .map_or(true, |b| b.halted.is_some())
+    async fn halt_lifts(&self, run: &str) -> Option<u64> {
+        let budget = RunStore::new(self.redis.clone(), run).budget().await;
+        budget.ok().map(|b| b.lifts)
     }
 }

@@ -55,6 +55,7 @@ if ARGV[3] ~= '1' then
   if redis.call('HGET', KEYS[1], 'paused') then return {'paused'} end
   return {'running'}
 end
+if redis.call('HEXISTS', KEYS[1], 'halted') == 1 then redis.call('HINCRBY', KEYS[1], 'lifts', 1) end
 redis.call('HDEL', KEYS[1], 'paused', 'halted')
 local parked = redis.call('SMEMBERS', KEYS[2])
 redis.call('DEL', KEYS[2])
@@ -137,6 +138,9 @@ pub struct Budget {
     pub paused: Option<String>,
     /// Why a backend halted the run, when one did (it is paused too).
     pub halted: Option<String>,
+    /// How many times a halt was lifted (a worker's halted backend is built
+    /// afresh once this passes what it was built under).
+    pub lifts: u64,
     /// Tasks workers set aside while it was paused (redone by `resume`).
     pub parked: u64,
 }
@@ -282,6 +286,7 @@ impl RunStore {
             spent_tokens: number("spent_tokens").map_or(0, |t| t as u64),
             paused: fields.get("paused").cloned(),
             halted: fields.get("halted").cloned(),
+            lifts: number("lifts").map_or(0, |t| t as u64),
             parked: number("parked").map_or(0, |t| t as u64),
         })
     }

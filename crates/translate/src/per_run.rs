@@ -27,8 +27,8 @@ pub trait Registry: Send + Sync + 'static {
     ) -> impl Future<Output = Result<StageSettings, SetupError>> + Send;
     /// The reply cache of `run`, shared by the fleet.
     fn cache(&self, run: &str) -> Arc<dyn ResponseCache>;
-    /// Whether a halt of `run` is still in force (yes when it cannot be told).
-    fn still_halted(&self, run: &str) -> impl Future<Output = bool> + Send;
+    /// How many times a halt of `run` was lifted (`None` when it cannot be told).
+    fn halt_lifts(&self, run: &str) -> impl Future<Output = Option<u64>> + Send;
 }
 
 /// Each run's translator, over the models this worker serves.
@@ -39,7 +39,8 @@ pub struct RunTranslators<R> {
     /// The time a task may be in hand (its turn at the slots and those of
     /// the tasks ahead of it) before the broker delivers it again.
     limit: Option<(u32, Duration)>,
-    built: Mutex<HashMap<String, Arc<Translator>>>,
+    /// Each run's translator, with the halt lifts it was built under.
+    built: Mutex<HashMap<String, (Arc<Translator>, u64)>>,
 }
 
 impl<R: Registry> RunTranslators<R> {
@@ -101,19 +102,26 @@ impl<R: Registry> RunTranslators<R> {
 impl<R: Registry> Stages<Translator> for RunTranslators<R> {
     async fn stage(&self, run: &str) -> Result<Arc<Translator>, SetupError> {
         let cached = self.built.lock().await.get(run).cloned();
-        if let Some(s) = cached {
-            // A halted backend stays halted until the run's halt is lifted
-            // (`rerun --failed` once the cause is fixed): then it starts afresh.
-            if s.halted().is_none() || self.registry.still_halted(run).await {
+        let mut lifts = 0;
+        if let Some((s, built_under)) = cached {
+            if s.halted().is_none() {
                 return Ok(s);
             }
+            // A halted backend stays halted until the run's halt is lifted
+            // (`rerun --failed` once the cause is fixed): then it starts afresh.
+            match self.registry.halt_lifts(run).await {
+                Some(now) if now > built_under => lifts = now,
+                _ => return Ok(s),
+            }
             tracing::info!(run, "the run's halt was lifted; its backends start afresh");
+        } else if let Some(now) = self.registry.halt_lifts(run).await {
+            lifts = now;
         }
         let stage = self.build(run).await?;
         self.built
             .lock()
             .await
-            .insert(run.to_string(), stage.clone());
+            .insert(run.to_string(), (stage.clone(), lifts));
         Ok(stage)
     }
 }
