@@ -49,7 +49,8 @@
 //! - `cache` (hash): field = the reply's cache key → the cached reply as JSON.
 //! - `budget` (hash): `cap_usd`, `cap_tokens` (absent: no cap), `spent_usd`,
 //!   `spent_tokens` (what the workers paid), `paused` (why the run is paused
-//!   at a cap, absent while it runs) and `parked` (tasks set aside while
+//!   at a cap, absent while it runs), `halted` (why a backend halted it),
+//!   `lifts` (how many times a halt was lifted) and `parked` (tasks set aside while
 //!   paused); `parked` (set): those tasks' `results` fields, which `resume`
 //!   takes in the same step as it unpauses the run, and publishes again.
 //! - `judge-settings:<judge>|<style>` in `meta`: how a judge model is asked
