@@ -1,10 +1,11 @@
 //! What both loops share: taking deliveries until the inbox ends or
 //! shutdown, refusing poison, and settling a bundle's tasks together.
 
-use crate::stage::{Step, Watch};
+use crate::stage::{Stages, Step, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, TransportError};
 use crate::Shutdown;
 use std::future::Future;
+use std::sync::Arc;
 use tokio::task::JoinSet;
 
 /// Why a loop returned.
@@ -76,6 +77,61 @@ pub(crate) async fn refuse<D: Delivery, W: Watch>(
         Err(e) => {
             tracing::warn!(error = %e, "cannot dead-letter a delivery");
             watch.refused(step, units.max(1), "requeued");
+        }
+    }
+}
+
+/// A delivery whose tasks were read and whose run's stage was built.
+pub(crate) struct Opened<D, T, S> {
+    pub(crate) delivery: D,
+    pub(crate) tasks: Vec<T>,
+    pub(crate) run: String,
+    pub(crate) stage: Arc<S>,
+}
+
+/// Reads a delivery's tasks and builds its run's stage. A delivery that
+/// cannot be done is settled here: poison and a stage that cannot be built
+/// are dead-lettered with why; a stage that may build later sends it back.
+pub(crate) async fn open<D, T, St, S, W>(
+    incoming: Incoming<D, T>,
+    stages: &St,
+    step: Step,
+    watch: &W,
+) -> Option<Opened<D, T, S>>
+where
+    D: Delivery,
+    St: Stages<S>,
+    W: Watch,
+{
+    let Incoming {
+        delivery,
+        tasks,
+        units,
+    } = incoming;
+    let tasks = match tasks {
+        Ok(t) => t,
+        Err(reason) => {
+            refuse(delivery, &reason, units, step, watch).await;
+            return None;
+        }
+    };
+    let run = delivery.run().to_string();
+    match stages.stage(&run).await {
+        Ok(stage) => Some(Opened {
+            delivery,
+            tasks,
+            run,
+            stage,
+        }),
+        Err(e) if e.transient => {
+            tracing::warn!(error = %e, "cannot build the run's stage; returning the bundle");
+            let _ = delivery.requeue().await;
+            watch.refused(step, units, "requeued");
+            None
+        }
+        Err(e) => {
+            refuse(delivery, &e.message, units, step, watch).await;
+            None
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The translate loop: each task of a bundle on a slot of its own; the
 //! answers go on in one send, and the bundle is acknowledged after it.
 
-use crate::serve::{refuse, serve, Ended, Settle};
+use crate::serve::{open, serve, Ended, Opened, Settle};
 use crate::stage::{Admission, Stages, Start, Step, Translate, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox};
 use crate::Shutdown;
@@ -89,25 +89,15 @@ async fn handle<D, O, St, S, A, W>(
     A: Admission,
     W: Watch,
 {
-    let Incoming {
-        delivery,
-        tasks,
-        units,
-    } = incoming;
     let watch = cx.watch.as_ref();
-    let bundle = match tasks {
-        Ok(b) => b,
-        Err(reason) => return refuse(delivery, &reason, units, Step::Translate, watch).await,
-    };
-    let run = delivery.run().to_string();
-    let stage = match cx.stages.stage(&run).await {
-        Ok(s) => s,
-        Err(e) if e.transient => {
-            tracing::warn!(error = %e, "cannot build the run's stage; returning the bundle");
-            let _ = delivery.requeue().await;
-            return watch.refused(Step::Translate, units, "requeued");
-        }
-        Err(e) => return refuse(delivery, &e.message, units, Step::Translate, watch).await,
+    let Some(Opened {
+        delivery,
+        tasks: bundle,
+        run,
+        stage,
+    }) = open(incoming, cx.stages.as_ref(), Step::Translate, watch).await
+    else {
+        return;
     };
     // Only a run with a cap is charged, and only its tasks are ever set aside.
     let capped = cx.admission.capped(&run).await;

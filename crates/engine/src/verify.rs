@@ -2,7 +2,7 @@
 //! CPU allows, stored in one step, the next rounds sent on, and then the
 //! bundle acknowledged.
 
-use crate::serve::{panic_message, refuse, serve, Ended, Settle};
+use crate::serve::{open, panic_message, serve, Ended, Opened, Settle};
 use crate::stage::{Stages, Step, Verify, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError};
 use crate::Shutdown;
@@ -74,25 +74,15 @@ async fn handle<D, O, St, S, R, W>(
     R: RecordStore,
     W: Watch,
 {
-    let Incoming {
-        delivery,
-        tasks,
-        units,
-    } = incoming;
     let watch = cx.watch.as_ref();
-    let bundle = match tasks {
-        Ok(b) => b,
-        Err(reason) => return refuse(delivery, &reason, units, Step::Verify, watch).await,
-    };
-    let run = delivery.run().to_string();
-    let stage = match cx.stages.stage(&run).await {
-        Ok(s) => s,
-        Err(e) if e.transient => {
-            tracing::warn!(error = %e, "cannot build the run's stage; returning the bundle");
-            let _ = delivery.requeue().await;
-            return watch.refused(Step::Verify, units, "requeued");
-        }
-        Err(e) => return refuse(delivery, &e.message, units, Step::Verify, watch).await,
+    let Some(Opened {
+        delivery,
+        tasks: bundle,
+        run,
+        stage,
+    }) = open(incoming, cx.stages.as_ref(), Step::Verify, watch).await
+    else {
+        return;
     };
     let rounds = bundle.first().map_or(1, |t| t.task.rounds);
     let checks = bundle.into_iter().map(|task| {
