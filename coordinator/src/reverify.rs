@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
         let dataset = args
             .dataset
             .unwrap_or_else(|| reference::detect_kind(&file));
-        let kind: Kind = dataset.check_kind().parse().map_err(anyhow::Error::msg)?;
+        let kind = Kind::from(dataset);
         let field = dataset.complexity_field();
         for item in &file.data {
             let Some(llm_fs) = &item.llm_fs else { continue };

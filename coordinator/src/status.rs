@@ -5,8 +5,8 @@
 use anyhow::Result;
 use autoeval_fleet_coordinator::{dead_units, open, tally, FleetArgs};
 use autoeval_pipeline::initial_tasks;
-use autoeval_proto::fleet::{shard_of_unit, translate_queue, VERIFY_QUEUE};
-use autoeval_proto::Verdict;
+use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
+use autoeval_proto::UnitKey;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
 use autoeval_run_settings::load_items;
@@ -37,9 +37,9 @@ pub fn run(args: Args) -> Result<()> {
     let settings = dir.settings()?;
     let run = run_name(&dir)?;
     let (items, _) = load_items(&settings)?;
-    let units: Vec<String> = initial_tasks(&settings.plan, &items)
+    let units: Vec<UnitKey> = initial_tasks(&settings.plan, &items)
         .iter()
-        .map(|t| t.unit().to_string())
+        .map(|t| t.unit())
         .collect();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -52,10 +52,10 @@ pub fn run(args: Args) -> Result<()> {
         let held = store.held().await?;
         let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
         for unit in &units {
-            let s = shards.entry(shard_of_unit(unit)).or_default();
+            let s = shards.entry(unit.shard()).or_default();
             s.units += 1;
             match finals.get(unit) {
-                Some(v) if is_retryable(v) => s.failed += 1,
+                Some(v) if v.is_retryable() => s.failed += 1,
                 Some(_) => s.done += 1,
                 None if dead.contains(unit) => s.dead += 1,
                 None => {}
@@ -152,10 +152,4 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::Ok(())
     })?;
     Ok(())
-}
-
-fn is_retryable(verdict: &str) -> bool {
-    Verdict::ALL
-        .iter()
-        .any(|v| v.name() == verdict && v.is_retryable())
 }

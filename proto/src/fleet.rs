@@ -65,7 +65,7 @@
 //! clock) and `hold` (the time until which a 429 holds the model), each
 //! expiring once it no longer matters.
 
-use crate::{UnitKey, Verdict};
+use crate::Verdict;
 use sha2::{Digest, Sha256};
 
 /// The exchange every task is published to.
@@ -132,9 +132,9 @@ pub fn judge_queue(model: &str) -> String {
     format!("autoeval.{}", judge_key(model))
 }
 
-/// The field naming a judged pair: the unit and round φ1 came from.
-pub fn judged_pair(j: &crate::JudgeRecord) -> String {
-    round_field(&j.task.unit(), j.task.round)
+/// The judged pair: the unit and round φ1 came from.
+pub fn judged_pair(j: &crate::JudgeRecord) -> crate::RoundKey {
+    j.task.unit().round(j.task.round)
 }
 
 /// The shard of an item: a stable hash of its id, the same on every machine and build.
@@ -222,11 +222,6 @@ impl std::str::FromStr for Counter {
 /// Shards `status` groups a run's units into.
 pub const SHARDS: u32 = 8;
 
-/// The shard of a message's unit header (`<item id>|…`).
-pub fn shard_of_unit(unit: &str) -> u32 {
-    shard_of(unit.split('|').next().unwrap_or(unit), SHARDS)
-}
-
 /// Groups `tasks` into bundles of at most `size` that share `key` (a
 /// model and shard, say), keeping their order: a bundle is sent when full,
 /// the rest at the end, so a run's first bundles are ready at once.
@@ -265,11 +260,6 @@ pub fn bundles<T, K: Eq + std::hash::Hash>(
 /// One key of a run.
 pub fn run_key(run: &str, part: &str) -> String {
     format!("autoeval:{{{run}}}:{part}")
-}
-
-/// The `results` field of one round of a unit.
-pub fn round_field(unit: &UnitKey, round: u32) -> String {
-    format!("{unit}#{round}")
 }
 
 #[cfg(test)]

@@ -8,15 +8,17 @@
 
 mod dataset;
 pub mod fleet;
+mod key;
 pub mod meta;
 mod record;
 mod task;
 pub mod wire;
 
 pub use dataset::DatasetKind;
+pub use key::{JudgeKey, NotAKey, RoundKey, UnitKey};
 pub use record::{
-    Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnitKey,
-    UnknownVerdict, Verdict,
+    Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnknownVerdict,
+    Verdict,
 };
 pub use task::{
     CopyCheck, CopyPolicy, Reading, RoundTrip, Shots, TranslateTask, UnknownShots, VerifyTask,

@@ -18,12 +18,12 @@ pub const PUBLISHED: &str = "published";
 
 const JUDGE_SETTINGS: &str = "judge-settings:";
 
-/// The field holding how the judge `judge` (`<spec>|<style>`) is asked.
-pub fn judge_settings(judge: &str) -> String {
+/// The field holding how the judge `judge` is asked.
+pub fn judge_settings(judge: &crate::JudgeKey) -> String {
     format!("{JUDGE_SETTINGS}{judge}")
 }
 
 /// The judge a field names, when it is a judge's settings.
-pub fn judge_of(field: &str) -> Option<&str> {
-    field.strip_prefix(JUDGE_SETTINGS)
+pub fn judge_of(field: &str) -> Option<Result<crate::JudgeKey, crate::NotAKey>> {
+    field.strip_prefix(JUDGE_SETTINGS).map(str::parse)
 }

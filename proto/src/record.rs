@@ -1,6 +1,7 @@
 //! The result of one round of one work unit: the line a run appends to its
 //! results file (and the fleet stores in Redis).
 
+use crate::UnitKey;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -95,30 +96,6 @@ impl Verdict {
         matches!(
             self,
             Verdict::Equivalent | Verdict::NotEquivalent | Verdict::Unknown | Verdict::Timeout
-        )
-    }
-}
-
-/// What identifies a work unit: one item asked of one model in one prompt style, once.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct UnitKey {
-    /// Item id, `{dataset}-{seed}-{batch}-{index}`.
-    pub id: String,
-    /// Model spec as written.
-    pub model: String,
-    /// `zero-shot` or `few-shot`.
-    pub prompt: String,
-    /// Repeat number, from 0.
-    pub repeat: u32,
-}
-
-impl std::fmt::Display for UnitKey {
-    /// `id|model|prompt|repeat`: the unit as the response cache tells samples apart.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}|{}|{}|{}",
-            self.id, self.model, self.prompt, self.repeat
         )
     }
 }
@@ -380,6 +357,14 @@ impl JudgeTask {
             model: self.model.clone(),
             prompt: self.prompt.clone(),
             repeat: self.repeat,
+        }
+    }
+
+    /// The judge asked: its model spec and style.
+    pub fn judge_key(&self) -> crate::JudgeKey {
+        crate::JudgeKey {
+            spec: self.judge.clone(),
+            style: self.style.clone(),
         }
     }
 }

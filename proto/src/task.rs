@@ -107,12 +107,23 @@ impl TranslateTask {
         }
     }
 
-    /// The next round of this unit, translating `phi`, when a round that
-    /// kept the meaning leaves rounds to go: the one rule of (A∘I)^n.
-    pub fn next_round(&self, kept_meaning: bool, phi: Option<&str>) -> Option<TranslateTask> {
-        (kept_meaning && self.round < self.rounds).then(|| TranslateTask {
-            round: self.round + 1,
-            input: phi.unwrap_or_default().to_string(),
+    /// This task's round of its unit.
+    pub fn round_key(&self) -> crate::RoundKey {
+        self.unit().round(self.round)
+    }
+
+    /// The round of this unit that comes after `record`, one of its rounds:
+    /// the one rule of (A∘I)^n. A round that kept the meaning (an
+    /// equivalent φ1) starts the next, translating that φ1, while rounds
+    /// remain; any other round ends the unit.
+    pub fn after(&self, record: &crate::ResultRecord) -> Option<TranslateTask> {
+        let phi1 = record
+            .phi1
+            .as_ref()
+            .filter(|_| record.verdict == crate::Verdict::Equivalent)?;
+        (record.round < self.rounds).then(|| TranslateTask {
+            round: record.round + 1,
+            input: phi1.clone(),
             ..self.clone()
         })
     }
@@ -188,6 +199,7 @@ mod tests {
 
     #[test]
     fn only_a_round_that_kept_the_meaning_and_has_rounds_left_goes_on() {
+        use crate::Verdict;
         let task = TranslateTask {
             item: TaskItem {
                 id: "plogic-0-0-0".into(),
@@ -205,10 +217,28 @@ mod tests {
             rounds: 2,
             input: "p".into(),
         };
-        let next = task.next_round(true, Some("q")).expect("a second round");
+        let round = |round: u32, verdict, phi1: Option<&str>| crate::ResultRecord {
+            round,
+            verdict,
+            phi1: phi1.map(str::to_string),
+            ..crate::ResultRecord::default()
+        };
+        let next = task
+            .after(&round(1, Verdict::Equivalent, Some("q")))
+            .expect("a second round");
         assert_eq!((next.round, next.input.as_str()), (2, "q"));
         assert_eq!(next.unit(), task.unit());
-        assert!(task.next_round(false, Some("q")).is_none());
-        assert!(next.next_round(true, Some("r")).is_none(), "no third round");
+        assert!(task
+            .after(&round(1, Verdict::NotEquivalent, Some("q")))
+            .is_none());
+        assert!(
+            task.after(&round(1, Verdict::Equivalent, None)).is_none(),
+            "no φ1, nothing to translate"
+        );
+        assert!(
+            task.after(&round(2, Verdict::Equivalent, Some("r")))
+                .is_none(),
+            "no third round"
+        );
     }
 }

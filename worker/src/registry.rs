@@ -4,6 +4,7 @@
 use anyhow::Context;
 use autoeval_engine::SetupError;
 use autoeval_llm_client::ResponseCache;
+use autoeval_proto::JudgeKey;
 use autoeval_redis_store::{Connection, RedisCache, RunStore};
 use autoeval_service::{setup_error, RunSettings};
 use autoeval_translate::{Registry, StageSettings};
@@ -24,13 +25,13 @@ impl RedisRegistry {
         }
     }
 
-    async fn read_judge(&self, run: &str, judge: &str) -> anyhow::Result<StageSettings> {
+    async fn read_judge(&self, run: &str, judge: &JudgeKey) -> anyhow::Result<StageSettings> {
         let meta = RunStore::new(self.redis.clone(), run).meta().await?;
         let text = meta
             .get(&autoeval_proto::meta::judge_settings(judge))
-            .with_context(|| format!("run {run:?} registered no judge {judge:?}"))?;
+            .with_context(|| format!("run {run:?} registered no judge {judge}"))?;
         serde_json::from_str(text)
-            .with_context(|| format!("run {run:?} has unreadable settings for the judge {judge:?}"))
+            .with_context(|| format!("run {run:?} has unreadable settings for the judge {judge}"))
     }
 }
 
@@ -39,7 +40,11 @@ impl Registry for RedisRegistry {
         self.settings.get(run).await.map_err(|e| setup_error(&e))
     }
 
-    async fn judge_settings(&self, run: &str, judge: &str) -> Result<StageSettings, SetupError> {
+    async fn judge_settings(
+        &self,
+        run: &str,
+        judge: &JudgeKey,
+    ) -> Result<StageSettings, SetupError> {
         self.read_judge(run, judge)
             .await
             .map_err(|e| setup_error(&e))

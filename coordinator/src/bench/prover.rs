@@ -50,7 +50,7 @@ pub fn pairs_from(items: &[Item], n: usize, seed: u64) -> Vec<Pair> {
             break;
         }
         let equivalent = i % 2 == 0;
-        let kind: Kind = item.dataset.check_kind().parse().unwrap_or(Kind::Plogic);
+        let kind = Kind::from(item.dataset);
         let phi1 = if kind == Kind::Regex {
             let Ok(r) = parse_regex_exact(&item.fs, Mode::Strict, &alphabet) else {
                 continue;

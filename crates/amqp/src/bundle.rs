@@ -2,8 +2,9 @@
 //! share a routing key and a shard, each message naming its units.
 
 use crate::Meta;
-use autoeval_proto::fleet::{bundles, shard_of_unit, BUNDLE_SIZE};
+use autoeval_proto::fleet::{bundles, BUNDLE_SIZE};
 use autoeval_proto::wire::{encode, Header, MessageKind, WireError};
+use autoeval_proto::RoundKey;
 use serde::Serialize;
 
 /// One message ready to publish: routing key, body, headers.
@@ -11,12 +12,12 @@ pub type Message = (String, Vec<u8>, Meta);
 
 /// The messages of `kind` for `run` that carry `tasks`, in bundles of up
 /// to [`BUNDLE_SIZE`]; `route` gives each task's routing key and its
-/// `<unit>#<round>` (whose item decides the shard).
+/// round (whose item decides the shard).
 pub fn bundle_messages<T: Serialize>(
     run: &str,
     kind: MessageKind,
     tasks: Vec<T>,
-    route: impl Fn(&T) -> (String, String),
+    route: impl Fn(&T) -> (String, RoundKey),
 ) -> Result<Vec<Message>, WireError> {
     let header = Header {
         kind,
@@ -25,7 +26,7 @@ pub fn bundle_messages<T: Serialize>(
     let routed = tasks.into_iter().map(|t| (route(&t), t));
     let grouped = bundles(
         routed,
-        |((key, unit), _)| (key.clone(), shard_of_unit(unit)),
+        |((key, round), _)| (key.clone(), round.unit.shard()),
         BUNDLE_SIZE,
     );
     grouped
@@ -35,7 +36,10 @@ pub fn bundle_messages<T: Serialize>(
             let (routes, tasks): (Vec<_>, Vec<T>) = bundle.into_iter().unzip();
             let meta = Meta {
                 run: run.to_string(),
-                units: routes.into_iter().map(|(_, unit)| unit).collect(),
+                units: routes
+                    .into_iter()
+                    .map(|(_, round)| round.to_string())
+                    .collect(),
             };
             Ok((key, encode(&header, &tasks)?, meta))
         })
@@ -51,10 +55,15 @@ mod tests {
     fn each_message_carries_one_key_and_shard_and_names_its_units_in_order() {
         // Items whose shards differ, for two routing keys.
         let tasks: Vec<(String, String)> = (0..40)
-            .map(|i| (format!("k{}", i % 2), format!("plogic-0-0-{i}|m#1")))
+            .map(|i| {
+                (
+                    format!("k{}", i % 2),
+                    format!("plogic-0-0-{i}|m|zero-shot|0#1"),
+                )
+            })
             .collect();
-        let messages =
-            bundle_messages("r", MessageKind::Translate, tasks.clone(), |t| t.clone()).unwrap();
+        let route = |t: &(String, String)| (t.0.clone(), t.1.parse::<RoundKey>().unwrap());
+        let messages = bundle_messages("r", MessageKind::Translate, tasks.clone(), route).unwrap();
         let mut seen = Vec::new();
         for (key, bytes, meta) in &messages {
             let (header, body): (Header, Vec<(String, String)>) =
@@ -62,8 +71,9 @@ mod tests {
             assert_eq!(header.run, "r");
             assert!(!body.is_empty() && body.len() <= BUNDLE_SIZE);
             assert!(body.iter().all(|(k, _)| k == key));
-            let shard = shard_of_unit(&body[0].1);
-            assert!(body.iter().all(|(_, u)| shard_of_unit(u) == shard));
+            let shards: std::collections::BTreeSet<u32> =
+                body.iter().map(|t| route(t).1.unit.shard()).collect();
+            assert_eq!(shards.len(), 1, "one shard per message");
             let units: Vec<String> = body.iter().map(|(_, u)| u.clone()).collect();
             assert_eq!(meta.units, units, "the headers name the body's units");
             seen.extend(body);

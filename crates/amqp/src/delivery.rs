@@ -43,6 +43,8 @@ impl Consumer {
             Ok(d) => d,
             Err(e) => return Some(Err(amqp("receive a task")(e))),
         };
+        // A message without headers or a run header names no run: the
+        // empty name matches no body, so the message is refused as poison.
         let table = delivery.properties.headers().clone().unwrap_or_default();
         Some(Ok(Task {
             meta: Meta {

@@ -80,9 +80,20 @@ impl<T: DeserializeOwned + Send + 'static> Inbox<T> for AmqpInbox<T> {
             Ok(t) => t,
             Err(e) => return Some(Err(lost(e))),
         };
+        // The run a worker serves a message for is the one its headers name;
+        // a body of another run is refused, not served under the wrong run.
         let tasks = decode::<Vec<T>>(&task.data, self.kind)
-            .map(|(_, b)| b)
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())
+            .and_then(|(header, body)| {
+                if header.run == task.meta.run {
+                    Ok(body)
+                } else {
+                    Err(format!(
+                        "the message's run header {:?} is not its body's run {:?}",
+                        task.meta.run, header.run
+                    ))
+                }
+            });
         Some(Ok(Incoming {
             units: task.meta.units.len(),
             delivery: AmqpDelivery {
@@ -95,11 +106,11 @@ impl<T: DeserializeOwned + Send + 'static> Inbox<T> for AmqpInbox<T> {
 }
 
 /// Publishes bundles of `T` of one kind, each task routed by `route`:
-/// its routing key and its `<unit>#<round>`.
+/// its routing key and its round.
 pub struct AmqpOutbox<T> {
     broker: Arc<Broker>,
     kind: MessageKind,
-    route: fn(&T) -> (String, String),
+    route: fn(&T) -> (String, autoeval_proto::RoundKey),
 }
 
 impl<T> AmqpOutbox<T> {
@@ -107,7 +118,7 @@ impl<T> AmqpOutbox<T> {
     pub fn new(
         broker: Arc<Broker>,
         kind: MessageKind,
-        route: fn(&T) -> (String, String),
+        route: fn(&T) -> (String, autoeval_proto::RoundKey),
     ) -> AmqpOutbox<T> {
         AmqpOutbox {
             broker,
@@ -132,17 +143,17 @@ impl<T: Serialize + Send + Sync + 'static> Outbox<T> for AmqpOutbox<T> {
 }
 
 /// How translate tasks are routed: to their model's queue.
-pub fn route_translate(t: &autoeval_proto::TranslateTask) -> (String, String) {
+pub fn route_translate(t: &autoeval_proto::TranslateTask) -> (String, autoeval_proto::RoundKey) {
     (
         autoeval_proto::fleet::translate_key(&t.model),
-        autoeval_proto::fleet::round_field(&t.unit(), t.round),
+        t.round_key(),
     )
 }
 
 /// How verify tasks are routed: to the one verify queue.
-pub fn route_verify(v: &autoeval_proto::VerifyTask) -> (String, String) {
+pub fn route_verify(v: &autoeval_proto::VerifyTask) -> (String, autoeval_proto::RoundKey) {
     (
         autoeval_proto::fleet::VERIFY_KEY.to_string(),
-        autoeval_proto::fleet::round_field(&v.task.unit(), v.task.round),
+        v.task.round_key(),
     )
 }

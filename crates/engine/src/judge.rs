@@ -6,7 +6,7 @@ use crate::stage::{Judge, Judges, Step, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, JudgementStore};
 use crate::Shutdown;
 use autoeval_proto::fleet::judged_pair;
-use autoeval_proto::{JudgeRecord, JudgeTask};
+use autoeval_proto::{JudgeKey, JudgeRecord, JudgeTask};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -87,7 +87,7 @@ where
     let (mut whole, mut halted, mut refused) = (true, None, None);
     for task in questions {
         let question = JudgeRecord::from(task);
-        let judge_id = format!("{}|{}", question.task.judge, question.task.style);
+        let judge_id = question.task.judge_key();
         let held = watch.taken(Step::Judge, &run, &judged_pair(&question));
         let outcome = match cx.judges.judge(&run, &judge_id).await {
             Ok(judge) => match cx.slots.acquire().await {
@@ -154,7 +154,7 @@ where
 async fn ask_and_store<J, R, W>(
     cx: &Context<J, R, W>,
     run: &str,
-    judge_id: &str,
+    judge_id: &JudgeKey,
     judge: Arc<J::Judge>,
     question: JudgeRecord,
 ) -> Outcome

@@ -11,7 +11,7 @@ use crate::transport::{
     Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError, TransportError,
 };
 use crate::{serve_translate, serve_verify, ShutdownHandle};
-use autoeval_proto::fleet::{bundles, round_field, shard_of_unit, BUNDLE_SIZE};
+use autoeval_proto::fleet::{bundles, BUNDLE_SIZE};
 use autoeval_proto::{ResultRecord, TranslateTask, UnitKey, VerifyTask};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -305,7 +305,7 @@ fn add(counter: &AtomicU64, busy: Duration) {
 
 impl Watch for LocalWatch {
     type Held = ();
-    fn taken(&self, _step: Step, _run: &str, _field: &str) {}
+    fn taken(&self, _step: Step, _run: &str, _round: &autoeval_proto::RoundKey) {}
     fn settled(&self, _held: (), _how: &'static str) {}
 
     fn translated(&self, task: &VerifyTask, busy: Duration) {
@@ -373,7 +373,7 @@ pub async fn run_local<T: Translate, V: Verify, R: RecordStore>(
     let grouped = bundles(
         tasks,
         |t| {
-            let shard = shard_of_unit(&round_field(&t.unit(), t.round));
+            let shard = t.unit().shard();
             (t.model.clone(), shard)
         },
         BUNDLE_SIZE,

@@ -2,7 +2,9 @@
 //! admission of paid work (caps, halts), and a watch on every task.
 
 use crate::transport::StoreError;
-use autoeval_proto::{JudgeRecord, ResultRecord, RoundTrip, TranslateTask, VerifyTask};
+use autoeval_proto::{
+    JudgeKey, JudgeRecord, ResultRecord, RoundKey, RoundTrip, TranslateTask, VerifyTask,
+};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +34,7 @@ pub trait Judge: Send + Sync + 'static {
     fn halted(&self) -> Option<String>;
 }
 
-/// The judges of each run, named `<model spec>|<style>`.
+/// The judges of each run, each a model spec asked in one style.
 pub trait Judges: Send + Sync + 'static {
     /// What a judge is.
     type Judge: Judge;
@@ -40,7 +42,7 @@ pub trait Judges: Send + Sync + 'static {
     fn judge(
         &self,
         run: &str,
-        judge: &str,
+        judge: &JudgeKey,
     ) -> impl Future<Output = Result<Arc<Self::Judge>, SetupError>> + Send;
 }
 
@@ -49,7 +51,7 @@ pub struct OneJudge<J>(pub Arc<J>);
 
 impl<J: Judge> Judges for OneJudge<J> {
     type Judge = J;
-    async fn judge(&self, _run: &str, _judge: &str) -> Result<Arc<J>, SetupError> {
+    async fn judge(&self, _run: &str, _judge: &JudgeKey) -> Result<Arc<J>, SetupError> {
         Ok(self.0.clone())
     }
 }
@@ -96,18 +98,18 @@ pub enum Start {
 pub trait Admission: Send + Sync + 'static {
     /// Whether `run` has a cap, so that its tasks are charged and may be set aside.
     fn capped(&self, run: &str) -> impl Future<Output = bool> + Send;
-    /// Just before the task `field` (`<unit>#<round>`) of a capped run starts.
-    fn start(&self, run: &str, field: &str) -> impl Future<Output = Start> + Send;
+    /// Just before the task of `round` of a capped run starts.
+    fn start(&self, run: &str, round: &RoundKey) -> impl Future<Output = Start> + Send;
     /// Charges a capped run what a round trip paid.
     fn charge(&self, run: &str, paid: &RoundTrip) -> impl Future<Output = ()> + Send;
-    /// A backend halted with `why`: keeps the tasks `fields` that were never
+    /// A backend halted with `why`: keeps the tasks of `rounds` that were never
     /// sent, so that they stay pending, and stops the run. An error gives
     /// their delivery back.
     fn halt(
         &self,
         run: &str,
         why: &str,
-        fields: &[String],
+        rounds: &[RoundKey],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
@@ -118,11 +120,11 @@ impl Admission for NoAdmission {
     async fn capped(&self, _run: &str) -> bool {
         false
     }
-    async fn start(&self, _run: &str, _field: &str) -> Start {
+    async fn start(&self, _run: &str, _round: &RoundKey) -> Start {
         Start::Go
     }
     async fn charge(&self, _run: &str, _paid: &RoundTrip) {}
-    async fn halt(&self, _run: &str, _why: &str, _fields: &[String]) -> Result<(), StoreError> {
+    async fn halt(&self, _run: &str, _why: &str, _rounds: &[RoundKey]) -> Result<(), StoreError> {
         Ok(())
     }
 }
@@ -153,8 +155,8 @@ impl Step {
 pub trait Watch: Send + Sync + 'static {
     /// Kept while a task is in hand; given back to [`Watch::settled`].
     type Held: Send + 'static;
-    /// A task `field` of `run` arrived in a delivery.
-    fn taken(&self, step: Step, run: &str, field: &str) -> Self::Held;
+    /// The task of `round` of `run` arrived in a delivery.
+    fn taken(&self, step: Step, run: &str, round: &RoundKey) -> Self::Held;
     /// Its delivery was settled: `acked`, `requeued`, `dead_lettered`, `parked` or `pending`.
     fn settled(&self, held: Self::Held, how: &'static str);
     /// A delivery of `units` tasks was refused or dead-lettered before any was taken.
@@ -179,6 +181,6 @@ pub struct NoWatch;
 
 impl Watch for NoWatch {
     type Held = ();
-    fn taken(&self, _step: Step, _run: &str, _field: &str) {}
+    fn taken(&self, _step: Step, _run: &str, _round: &RoundKey) {}
     fn settled(&self, _held: (), _how: &'static str) {}
 }

@@ -5,8 +5,7 @@ use crate::serve::{open, serve, Ended, Opened, Settle};
 use crate::stage::{Admission, Stages, Start, Step, Translate, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox};
 use crate::Shutdown;
-use autoeval_proto::fleet::round_field;
-use autoeval_proto::{RoundTrip, TranslateTask, VerifyTask};
+use autoeval_proto::{RoundKey, RoundTrip, TranslateTask, VerifyTask};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,7 +33,7 @@ enum Outcome {
     /// Not begun (shutdown), or not set aside: its bundle goes back.
     Return,
     /// Never sent because a backend halted: it stays pending.
-    Unsent(String),
+    Unsent(RoundKey),
 }
 
 /// Serves `inbox` until it ends or `shutdown`: at most `slots` tasks run at
@@ -104,7 +103,7 @@ async fn handle<D, O, St, S, A, W>(
     let each = bundle.into_iter().map(|task| {
         let (cx, stage, run) = (&cx, &stage, run.as_str());
         async move {
-            let field = round_field(&task.unit(), task.round);
+            let field = task.round_key();
             let held = cx.watch.taken(Step::Translate, run, &field);
             let Ok(_slot) = cx.slots.acquire().await else {
                 return (Outcome::Return, held);

@@ -2,7 +2,7 @@
 //! given back or dead-lettered; confirmed sends; and a store that records
 //! each round once.
 
-use autoeval_proto::{JudgeRecord, ResultRecord, UnitKey};
+use autoeval_proto::{JudgeKey, JudgeRecord, ResultRecord, UnitKey};
 use std::future::Future;
 use thiserror::Error;
 
@@ -116,13 +116,13 @@ pub trait RecordStore: Send + Sync + 'static {
 
 /// Durable storage of A4 judgements, each pair's first kept.
 pub trait JudgementStore: Send + Sync + 'static {
-    /// Stores `judgement` made by `judge` (`<model spec>|<style>`) unless the
+    /// Stores `judgement` made by `judge` unless the
     /// pair has one; a failed call is kept apart, to be asked again. Says
     /// whether it was new.
     fn record_judgement(
         &self,
         run: &str,
-        judge: &str,
+        judge: &JudgeKey,
         judgement: &JudgeRecord,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }

@@ -6,7 +6,6 @@ use crate::serve::{open, panic_message, serve, Ended, Opened, Settle};
 use crate::stage::{Stages, Step, Verify, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError};
 use crate::Shutdown;
-use autoeval_proto::fleet::round_field;
 use autoeval_proto::{ResultRecord, TranslateTask, Verdict, VerifyTask};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -88,7 +87,7 @@ async fn handle<D, O, St, S, R, W>(
     let checks = bundle.into_iter().map(|task| {
         let (cx, stage, run) = (&cx, stage.clone(), run.as_str());
         async move {
-            let field = round_field(&task.task.unit(), task.task.round);
+            let field = task.task.round_key();
             let held = cx.watch.taken(Step::Verify, run, &field);
             let Ok(permit) = cx.cpu.clone().acquire_owned().await else {
                 return (None, held);
@@ -155,7 +154,7 @@ async fn handle<D, O, St, S, R, W>(
                 .iter()
                 .zip(&records)
                 .zip(&new)
-                .filter(|((t, r), new)| **new && continues(t, r).is_none())
+                .filter(|((t, r), new)| **new && t.after(r).is_none())
                 .count();
             for _ in 0..newly_ended {
                 watch.unit_ended();
@@ -167,14 +166,6 @@ async fn handle<D, O, St, S, R, W>(
             settle.all("requeued");
         }
     }
-}
-
-/// The next round of a unit after `record`, by the one rule of (A∘I)^n.
-fn continues(task: &TranslateTask, record: &ResultRecord) -> Option<TranslateTask> {
-    task.next_round(
-        record.verdict == Verdict::Equivalent,
-        record.phi1.as_deref(),
-    )
 }
 
 /// The next rounds this delivery sends: only those of rounds it recorded
@@ -192,10 +183,10 @@ async fn next_rounds<R: RecordStore, D: Delivery>(
     let mut next = Vec::new();
     for ((task, record), &new) in asked.iter().zip(records).zip(new) {
         if new {
-            next.extend(continues(task, record));
+            next.extend(task.after(record));
         } else if delivery.redelivered() {
             if let Some(stored) = store.stored(run, &task.unit(), task.round).await? {
-                next.extend(continues(task, &stored));
+                next.extend(task.after(&stored));
             }
         }
     }

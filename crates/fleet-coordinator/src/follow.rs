@@ -8,7 +8,7 @@ use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_progress::Progress;
 use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
-use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_proto::{ResultRecord, RoundKey, UnitKey, Verdict};
 use autoeval_redis_store::RunStore;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -123,19 +123,24 @@ async fn queued(broker: &Broker, models: &[String], gauges: &RunGauges<'_>) -> R
     Ok(total)
 }
 
-/// Units of the run with a task among the dead letters.
-pub async fn dead_units(broker: &Broker, run: &str) -> Result<BTreeSet<String>> {
-    Ok(broker
-        .dead_letters(usize::MAX)
-        .await?
-        .into_iter()
-        .filter(|d| d.run == run)
-        .flat_map(|d| d.units)
-        .map(|unit| match unit.rsplit_once('#') {
-            Some((u, _)) => u.to_string(),
-            None => unit,
-        })
-        .collect())
+/// Units of the run with a task among the dead letters; a dead letter
+/// that names no round of ours is told and passed over.
+pub async fn dead_units(broker: &Broker, run: &str) -> Result<BTreeSet<UnitKey>> {
+    let mut units = BTreeSet::new();
+    for dead in broker.dead_letters(usize::MAX).await? {
+        if dead.run != run {
+            continue;
+        }
+        for named in &dead.units {
+            match named.parse::<RoundKey>() {
+                Ok(round) => {
+                    units.insert(round.unit);
+                }
+                Err(e) => tracing::warn!(error = %e, "a dead letter of the run names no round"),
+            }
+        }
+    }
+    Ok(units)
 }
 
 /// Where following tells what it sees: the progress display, the rounds

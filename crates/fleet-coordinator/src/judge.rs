@@ -11,7 +11,7 @@ use autoeval_models::{ModelSettings, ModelSpec, PriceTable, RetryPolicy};
 use autoeval_progress::Display;
 use autoeval_proto::fleet::{judge_key, judge_queue, judged_pair};
 use autoeval_proto::wire::{encode, Header, MessageKind};
-use autoeval_proto::{JudgeRecord, JudgeTask};
+use autoeval_proto::{JudgeKey, JudgeRecord, JudgeTask, RoundKey};
 use autoeval_redis_store::RunStore;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
@@ -52,7 +52,10 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         );
     }
     let run = run_name(ask.dir)?;
-    let judge = format!("{}|{}", ask.judge, ask.style);
+    let judge = JudgeKey {
+        spec: ask.judge.to_string(),
+        style: ask.style.to_string(),
+    };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let store = RunStore::new(autoeval_redis_store::connect(&ask.fleet.redis).await?, &run);
@@ -72,7 +75,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             )])
             .await?;
         // Judged on the fleet before but not yet in the file (a stopped command).
-        let judged: HashSet<String> = store
+        let judged: HashSet<RoundKey> = store
             .judgements(&judge)
             .await?
             .iter()
@@ -112,7 +115,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         let key = judge_key(ask.judge);
         let target = judged.len() as u64 + todo.len() as u64;
         let messages = todo.iter().map(|j| {
-            let meta = Meta::one(&run, judged_pair(j));
+            let meta = Meta::one(&run, judged_pair(j).to_string());
             // A bundle of one: the judge loop takes bundles, as every loop does.
             Ok((key.clone(), encode(&header, &vec![JudgeTask::from(j)])?, meta))
         });

@@ -12,11 +12,11 @@ use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_engine::local::StageTimes;
 use autoeval_pipeline::{initial_tasks, pending_tasks};
 use autoeval_progress::{Display, Progress};
-use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
+use autoeval_proto::fleet::{translate_key, translate_queue};
 use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
-use autoeval_proto::ResultRecord;
 use autoeval_proto::TranslateTask;
+use autoeval_proto::{ResultRecord, RoundKey};
 use autoeval_redis_store::{Cap, CapsSet, RunStore};
 use autoeval_run_dir::{claim_dir, run_name, RunDir};
 use autoeval_run_settings::Resolved;
@@ -187,7 +187,9 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         let records = stored_records(&store).await?;
         let mut judged = Vec::new();
         for judge in meta.keys().filter_map(|k| meta::judge_of(k)) {
-            judged.push((judge.to_string(), store.judgements(judge).await?));
+            let judge = judge.context("the run's Redis names a judge wrongly")?;
+            let fresh = store.judgements(&judge).await?;
+            judged.push((judge, fresh));
         }
         anyhow::Ok((meta, records, judged))
     })?;
@@ -200,11 +202,12 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
     write_results(dir, &records)?;
     let mut judgements = 0;
     for (judge, fresh) in judged {
-        let Some((spec, style)) = judge.rsplit_once('|') else {
-            continue;
+        let path = autoeval_run_dir::judge_file(dir, &judge.spec, &judge.style);
+        let mut text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let path = autoeval_run_dir::judge_file(dir, spec, style);
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
@@ -333,11 +336,8 @@ pub fn execute(
             let recorded = stored_records(&store).await?;
             let mut pending = pending_tasks(initial, &recorded);
             if let (Mode::Resume, Some(parked)) = (mode, &parked) {
-                let parked: std::collections::HashSet<&str> =
-                    parked.iter().map(String::as_str).collect();
-                pending
-                    .tasks
-                    .retain(|t| parked.contains(round_field(&t.unit(), t.round).as_str()));
+                let parked: std::collections::HashSet<&RoundKey> = parked.iter().collect();
+                pending.tasks.retain(|t| parked.contains(&t.round_key()));
             }
             let queues: Vec<(String, String)> = settings
                 .plan
@@ -513,7 +513,7 @@ async fn wait_for_workers(
 /// Publishes translate tasks in bundles of one model and shard.
 async fn publish_tasks(broker: &Broker, run: &str, tasks: Vec<TranslateTask>) -> Result<()> {
     let messages = bundle_messages(run, MessageKind::Translate, tasks, |t| {
-        (translate_key(&t.model), round_field(&t.unit(), t.round))
+        (translate_key(&t.model), t.round_key())
     })?;
     publish(broker, messages.into_iter().map(Ok)).await
 }

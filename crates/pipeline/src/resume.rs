@@ -1,6 +1,6 @@
 //! Where a run stands: which tasks are still to do, given what is recorded.
 
-use autoeval_proto::{ResultRecord, TranslateTask, UnitKey, Verdict};
+use autoeval_proto::{ResultRecord, TranslateTask, UnitKey};
 use std::collections::HashMap;
 
 /// The tasks still to run, and what is already done.
@@ -28,18 +28,10 @@ pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> 
     for task in initial {
         match last.get(&task.unit()) {
             None => pending.tasks.push(task),
-            Some(r) => {
-                let at = TranslateTask {
-                    round: r.round,
-                    ..task
-                };
-                // An equivalent round without φ (never written so) goes on from the task's own input.
-                let phi = r.phi1.as_deref().unwrap_or(at.input.as_str()).to_string();
-                match at.next_round(r.verdict == Verdict::Equivalent, Some(&phi)) {
-                    Some(next) => pending.tasks.push(next),
-                    None => pending.finished_units += 1,
-                }
-            }
+            Some(r) => match task.after(r) {
+                Some(next) => pending.tasks.push(next),
+                None => pending.finished_units += 1,
+            },
         }
     }
     pending

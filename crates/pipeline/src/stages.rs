@@ -61,12 +61,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) 
             why.unwrap_or_else(|| "no answer".into()),
         );
     };
-    let kind: Kind = task
-        .item
-        .dataset
-        .check_kind()
-        .parse()
-        .unwrap_or(Kind::Plogic);
+    let kind = Kind::from(task.item.dataset);
     // φ1 is already read and printed canonically; reading it again must not
     // refuse what the reading accepted.
     let settings = Settings {

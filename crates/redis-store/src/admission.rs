@@ -3,7 +3,7 @@
 
 use crate::{Budgets, RedisRecords};
 use autoeval_engine::{Admission, JudgementStore, Start, StoreError as EngineError};
-use autoeval_proto::{JudgeRecord, RoundTrip};
+use autoeval_proto::{JudgeKey, JudgeRecord, RoundKey, RoundTrip};
 
 impl Admission for Budgets {
     /// When the budget cannot be read, the run is taken to have a cap.
@@ -18,7 +18,7 @@ impl Admission for Budgets {
     }
 
     /// Read just before the task starts, so that a cap reached stops every task not yet begun.
-    async fn start(&self, run: &str, field: &str) -> Start {
+    async fn start(&self, run: &str, round: &RoundKey) -> Start {
         let why = match self.state(run).await {
             Ok((Some(why), _)) => why,
             Ok((None, _)) => return Start::Go,
@@ -27,7 +27,7 @@ impl Admission for Budgets {
                 return Start::Go;
             }
         };
-        match self.park(run, field).await {
+        match self.park(run, round).await {
             Ok(true) => {
                 tracing::debug!(run, why, "the run is paused; a task set aside");
                 Start::Parked
@@ -60,8 +60,8 @@ impl Admission for Budgets {
         }
     }
 
-    async fn halt(&self, run: &str, why: &str, fields: &[String]) -> Result<(), EngineError> {
-        Ok(Budgets::halt(self, run, why, fields).await?)
+    async fn halt(&self, run: &str, why: &str, rounds: &[RoundKey]) -> Result<(), EngineError> {
+        Ok(Budgets::halt(self, run, why, rounds).await?)
     }
 }
 
@@ -69,7 +69,7 @@ impl JudgementStore for RedisRecords {
     async fn record_judgement(
         &self,
         run: &str,
-        judge: &str,
+        judge: &JudgeKey,
         judgement: &JudgeRecord,
     ) -> Result<bool, EngineError> {
         Ok(self.run(run).record_judgement(judge, judgement).await?)

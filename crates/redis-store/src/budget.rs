@@ -8,6 +8,7 @@
 
 use crate::{redis_err, RunStore, StoreError};
 use autoeval_proto::fleet::run_key;
+use autoeval_proto::RoundKey;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::HashMap;
@@ -119,8 +120,8 @@ pub enum CapsSet {
     /// The run goes on (it was not paused).
     Running,
     /// The run was paused and goes on: the tasks set aside meanwhile
-    /// (`<unit>#<round>`), to be published again.
-    Resumed(Vec<String>),
+    /// (their rounds), to be published again.
+    Resumed(Vec<RoundKey>),
 }
 
 /// A run's caps and spending as Redis holds them.
@@ -200,13 +201,13 @@ impl Budgets {
     /// Sets aside the task `field` (`<unit>#<round>`) of `run` if the run
     /// is still paused, for `resume` to publish again; false when it is not
     /// (it was resumed meanwhile) and the task is to be done.
-    pub async fn park(&self, run: &str, field: &str) -> Result<bool, StoreError> {
+    pub async fn park(&self, run: &str, round: &RoundKey) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
         let parked: i32 = self
             .park
             .key(run_key(run, "budget"))
             .key(run_key(run, "parked"))
-            .arg(field)
+            .arg(round.to_string())
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("set a task aside"))?;
@@ -218,14 +219,14 @@ impl Budgets {
     /// A backend of `run` halted with `why`: pauses the run (so that the
     /// coordinator stops with that cause) and sets aside the tasks `fields`
     /// that were never sent, for `resume` to publish again once it is fixed.
-    pub async fn halt(&self, run: &str, why: &str, fields: &[String]) -> Result<(), StoreError> {
+    pub async fn halt(&self, run: &str, why: &str, rounds: &[RoundKey]) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let mut call = self.halt.prepare_invoke();
         call.key(run_key(run, "budget"))
             .key(run_key(run, "parked"))
             .arg(why);
-        for f in fields {
-            call.arg(f);
+        for r in rounds {
+            call.arg(r.to_string());
         }
         let _: i32 = call
             .invoke_async(&mut conn)
@@ -263,7 +264,15 @@ impl RunStore {
             "spent" => Ok(CapsSet::Spent),
             "paused" => Ok(CapsSet::Paused),
             "running" => Ok(CapsSet::Running),
-            "resumed" => Ok(CapsSet::Resumed(answer)),
+            "resumed" => answer
+                .iter()
+                .map(|a| a.parse())
+                .collect::<Result<_, _>>()
+                .map(CapsSet::Resumed)
+                .map_err(|e: autoeval_proto::NotAKey| StoreError::Corrupt {
+                    what: "a task set aside".into(),
+                    detail: e.to_string(),
+                }),
             other => Err(StoreError::Corrupt {
                 what: "answer to setting the caps".into(),
                 detail: other.to_string(),

@@ -19,8 +19,8 @@ pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
 
-use autoeval_proto::fleet::{judged_pair, round_field, run_key};
-use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
+use autoeval_proto::fleet::{judged_pair, run_key};
+use autoeval_proto::{JudgeKey, JudgeRecord, NotAKey, ResultRecord, UnitKey, Verdict};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::BTreeMap;
@@ -171,7 +171,7 @@ impl RunStore {
             })?;
             let unit = r.unit();
             let last = r.verdict != Verdict::Equivalent || r.round >= rounds;
-            call.arg(round_field(&unit, r.round))
+            call.arg(unit.round(r.round).to_string())
                 .arg(json)
                 .arg(counter_field(r))
                 .arg(unit.to_string())
@@ -194,7 +194,7 @@ impl RunStore {
             call.key(k);
         }
         let gone: i32 = call
-            .arg(round_field(&unit, r.round))
+            .arg(unit.round(r.round).to_string())
             .arg(unit.to_string())
             .invoke_async(&mut conn)
             .await
@@ -202,7 +202,7 @@ impl RunStore {
         Ok(gone == 1)
     }
 
-    fn judge_keys(&self, judge: &str) -> [String; 2] {
+    fn judge_keys(&self, judge: &JudgeKey) -> [String; 2] {
         [
             self.key(&format!("judged:{judge}")),
             self.key(&format!("judge-failed:{judge}")),
@@ -211,7 +211,11 @@ impl RunStore {
 
     /// Stores a judgement of `judge` (`<spec>|<style>`) for a pair, once; a
     /// failed call is stored only while the pair has no judgement. True when stored.
-    pub async fn record_judgement(&self, judge: &str, j: &JudgeRecord) -> Result<bool, StoreError> {
+    pub async fn record_judgement(
+        &self,
+        judge: &JudgeKey,
+        j: &JudgeRecord,
+    ) -> Result<bool, StoreError> {
         let json = serde_json::to_string(j).map_err(|e| StoreError::Corrupt {
             what: "judgement".into(),
             detail: e.to_string(),
@@ -222,7 +226,7 @@ impl RunStore {
             call.key(k);
         }
         let stored: i32 = call
-            .arg(judged_pair(j))
+            .arg(judged_pair(j).to_string())
             .arg(json)
             .arg(if j.api_failure.is_some() { "1" } else { "0" })
             .invoke_async(&mut conn)
@@ -232,7 +236,7 @@ impl RunStore {
     }
 
     /// Drops the failed calls of `judge`, before its pairs are asked again.
-    pub async fn forget_failed_judgements(&self, judge: &str) -> Result<(), StoreError> {
+    pub async fn forget_failed_judgements(&self, judge: &JudgeKey) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let [_, failed] = self.judge_keys(judge);
         conn.del::<_, ()>(failed)
@@ -241,7 +245,7 @@ impl RunStore {
     }
 
     /// Pairs judged by `judge`, and pairs whose call failed with no judgement yet.
-    pub async fn judgement_counts(&self, judge: &str) -> Result<(u64, u64), StoreError> {
+    pub async fn judgement_counts(&self, judge: &JudgeKey) -> Result<(u64, u64), StoreError> {
         let mut conn = self.conn.clone();
         let [judged, failed] = self.judge_keys(judge);
         let (a, b): (u64, u64) = redis::pipe()
@@ -254,7 +258,7 @@ impl RunStore {
     }
 
     /// Every judgement of `judge`, then every failed call without one.
-    pub async fn judgements(&self, judge: &str) -> Result<Vec<JudgeRecord>, StoreError> {
+    pub async fn judgements(&self, judge: &JudgeKey) -> Result<Vec<JudgeRecord>, StoreError> {
         let mut out = Vec::new();
         for hash in self.judge_keys(judge) {
             self.scan_hash(&hash, |field, json| {
@@ -288,11 +292,26 @@ impl RunStore {
     }
 
     /// The final outcome of each finished unit, by unit.
-    pub async fn finals(&self) -> Result<BTreeMap<String, String>, StoreError> {
+    pub async fn finals(&self) -> Result<BTreeMap<UnitKey, Verdict>, StoreError> {
         let mut conn = self.conn.clone();
-        conn.hgetall(self.key("final"))
+        let raw: BTreeMap<String, String> = conn
+            .hgetall(self.key("final"))
             .await
-            .map_err(redis_err("read the final outcomes"))
+            .map_err(redis_err("read the final outcomes"))?;
+        raw.into_iter()
+            .map(|(unit, verdict)| {
+                let corrupt = |detail: String| StoreError::Corrupt {
+                    what: format!("final outcome {unit}"),
+                    detail,
+                };
+                Ok((
+                    unit.parse().map_err(|e: NotAKey| corrupt(e.to_string()))?,
+                    verdict
+                        .parse()
+                        .map_err(|e: autoeval_proto::UnknownVerdict| corrupt(e.to_string()))?,
+                ))
+            })
+            .collect()
     }
 
     /// Every stored round, read in batches and handed to `each` in no particular order.
@@ -415,8 +434,9 @@ impl RunStore {
         keys.extend(self.holding_keys().await?);
         // Each judge that judged the run left its settings in `meta`.
         for field in self.meta().await?.keys() {
-            if let Some(judge) = autoeval_proto::meta::judge_of(field) {
-                keys.extend(self.judge_keys(judge));
+            // A field that names no judge was never given a judgement.
+            if let Some(Ok(judge)) = autoeval_proto::meta::judge_of(field) {
+                keys.extend(self.judge_keys(&judge));
             }
         }
         keys.push(self.key("meta"));

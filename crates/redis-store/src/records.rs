@@ -3,7 +3,6 @@
 
 use crate::{redis_err, Connection, RunStore, StoreError};
 use autoeval_engine::{RecordStore, StoreError as EngineError};
-use autoeval_proto::fleet::round_field;
 use autoeval_proto::{ResultRecord, UnitKey};
 use redis::AsyncCommands;
 use std::collections::HashMap;
@@ -52,7 +51,7 @@ impl RunStore {
         unit: &UnitKey,
         round: u32,
     ) -> Result<Option<ResultRecord>, StoreError> {
-        let field = round_field(unit, round);
+        let field = unit.round(round).to_string();
         let mut conn = self.conn.clone();
         let json: Option<String> = conn
             .hget(self.key("results"), &field)

@@ -56,7 +56,7 @@ impl JudgementStore for JudgeFile {
     async fn record_judgement(
         &self,
         _run: &str,
-        _judge: &str,
+        _judge: &autoeval_proto::JudgeKey,
         judgement: &JudgeRecord,
     ) -> Result<bool, EngineError> {
         let line =

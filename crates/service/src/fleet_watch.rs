@@ -3,7 +3,7 @@
 //! tasks per stage and shard that `status` shows.
 
 use autoeval_engine::{Step, Watch};
-use autoeval_proto::fleet::shard_of_unit;
+use autoeval_proto::RoundKey;
 use autoeval_proto::{ResultRecord, Verdict};
 use autoeval_redis_store::{Held, Holding};
 use autoeval_telemetry::Metrics;
@@ -57,12 +57,12 @@ impl FleetWatch {
 impl Watch for FleetWatch {
     type Held = InHand;
 
-    fn taken(&self, step: Step, run: &str, field: &str) -> InHand {
+    fn taken(&self, step: Step, run: &str, round: &RoundKey) -> InHand {
         self.count_taken(step);
         InHand {
             step,
             started: Instant::now(),
-            _held: self.holding.hold(run, step.name(), shard_of_unit(field)),
+            _held: self.holding.hold(run, step.name(), round.unit.shard()),
         }
     }
 

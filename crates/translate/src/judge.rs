@@ -39,10 +39,7 @@ pub async fn ask(
     // The judged pair and the judging style make the sample: one pair's
     // judgement is never another's cached reply.
     let sample = Sample {
-        unit: format!(
-            "{}|{}|{}|{}|{}",
-            j.task.id, j.task.model, j.task.prompt, j.task.repeat, j.task.style
-        ),
+        unit: format!("{}|{}", j.task.unit(), j.task.style),
         round: j.task.round,
         stage: Stage::Judge,
     };

@@ -6,6 +6,7 @@ use crate::judge::Judging;
 use crate::{Local, StageSettings, Templates, Translator};
 use autoeval_engine::{Judges, SetupError, Stages};
 use autoeval_llm_client::ResponseCache;
+use autoeval_proto::JudgeKey;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -19,11 +20,11 @@ pub trait Registry: Send + Sync + 'static {
         &self,
         run: &str,
     ) -> impl Future<Output = Result<Arc<StageSettings>, SetupError>> + Send;
-    /// How the judge `judge` (`<spec>|<style>`) of `run` is asked.
+    /// How the judge `judge` of `run` is asked.
     fn judge_settings(
         &self,
         run: &str,
-        judge: &str,
+        judge: &JudgeKey,
     ) -> impl Future<Output = Result<StageSettings, SetupError>> + Send;
     /// The reply cache of `run`, shared by the fleet.
     fn cache(&self, run: &str) -> Arc<dyn ResponseCache>;
@@ -131,7 +132,7 @@ pub struct RunJudges<R> {
     registry: Arc<R>,
     local: Local,
     templates: Arc<Templates>,
-    built: Mutex<HashMap<(String, String), Arc<Judging>>>,
+    built: Mutex<HashMap<(String, JudgeKey), Arc<Judging>>>,
 }
 
 impl<R: Registry> RunJudges<R> {
@@ -149,19 +150,19 @@ impl<R: Registry> RunJudges<R> {
 impl<R: Registry> Judges for RunJudges<R> {
     type Judge = Judging;
 
-    async fn judge(&self, run: &str, judge: &str) -> Result<Arc<Judging>, SetupError> {
-        let id = (run.to_string(), judge.to_string());
+    async fn judge(&self, run: &str, judge: &JudgeKey) -> Result<Arc<Judging>, SetupError> {
+        let id = (run.to_string(), judge.clone());
         if let Some(j) = self.built.lock().await.get(&id) {
             return Ok(j.clone());
         }
         let settings = self.registry.judge_settings(run, judge).await?;
-        let spec = judge.rsplit_once('|').map_or(judge, |(spec, _)| spec);
+        let spec = judge.spec.as_str();
         let local = Local {
             cache: Some(self.registry.cache(run)),
             ..self.local.clone()
         };
         let backend = settings.backend(spec, &local).map_err(|e| SetupError {
-            message: format!("run {run:?}, judge {judge:?}: {e}"),
+            message: format!("run {run:?}, judge {judge}: {e}"),
             transient: false,
         })?;
         let built = Arc::new(Judging {

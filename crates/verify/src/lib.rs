@@ -51,6 +51,19 @@ impl std::str::FromStr for Kind {
     }
 }
 
+impl From<autoeval_proto::DatasetKind> for Kind {
+    /// The verifier family of a dataset: both first-order datasets are `Fol`.
+    fn from(dataset: autoeval_proto::DatasetKind) -> Kind {
+        use autoeval_proto::DatasetKind as D;
+        match dataset {
+            D::Ksat => Kind::Ksat,
+            D::Plogic => Kind::Plogic,
+            D::Fol | D::FolEnglish => Kind::Fol,
+            D::Regex => Kind::Regex,
+        }
+    }
+}
+
 /// The outcome of one check: the record's verdict, one type from the
 /// verifier to the report (a check never yields `ApiFailure`).
 pub use autoeval_proto::Verdict;

@@ -6,7 +6,7 @@ use super::Transport;
 use crate::fleet::{AMQP, REDIS};
 use autoeval_amqp::{route_translate, AmqpInbox, AmqpOutbox, Broker, Meta};
 use autoeval_engine::Outbox;
-use autoeval_proto::fleet::{round_field, translate_key, translate_queue};
+use autoeval_proto::fleet::{translate_key, translate_queue};
 use autoeval_proto::wire::{decode, MessageKind};
 use autoeval_proto::{TranslateTask, VerifyTask};
 use autoeval_redis_store::{Budgets, Cap, CapsSet, RedisRecords, RunStore};
@@ -21,10 +21,10 @@ fn verify_model(model: &str) -> String {
 
 /// Routes a verify task to its test's own verify queue (the fleet's route
 /// names one queue that every verifier shares).
-fn route_to_test_verifier(v: &VerifyTask) -> (String, String) {
+fn route_to_test_verifier(v: &VerifyTask) -> (String, autoeval_proto::RoundKey) {
     (
         translate_key(&verify_model(&v.task.model)),
-        round_field(&v.task.unit(), v.task.round),
+        v.task.round_key(),
     )
 }
 
@@ -247,7 +247,7 @@ impl Transport for Fleet {
             .await
             .expect("the run's budget")
         {
-            CapsSet::Resumed(parked) => Some(parked),
+            CapsSet::Resumed(parked) => Some(parked.iter().map(ToString::to_string).collect()),
             _ => Some(Vec::new()),
         }
     }

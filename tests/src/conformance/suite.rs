@@ -152,7 +152,7 @@ impl Counts {
 
 impl Watch for Counts {
     type Held = ();
-    fn taken(&self, _step: Step, _run: &str, _field: &str) {}
+    fn taken(&self, _step: Step, _run: &str, _round: &autoeval_proto::RoundKey) {}
 
     fn settled(&self, _held: (), how: &'static str) {
         let mut s = self.settled.lock().unwrap_or_else(|e| e.into_inner());
@@ -431,10 +431,7 @@ pub async fn a_halted_backend_leaves_the_rest_pending<T: Transport>() {
     let t = Arc::new(T::open("halt").await);
     let m = t.model().to_string();
     let tasks: Vec<TranslateTask> = (0..10).map(|i| task(&m, i, "p", 1)).collect();
-    let fields: BTreeSet<String> = tasks
-        .iter()
-        .map(|t| autoeval_proto::fleet::round_field(&t.unit(), t.round))
-        .collect();
+    let fields: BTreeSet<String> = tasks.iter().map(|t| t.round_key().to_string()).collect();
     t.put_translate(tasks).await;
     let stage = Arc::new(Echo {
         halt_after: Some(3),
@@ -463,7 +460,7 @@ pub async fn a_halted_backend_leaves_the_rest_pending<T: Transport>() {
     if let Some(aside) = set_aside {
         let sent: BTreeSet<String> = sent
             .iter()
-            .map(|v| autoeval_proto::fleet::round_field(&v.task.unit(), v.task.round))
+            .map(|v| v.task.round_key().to_string())
             .collect();
         let pending: BTreeSet<String> = fields.difference(&sent).cloned().collect();
         assert_eq!(aside.into_iter().collect::<BTreeSet<_>>(), pending);

@@ -37,7 +37,7 @@ impl JudgeWatch {
 
 impl Watch for JudgeWatch {
     type Held = ();
-    fn taken(&self, _step: Step, _run: &str, _field: &str) {}
+    fn taken(&self, _step: Step, _run: &str, _round: &autoeval_proto::RoundKey) {}
 
     fn settled(&self, _held: (), how: &'static str) {
         if how == "acked" {
