@@ -458,3 +458,81 @@ fn a_dry_run_prints_the_plan_and_its_cost_and_sends_nothing() {
     assert!((cost - expected).abs() <= 1e-4, "{cost} vs {expected}");
     assert!(text.contains("not counting llama3:8b"), "{text}");
 }
+
+/// `autoeval` run with `args`, expected to fail: its stderr.
+fn refused(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_autoeval"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{args:?} was not refused");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_items_file_with_a_repeated_id_is_refused_before_anything_runs_naming_the_ids() {
+    let dir = scratch("repeated-ids");
+    let items = dir.join("items.jsonl");
+    autoeval(&[
+        "generate",
+        "--dataset",
+        "plogic",
+        "--batches",
+        "1",
+        "--per-bucket",
+        "1",
+        "--quiet",
+        "--out",
+        items.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&items).unwrap();
+    let first = jsonl(&text)[0]["id"].as_str().unwrap().to_string();
+    let repeated = dir.join("repeated.jsonl");
+    std::fs::write(
+        &repeated,
+        format!("{text}{}\n", text.lines().next().unwrap()),
+    )
+    .unwrap();
+    for fleet in [false, true] {
+        let out = dir.join(format!("run-{fleet}"));
+        let mut args = vec![
+            "run",
+            "--items",
+            repeated.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if fleet {
+            args.push("--fleet");
+        }
+        let err = refused(&args);
+        assert!(
+            err.contains("repeats 1 item id") && err.contains(&first),
+            "fleet {fleet}: {err}"
+        );
+        assert!(
+            !out.join("results.jsonl").exists(),
+            "fleet {fleet}: nothing ran"
+        );
+    }
+}
+
+#[test]
+fn numbers_out_of_range_are_refused_with_the_flag_and_its_range() {
+    let dir = scratch("ranges");
+    for (flag, value) in [
+        ("--timeout-ms", "0"),
+        ("--request-timeout-s", "100000000000"),
+        ("--verifiers", "0"),
+        ("--concurrency", "0"),
+        ("--max-attempts", "0"),
+        ("--temperature", "2.5"),
+    ] {
+        let out = dir.join(flag.trim_start_matches('-'));
+        let err = refused(&["run", flag, value, "--out", out.to_str().unwrap()]);
+        assert!(
+            err.contains(&format!("{flag} {value} is out of range")),
+            "{flag} {value}: {err}"
+        );
+    }
+}

@@ -13,9 +13,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(version, about)]
 struct Args {
-    /// Parallel checks; all cores when absent.
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Parallel checks, at least 1; all cores when absent.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// Prover time limit per check, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     timeout_ms: u32,
@@ -40,6 +40,7 @@ fn main() -> Result<()> {
     }
     let jobs = args
         .jobs
+        .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let threads = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;

@@ -31,3 +31,19 @@ fn the_verifier_worker_answers_a_stream_on_stdio() {
     assert_eq!(results[1]["verdict"], "not_equivalent");
     assert_eq!(results[1]["counterexample"]["assignment"]["p3"], true);
 }
+
+#[test]
+fn no_verifier_takes_zero_jobs() {
+    for exe in [
+        env!("CARGO_BIN_EXE_autoeval-verifier-worker"),
+        env!("CARGO_BIN_EXE_autoeval-verifier"),
+    ] {
+        let out = Command::new(exe).args(["--jobs", "0"]).output().unwrap();
+        assert!(!out.status.success(), "{exe} took --jobs 0");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--jobs") && err.contains("1.."),
+            "{exe}: {err}"
+        );
+    }
+}

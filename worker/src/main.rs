@@ -29,7 +29,7 @@ pub struct Args {
     models: Vec<String>,
     /// Tasks in flight at once per model; the broker's prefetch holds about
     /// twice as many, in bundles, so that no slot waits on a slow bundle.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     concurrency: u16,
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
     #[arg(long)]

@@ -136,7 +136,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     progress.finish();
     let times = times?;
     if let Some(why) = halted() {
-        return Err(autoeval_run_dir::halted_error(&why, dir, false));
+        return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
     }
     drop(store);
     finish(

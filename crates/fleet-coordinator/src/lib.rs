@@ -384,7 +384,7 @@ pub fn execute(
     write_results(dir, &records)?;
     if let Ending::Halted { why } = &ending {
         // What was recorded is written; the rest waits for the cause to be fixed.
-        return Err(autoeval_run_dir::halted_error(why, dir, true));
+        return Err(autoeval_run_dir::halted_error(why, dir, true).into());
     }
     if let Ending::Paused { why, done } = ending {
         // What was recorded is written; the report waits for the whole run.

@@ -179,7 +179,7 @@ impl RateGate for LocalGate {
                     .fold(0.0, f64::max),
             }
         });
-        Box::pin(async move { Duration::from_secs_f64(wait / 1e3) })
+        Box::pin(async move { millis(wait) })
     }
 
     fn reconcile<'a>(
@@ -206,8 +206,14 @@ impl RateGate for LocalGate {
 
     fn held<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Duration> {
         let left = self.with(key, |s, now| (s.hold_until - now).max(0.0));
-        Box::pin(async move { Duration::from_secs_f64(left / 1e3) })
+        Box::pin(async move { millis(left) })
     }
+}
+
+/// A wait of `ms` milliseconds, whatever the number: never negative, never
+/// past what a `Duration` holds.
+fn millis(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms.max(0.0) / 1e3).unwrap_or(Duration::MAX)
 }
 
 /// Tokens a prompt will likely cost before the provider says: about four

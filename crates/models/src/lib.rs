@@ -171,12 +171,22 @@ impl RetryPolicy {
     }
 }
 
-/// Reads a Retry-After header: delay seconds or an HTTP date.
+/// The longest Retry-After honoured: a server's header is a number from
+/// outside, and no wait longer than a provider's batch window makes sense.
+pub const LONGEST_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// Reads a Retry-After header: delay seconds or an HTTP date, at most
+/// [`LONGEST_RETRY_AFTER`].
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
+        let longest = LONGEST_RETRY_AFTER.as_secs_f64();
+        return (secs >= 0.0 && !secs.is_nan()).then(|| Duration::from_secs_f64(secs.min(longest)));
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(LONGEST_RETRY_AFTER),
+    )
 }

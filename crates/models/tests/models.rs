@@ -188,4 +188,12 @@ fn retry_after_in_seconds_or_as_a_date() {
     assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(7)));
     assert_eq!(parse_retry_after("soon", now), None);
     assert_eq!(parse_retry_after("-1", now), None);
+    assert_eq!(parse_retry_after("NaN", now), None);
+    for huge in ["1e20", "inf", "99999999999999999999"] {
+        assert_eq!(
+            parse_retry_after(huge, now),
+            Some(autoeval_models::LONGEST_RETRY_AFTER),
+            "{huge}"
+        );
+    }
 }

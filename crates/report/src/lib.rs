@@ -3,10 +3,12 @@
 //! functions from records to text: the command line writes the files.
 
 mod examples;
+mod inputs;
 pub mod svg;
 mod tables;
 
 pub use examples::{counterexample_html, failing_examples, marked_pair};
+pub use inputs::{parse_scores, ScoresError};
 pub use tables::usd;
 
 use autoeval_metrics::judge::confusion_by_complexity;

@@ -3,14 +3,14 @@
 
 use crate::{model_file_name, replace_jsonl, RunDir, StoreError};
 use autoeval_engine::{JudgementStore, StoreError as EngineError};
-use autoeval_proto::JudgeRecord;
+use autoeval_proto::{JudgeRecord, RoundKey};
 use std::io::Write;
 use std::sync::Mutex;
 
 /// The judgements of a judge file, one per pair: an answer over an earlier
 /// failed call, and the first answer when a pair was answered twice.
 pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
-    let mut by_pair: std::collections::BTreeMap<(String, String, String, u32, u32), JudgeRecord> =
+    let mut by_pair: std::collections::BTreeMap<RoundKey, JudgeRecord> =
         std::collections::BTreeMap::new();
     // A torn last line (a killed run) is not a judgement.
     for j in text
@@ -18,13 +18,7 @@ pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
         .filter(|l| l.ends_with('\n'))
         .filter_map(|l| serde_json::from_str::<JudgeRecord>(l).ok())
     {
-        let key = (
-            j.task.id.clone(),
-            j.task.model.clone(),
-            j.task.prompt.clone(),
-            j.task.round,
-            j.task.repeat,
-        );
+        let key = j.task.unit().round(j.task.round);
         match by_pair.get(&key) {
             Some(kept) if kept.api_failure.is_none() => {}
             _ => {
@@ -33,6 +27,32 @@ pub fn latest_judgements(text: &str) -> Vec<JudgeRecord> {
         }
     }
     by_pair.into_values().collect()
+}
+
+impl RunDir {
+    /// The judgements of every judge file of the run (`judge-*.jsonl`), file by file.
+    pub fn judgements(&self) -> crate::Result<Vec<JudgeRecord>> {
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&self.0) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(crate::io("read", &self.0)(e)),
+        };
+        let mut paths: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("judge-") && n.ends_with(".jsonl"))
+            })
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).map_err(crate::io("read", &p))?;
+            out.extend(latest_judgements(&text));
+        }
+        Ok(out)
+    }
 }
 
 /// Where the judgements of `judge` asked in `style` are kept in a run directory.

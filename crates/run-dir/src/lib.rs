@@ -10,9 +10,74 @@ pub use autoeval_run_settings::model_file_name;
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
 pub use store::{read_all, replace_jsonl, JsonlStore, StoreError};
 
-use anyhow::{bail, Context, Result};
-use autoeval_run_settings::{resolve, Resolved, RunConfig};
-use std::path::PathBuf;
+use autoeval_run_settings::{resolve, Resolved, RunConfig, SettingsError};
+use std::path::{Path, PathBuf};
+
+/// Why a run directory cannot be read or claimed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    /// The directory holds no run: `missing` is not there.
+    #[error("{} is not a run directory (no {missing})", dir.display())]
+    NotARun {
+        /// The directory.
+        dir: PathBuf,
+        /// The file it lacks.
+        missing: &'static str,
+    },
+    /// A file of the run cannot be read or written.
+    #[error("cannot {verb} {}", path.display())]
+    Io {
+        /// "read", "write" or "create".
+        verb: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `settings.json` holds no settings this build reads.
+    #[error("{} holds no run settings", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON reader said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The settings cannot be written as TOML or JSON.
+    #[error("cannot encode the settings: {0}")]
+    Encode(String),
+    /// The directory holds a run of another plan.
+    #[error(
+        "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
+         use another --out, or repeat that run's settings (its config.toml) to resume it",
+        dir.display()
+    )]
+    OtherPlan {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The path has no last component to name the run by.
+    #[error("{} has no directory name to name the run by", dir.display())]
+    Unnamed {
+        /// The path.
+        dir: PathBuf,
+    },
+    /// The settings it holds do not resolve.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The results file cannot be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What reading a run directory gives.
+pub type Result<T, E = RunDirError> = std::result::Result<T, E>;
+
+fn io(verb: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> RunDirError {
+    let path = path.to_path_buf();
+    move |source| RunDirError::Io { verb, path, source }
+}
 
 /// The files of a run directory.
 pub struct RunDir(pub PathBuf);
@@ -26,12 +91,12 @@ impl RunDir {
     /// says when this is no run directory.
     pub fn read_config(&self) -> Result<RunConfig> {
         if !self.config().exists() {
-            bail!(
-                "{} is not a run directory (no config.toml)",
-                self.0.display()
-            );
+            return Err(RunDirError::NotARun {
+                dir: self.0.clone(),
+                missing: "config.toml",
+            });
         }
-        RunConfig::read(&self.config())
+        Ok(RunConfig::read(&self.config())?)
     }
     /// `settings.json`: the settings as they were resolved when the run was
     /// claimed (the items file's digest included), read back as they are.
@@ -43,12 +108,11 @@ impl RunDir {
     pub fn settings(&self) -> Result<Resolved> {
         let path = self.resolved();
         if path.exists() {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
+            let text = std::fs::read_to_string(&path).map_err(io("read", &path))?;
             return serde_json::from_str(&text)
-                .with_context(|| format!("{} holds no run settings", path.display()));
+                .map_err(|source| RunDirError::Unreadable { path, source });
         }
-        resolve(self.read_config()?)
+        Ok(resolve(self.read_config()?)?)
     }
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
@@ -65,12 +129,13 @@ impl RunDir {
 
     /// The records of the run, with an error that says when this is no run directory.
     pub fn records(&self) -> Result<Vec<autoeval_proto::ResultRecord>> {
-        read_all(&self.results()).with_context(|| {
-            format!(
-                "{} is not a run directory (no results.jsonl)",
-                self.0.display()
-            )
-        })
+        if !self.results().exists() {
+            return Err(RunDirError::NotARun {
+                dir: self.0.clone(),
+                missing: "results.jsonl",
+            });
+        }
+        Ok(read_all(&self.results())?)
     }
 }
 
@@ -83,43 +148,49 @@ pub fn run_name(dir: &RunDir) -> Result<String> {
         .unwrap_or(&dir.0)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .with_context(|| {
-            format!(
-                "{} has no directory name to name the run by",
-                dir.0.display()
-            )
-        })
+        .ok_or_else(|| RunDirError::Unnamed { dir: dir.0.clone() })
 }
 
 /// Refuses to mix two different plans in one directory; records the
 /// settings otherwise, as a config file and as resolved.
 pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
-    std::fs::create_dir_all(&dir.0)
-        .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
+    std::fs::create_dir_all(&dir.0).map_err(io("create", &dir.0))?;
     if dir.config().exists() {
         let before = dir.settings()?;
         if before.plan != settings.plan {
-            anyhow::bail!(
-                "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
-                 use another --out, or repeat that run's settings (its config.toml) to resume it",
-                dir.0.display()
-            );
+            return Err(RunDirError::OtherPlan { dir: dir.0.clone() });
         }
     }
-    let text = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
-    std::fs::write(dir.config(), text)
-        .with_context(|| format!("cannot write {}", dir.config().display()))?;
-    let resolved = serde_json::to_string_pretty(settings).context("cannot encode the settings")?;
-    std::fs::write(dir.resolved(), resolved)
-        .with_context(|| format!("cannot write {}", dir.resolved().display()))
+    let text =
+        toml::to_string(&settings.to_config()).map_err(|e| RunDirError::Encode(e.to_string()))?;
+    std::fs::write(dir.config(), text).map_err(io("write", &dir.config()))?;
+    let resolved =
+        serde_json::to_string_pretty(settings).map_err(|e| RunDirError::Encode(e.to_string()))?;
+    std::fs::write(dir.resolved(), resolved).map_err(io("write", &dir.resolved()))
 }
 
 /// How a run stops when a backend halted, on one machine or a fleet alike:
 /// the cause in one line, and the command that finishes the run once it is fixed.
-pub fn halted_error(why: &str, dir: &RunDir, fleet: bool) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{why}. Nothing is lost: once this is fixed, `autoeval rerun {} --failed{}` redoes the calls that failed and runs those never sent",
-        dir.0.display(),
-        if fleet { " --fleet" } else { "" }
-    )
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{why}. Nothing is lost: once this is fixed, `autoeval rerun {} --failed{}` redoes the calls that failed and runs those never sent",
+    dir.display(),
+    if *fleet { " --fleet" } else { "" }
+)]
+pub struct Halted {
+    /// The backend's cause, in one line.
+    pub why: String,
+    /// The run's directory.
+    pub dir: PathBuf,
+    /// Whether the run is a fleet's.
+    pub fleet: bool,
+}
+
+/// The error a run stops with when a backend halted.
+pub fn halted_error(why: &str, dir: &RunDir, fleet: bool) -> Halted {
+    Halted {
+        why: why.to_string(),
+        dir: dir.0.clone(),
+        fleet,
+    }
 }

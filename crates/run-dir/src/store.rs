@@ -169,8 +169,7 @@ impl RecordStore for JsonlStore {
         round: u32,
     ) -> Result<Option<ResultRecord>, EngineError> {
         // Asked only of a task given back (rare on one machine): read the file.
-        Ok(read_all(&self.path)
-            .map_err(|e| EngineError::fatal(format!("{e:#}")))?
+        Ok(read_all(&self.path)?
             .into_iter()
             .find(|r| r.round == round && &r.unit() == unit))
     }
@@ -180,18 +179,14 @@ impl RecordStore for JsonlStore {
         _run: &str,
         each: impl FnMut(ResultRecord) + Send,
     ) -> Result<(), EngineError> {
-        read_all(&self.path)
-            .map_err(|e| EngineError::fatal(format!("{e:#}")))?
-            .into_iter()
-            .for_each(each);
+        read_all(&self.path)?.into_iter().for_each(each);
         Ok(())
     }
 }
 
 /// Reads a finished run's records.
-pub fn read_all(path: &Path) -> anyhow::Result<Vec<ResultRecord>> {
-    use anyhow::Context;
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub fn read_all(path: &Path) -> Result<Vec<ResultRecord>, StoreError> {
+    let file = File::open(path).map_err(|e| err(path, "open", e))?;
     Ok(read_records(&file, path)?.0)
 }
 

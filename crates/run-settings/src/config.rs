@@ -2,7 +2,7 @@
 
 #[cfg(feature = "cli")]
 use crate::cli;
-use anyhow::{bail, Context, Result};
+use crate::{Result, SettingsError};
 use autoeval_generate::DatasetKind;
 use autoeval_models::{ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
@@ -158,13 +158,14 @@ pub struct Resolved {
 impl RunConfig {
     /// Reads a TOML config file.
     pub fn read(path: &Path) -> Result<RunConfig> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the config file {}", path.display()))?;
-        toml::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a valid run config (keys are the long flag names, e.g. per-bucket = 5)",
-                path.display()
-            )
+        let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
+            what: "the config file",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| SettingsError::Config {
+            path: path.to_path_buf(),
+            source,
         })
     }
 
@@ -254,20 +255,57 @@ impl RunConfig {
         }
         for m in r.model.keys() {
             if !r.plan.models.contains(m) {
-                bail!(
+                return Err(SettingsError::Invalid(format!(
                     "the config file has settings for model {m:?}, which the run does not evaluate; \
                      the table's name must be the model spec exactly as in `models`"
-                );
+                )));
             }
         }
-        if r.concurrency == 0 || r.verifiers == 0 || r.max_attempts == 0 {
-            bail!("--concurrency, --verifiers and --max-attempts must be at least 1");
-        }
+        r.check_ranges()?;
         Ok(r)
     }
 }
 
+/// The range each numeric setting must lie in: past these, durations
+/// overflow or a run could never finish.
+const RANGES: [(&str, u64, u64); 6] = [
+    ("concurrency", 1, 100_000),
+    ("verifiers", 1, 4_096),
+    ("max-attempts", 1, 100),
+    ("max-tokens", 1, 10_000_000),
+    // Prover time limit per check: up to an hour.
+    ("timeout-ms", 1, 3_600_000),
+    // Model request time limit: up to a day (a provider's batch window).
+    ("request-timeout-s", 1, 86_400),
+];
+
 impl Resolved {
+    /// Refuses settings out of range, naming the flag and its range.
+    fn check_ranges(&self) -> Result<()> {
+        let values = [
+            self.concurrency as u64,
+            self.verifiers as u64,
+            u64::from(self.max_attempts),
+            u64::from(self.max_tokens),
+            self.timeout_ms,
+            self.request_timeout_s,
+        ];
+        for ((name, low, high), value) in RANGES.iter().zip(values) {
+            if !(*low..=*high).contains(&value) {
+                return Err(SettingsError::Invalid(format!(
+                    "--{name} {value} is out of range: it must lie in {low}..={high}"
+                )));
+            }
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return Err(SettingsError::Invalid(format!(
+                "--temperature {} is out of range: it must lie in 0..=2",
+                self.temperature
+            )));
+        }
+        Ok(())
+    }
+
     /// The settings as a config file that reproduces them.
     pub fn to_config(&self) -> RunConfig {
         RunConfig {
@@ -317,6 +355,7 @@ impl Resolved {
     /// the same plan always lands in the same place, so the same command resumes.
     pub fn default_dir_name(&self) -> String {
         use sha2::{Digest, Sha256};
+        // A plan of plain values always encodes; an empty text would still name a directory.
         let text = serde_json::to_string(&self.plan).unwrap_or_default();
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();

@@ -8,25 +8,34 @@
 #[cfg(feature = "cli")]
 mod cli;
 mod config;
+mod describe;
+mod error;
 mod names;
 
 pub use config::{Protocol, Resolved, RunConfig, DEFAULT_MODELS};
+pub use error::SettingsError;
 pub use names::model_file_name;
 
-use anyhow::{Context, Result};
 use autoeval_models::PriceTable;
 use autoeval_pipeline::generate_items;
 use autoeval_translate::StageSettings;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// What reading or resolving settings gives.
+pub type Result<T, E = SettingsError> = std::result::Result<T, E>;
+
+fn read_error(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SettingsError {
+    let path = path.to_path_buf();
+    move |source| SettingsError::Read { what, path, source }
+}
+
 /// The settings with defaults filled in; an items file is read for its digest.
 pub fn resolve(config: RunConfig) -> Result<Resolved> {
     let digest = match &config.items {
         Some(path) => {
             use sha2::{Digest, Sha256};
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("cannot read the items file {}", path.display()))?;
+            let bytes = std::fs::read(path).map_err(read_error("the items file", path))?;
             let d = Sha256::digest(&bytes);
             Some(d.iter().take(6).map(|b| format!("{b:02x}")).collect())
         }
@@ -37,10 +46,16 @@ pub fn resolve(config: RunConfig) -> Result<Resolved> {
 
 /// The items of a file: JSONL items, or the reference implementation's JSON.
 fn read_items(path: &Path) -> Result<Vec<autoeval_generate::Item>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the items file {}", path.display()))?;
-    if text.trim_start().starts_with('{') && text.lines().count() > 0 {
-        let first = text.lines().next().unwrap_or("");
+    let text = std::fs::read_to_string(path).map_err(read_error("the items file", path))?;
+    let items_error = |what: String, why: &dyn std::fmt::Display| SettingsError::Items {
+        path: path.to_path_buf(),
+        what: format!("{what}: {why}"),
+    };
+    if let Some(first) = text
+        .lines()
+        .next()
+        .filter(|l| l.trim_start().starts_with('{'))
+    {
         if let Ok(item) = serde_json::from_str::<autoeval_generate::Item>(first) {
             let mut items = vec![item];
             for (i, line) in text
@@ -49,25 +64,24 @@ fn read_items(path: &Path) -> Result<Vec<autoeval_generate::Item>> {
                 .skip(1)
                 .filter(|(_, l)| !l.trim().is_empty())
             {
-                items.push(serde_json::from_str(line).with_context(|| {
-                    format!("{}: line {} is not an item", path.display(), i + 1)
-                })?);
+                items.push(
+                    serde_json::from_str(line)
+                        .map_err(|e| items_error(format!("line {} is not an item", i + 1), &e))?,
+                );
             }
             return Ok(items);
         }
     }
-    let file = autoeval_generate::reference::read(&text).with_context(|| {
-        format!(
-            "{} is neither items JSONL nor a reference dataset",
-            path.display()
-        )
-    })?;
+    let file = autoeval_generate::reference::read(&text)
+        .map_err(|e| items_error("neither items JSONL nor a reference dataset".into(), &e))?;
     let kind = autoeval_generate::reference::detect_kind(&file);
     autoeval_generate::reference::import(&file, kind)
-        .with_context(|| format!("in {}", path.display()))
+        .map_err(|e| items_error("cannot import it".into(), &e))
 }
 
-/// The run's items, read or generated, with the complexity values a dataset could not fill.
+/// The run's items, read or generated, with the complexity values a
+/// dataset could not fill. Items must have distinct ids: a unit is named by
+/// its item's id, so a repeated one would be two units under one name.
 pub fn load_items(
     settings: &Resolved,
 ) -> Result<(
@@ -82,33 +96,57 @@ pub fn load_items(
                 .filter(|i| wanted.contains(&i.dataset))
                 .collect();
             if items.is_empty() {
-                anyhow::bail!(
+                return Err(SettingsError::Invalid(format!(
                     "{} holds no items of the datasets asked for",
                     path.display()
-                );
+                )));
             }
+            refuse_repeated_ids(path, &items)?;
             Ok((items, Vec::new()))
         }
         None => Ok(generate_items(&settings.plan)?),
     }
 }
 
+/// Refuses items whose ids repeat, naming the first few.
+fn refuse_repeated_ids(path: &Path, items: &[autoeval_generate::Item]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated = std::collections::BTreeSet::new();
+    for item in items {
+        if !seen.insert(item.id.as_str()) {
+            repeated.insert(item.id.as_str());
+        }
+    }
+    if repeated.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = repeated.iter().take(5).copied().collect();
+    Err(SettingsError::Invalid(format!(
+        "{} repeats {} item id{} ({}{}); every item needs its own id, since results are kept per id",
+        path.display(),
+        repeated.len(),
+        if repeated.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if repeated.len() > shown.len() { ", …" } else { "" }
+    )))
+}
+
 /// What the stages need of these settings, in the form workers on other machines receive.
 pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
     let mut template_overrides = Vec::new();
     if let Some(tdir) = &s.templates {
-        for entry in std::fs::read_dir(tdir)
-            .with_context(|| format!("cannot read the templates directory {}", tdir.display()))?
-        {
-            let path = entry?.path();
+        let unreadable = read_error("the templates directory", tdir);
+        let entries: Vec<_> = std::fs::read_dir(tdir)
+            .and_then(|dir| dir.collect::<std::io::Result<Vec<_>>>())
+            .map_err(unreadable)?;
+        for entry in entries {
+            let path = entry.path();
             if path.extension().is_some_and(|e| e == "txt") {
-                let name = path
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .to_string();
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let Some(name) = path.file_stem().map(|n| n.to_string_lossy().to_string()) else {
+                    continue;
+                };
+                let text =
+                    std::fs::read_to_string(&path).map_err(read_error("the template", &path))?;
                 template_overrides.push((name, text));
             }
         }
@@ -121,7 +159,9 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
         prompt_set: s.plan.prompt_set,
         template_overrides,
         copy_policy: s.copy_policy,
-        timeout_ms: u32::try_from(s.timeout_ms).unwrap_or(u32::MAX),
+        // Checked when the settings were resolved.
+        timeout_ms: u32::try_from(s.timeout_ms)
+            .map_err(|_| SettingsError::Invalid("--timeout-ms is out of range".into()))?,
         max_attempts: s.max_attempts,
         models,
         prices: price_table(s.prices.as_deref())?,
@@ -129,7 +169,10 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
     if let Some(tdir) = &s.templates {
         stage
             .templates()
-            .with_context(|| format!("in the templates of {}", tdir.display()))?;
+            .map_err(|source| SettingsError::Templates {
+                dir: tdir.clone(),
+                source,
+            })?;
     }
     Ok(stage)
 }
@@ -140,12 +183,11 @@ pub fn price_table(file: Option<&Path>) -> Result<PriceTable> {
     let Some(p) = file else {
         return Ok(prices);
     };
-    let text = std::fs::read_to_string(p)
-        .with_context(|| format!("cannot read the price table {}", p.display()))?;
-    prices.extended_with(&text).with_context(|| {
-        format!(
-            "{} is not a price table: {{\"model\": {{\"input\": USD per Mtok, \"output\": USD per Mtok}}}}",
-            p.display()
-        )
-    })
+    let text = std::fs::read_to_string(p).map_err(read_error("the price table", p))?;
+    prices
+        .extended_with(&text)
+        .map_err(|source| SettingsError::Prices {
+            path: p.to_path_buf(),
+            source,
+        })
 }

@@ -16,13 +16,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 pub struct Args {
-    /// Checks at once, each in its own prover process [default: the number of cores].
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// Tasks to keep in hand (the broker's prefetch holds about twice as
     /// many, in bundles): more than --jobs, so that recording and
     /// acknowledging one bundle overlaps proving the next.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     concurrency: u16,
     /// Serve prover checks on stdin/stdout instead (started by the worker itself).
     #[arg(long, hide = true)]

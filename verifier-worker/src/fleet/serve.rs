@@ -57,6 +57,7 @@ pub async fn run(args: Args) -> Result<()> {
     println!("health: http://{bound}");
     let jobs = args
         .jobs
+        .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
     let prover =
