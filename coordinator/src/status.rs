@@ -6,7 +6,7 @@ use anyhow::Result;
 use autoeval_fleet_coordinator::{dead_units, open, tally, FleetArgs};
 use autoeval_pipeline::initial_tasks;
 use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
-use autoeval_proto::UnitKey;
+use autoeval_proto::{meta, UnitKey};
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
 use autoeval_run_settings::load_items;
@@ -44,8 +44,12 @@ pub fn run(args: Args) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (broker, store) = open(&args.fleet, &run).await?;
-        if store.meta().await?.is_empty() {
-            anyhow::bail!("the fleet's Redis holds no run named {run}");
+        let meta = store.meta().await?;
+        if meta.is_empty() {
+            anyhow::bail!(
+                "the fleet's Redis holds no run named {run}; `autoeval rerun {} --fleet` restores it from the directory and finishes it",
+                args.dir.display()
+            );
         }
         let finals = store.finals().await?;
         let dead = dead_units(&broker, &run).await?;
@@ -66,6 +70,18 @@ pub fn run(args: Args) -> Result<()> {
             "run {run}: {} units, {recorded} rounds recorded",
             units.len()
         );
+        if let Some(r) = meta
+            .get(meta::RECONCILED)
+            .and_then(|v| v.parse::<meta::Reconciled>().ok())
+        {
+            println!(
+                "  reconciled {} time{}, last {} s ago: {}",
+                r.count,
+                if r.count == 1 { "" } else { "s" },
+                unix_now().saturating_sub(r.at),
+                r.why
+            );
+        }
         let budget = store.budget().await?;
         if let Some(why) = &budget.paused {
             println!(
@@ -152,4 +168,10 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::Ok(())
     })?;
     Ok(())
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }

@@ -227,6 +227,11 @@ pub struct ResultRecord {
 
 impl ResultRecord {
     /// The work unit this round belongs to.
+    pub fn round_key(&self) -> crate::RoundKey {
+        self.unit().round(self.round)
+    }
+
+    /// The work unit this record belongs to.
     pub fn unit(&self) -> UnitKey {
         UnitKey {
             id: self.id.clone(),

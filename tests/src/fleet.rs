@@ -159,6 +159,8 @@ pub struct Fleet {
     pub workers: Vec<Process>,
     /// Verifier workers.
     pub verifiers: Vec<Process>,
+    /// The Redis its processes use: the shared one unless a test starts its own.
+    pub redis: String,
     mock: Option<Process>,
     runtime: tokio::runtime::Runtime,
 }
@@ -183,6 +185,7 @@ impl Fleet {
             port,
             workers: Vec::new(),
             verifiers: Vec::new(),
+            redis: REDIS.to_string(),
             mock: Some(mock),
             runtime: tokio::runtime::Runtime::new().expect("a runtime"),
         }
@@ -223,7 +226,7 @@ impl Fleet {
             "--amqp",
             AMQP,
             "--redis",
-            REDIS,
+            &self.redis,
         ];
         let log = self.dir.join(format!("worker-{n}.log"));
         self.workers
@@ -234,7 +237,7 @@ impl Fleet {
     pub fn start_verifier(&mut self, jobs: usize) {
         let n = self.verifiers.len();
         let j = jobs.to_string();
-        let args = ["--jobs", &j, "--amqp", AMQP, "--redis", REDIS];
+        let args = ["--jobs", &j, "--amqp", AMQP, "--redis", &self.redis];
         let log = self.dir.join(format!("verifier-{n}.log"));
         self.verifiers
             .push(service(&binary("autoeval-verifier"), &args, &log));
@@ -274,7 +277,9 @@ impl Fleet {
         let run = self.run();
         self.runtime.block_on(async {
             RunStore::new(
-                autoeval_redis_store::connect(REDIS).await.expect("redis"),
+                autoeval_redis_store::connect(&self.redis)
+                    .await
+                    .expect("redis"),
                 &run,
             )
         })
@@ -317,8 +322,9 @@ impl Drop for Fleet {
         self.verifiers.clear();
         self.mock.take();
         let (run, queue) = (self.run(), translate_queue(&self.model));
+        let redis = self.redis.clone();
         self.runtime.block_on(async {
-            if let Ok(conn) = autoeval_redis_store::connect(REDIS).await {
+            if let Ok(conn) = autoeval_redis_store::connect(&redis).await {
                 let _ = RunStore::new(conn, &run).delete().await;
             }
             if let Ok(b) = Broker::connect(AMQP, "autoeval-test-cleanup").await {

@@ -389,6 +389,15 @@ impl Broker {
             .map_err(amqp(format!("delete {queue}")))
     }
 
+    /// Drops the messages ready in a queue, as a lost broker volume would
+    /// (for tools and tests of recovery); answers how many were dropped.
+    pub async fn purge_queue(&self, queue: &str) -> Result<u32, BrokerError> {
+        self.publisher
+            .queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+            .await
+            .map_err(amqp(format!("purge {queue}")))
+    }
+
     /// Closes the connection.
     pub async fn close(&self) {
         let _ = self.connection.close(200, "bye".into()).await;

@@ -16,6 +16,7 @@
 
 mod judge;
 pub mod local;
+mod outage;
 mod serve;
 mod shutdown;
 mod stage;
@@ -24,6 +25,7 @@ mod transport;
 mod verify;
 
 pub use judge::serve_judge;
+pub use outage::OUTAGE_HOLD;
 pub use serve::Ended;
 pub use shutdown::{Shutdown, ShutdownHandle};
 pub use stage::{

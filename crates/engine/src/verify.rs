@@ -2,6 +2,7 @@
 //! CPU allows, stored in one step, the next rounds sent on, and then the
 //! bundle acknowledged.
 
+use crate::outage::{through_outage, OUTAGE_HOLD};
 use crate::serve::{open, panic_message, serve, Ended, Opened, Settle};
 use crate::stage::{Stages, Step, Verify, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError};
@@ -20,6 +21,8 @@ struct Context<O, St, S, R, W> {
     watch: Arc<W>,
     /// One permit per check that may run at once; closed at shutdown.
     cpu: Arc<Semaphore>,
+    /// Stops waiting out a store outage.
+    shutdown: Shutdown,
     stage: PhantomData<fn() -> S>,
 }
 
@@ -50,6 +53,7 @@ where
         store,
         watch,
         cpu: Arc::new(Semaphore::new(jobs.max(1))),
+        shutdown: shutdown.clone(),
         stage: PhantomData,
     });
     let cpu = cx.cpu.clone();
@@ -122,7 +126,13 @@ async fn handle<D, O, St, S, R, W>(
     }
     let (asked, records): (Vec<TranslateTask>, Vec<ResultRecord>) = done.into_iter().unzip();
     let started = Instant::now();
-    let new = match cx.store.record_all(&run, &records, rounds).await {
+    // A store away for a moment is waited for, holding the delivery, so its
+    // delivery attempts are not spent on an outage.
+    let (stored, retried) = through_outage(&cx.shutdown, OUTAGE_HOLD, || {
+        cx.store.record_all(&run, &records, rounds)
+    })
+    .await;
+    let new = match stored {
         Ok(n) => n,
         Err(e) => {
             tracing::warn!(error = %e, "cannot record results; returning their bundle");
@@ -132,7 +142,14 @@ async fn handle<D, O, St, S, R, W>(
         }
     };
     watch.recorded(&records, &new, started.elapsed());
-    let next = match next_rounds(&*cx.store, &run, &asked, &records, &new, &delivery).await {
+    // After a failed try, a write may have landed unseen: the rounds it
+    // stored go on from the store, as for a delivery given back.
+    let again = retried || delivery.redelivered();
+    let (next, _) = through_outage(&cx.shutdown, OUTAGE_HOLD, || {
+        next_rounds(&*cx.store, &run, &asked, &records, &new, again)
+    })
+    .await;
+    let next = match next {
         Ok(n) => n,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read stored rounds; returning their bundle");
@@ -172,19 +189,19 @@ async fn handle<D, O, St, S, R, W>(
 /// itself, so that two copies of a task never both go on. A delivery given
 /// back (its process may have died between storing and sending) goes on
 /// from the round as stored, whichever copy stored it.
-async fn next_rounds<R: RecordStore, D: Delivery>(
+async fn next_rounds<R: RecordStore>(
     store: &R,
     run: &str,
     asked: &[TranslateTask],
     records: &[ResultRecord],
     new: &[bool],
-    delivery: &D,
+    again: bool,
 ) -> Result<Vec<TranslateTask>, StoreError> {
     let mut next = Vec::new();
     for ((task, record), &new) in asked.iter().zip(records).zip(new) {
         if new {
             next.extend(task.after(record));
-        } else if delivery.redelivered() {
+        } else if again {
             if let Some(stored) = store.stored(run, &task.unit(), task.round).await? {
                 next.extend(task.after(&stored));
             }

@@ -3,6 +3,7 @@
 //! dead letters.
 
 use crate::gauges::RunGauges;
+use crate::reconcile::Reconciler;
 use crate::FleetArgs;
 use anyhow::Result;
 use autoeval_amqp::Broker;
@@ -10,6 +11,7 @@ use autoeval_progress::Progress;
 use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
 use autoeval_proto::{ResultRecord, RoundKey, UnitKey, Verdict};
 use autoeval_redis_store::RunStore;
+use autoeval_run_dir::JsonlStore;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,14 +44,31 @@ const LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// The run's rounds, taken from Redis as they are recorded, so the end of a
 /// run does not wait for a scan of everything.
+/// Each round taken is also appended to the run directory's results, so a
+/// coordinator started again can restore a run whose state Redis lost.
 #[derive(Default)]
 pub struct Arrivals {
     rounds: HashMap<String, ResultRecord>,
     next: u64,
+    log: Option<JsonlStore>,
 }
 
 impl Arrivals {
-    /// Takes every round recorded since the last call.
+    /// Rounds taken from Redis, the run directory's `known` rounds among
+    /// them, each appended to `log` as it is taken.
+    pub fn new(known: &[ResultRecord], log: Option<JsonlStore>) -> Arrivals {
+        Arrivals {
+            rounds: known
+                .iter()
+                .map(|r| (r.round_key().to_string(), r.clone()))
+                .collect(),
+            next: 0,
+            log,
+        }
+    }
+
+    /// Takes every round recorded since the last call. A round Redis no
+    /// longer holds stays known here: it is what a restore puts back.
     pub async fn take(&mut self, store: &RunStore) -> Result<()> {
         const BATCH: u64 = 2000;
         loop {
@@ -57,9 +76,20 @@ impl Arrivals {
             let full = batch.len() as u64 == BATCH;
             for (field, round) in batch {
                 match round {
-                    Some(r) => self.rounds.insert(field, r),
-                    None => self.rounds.remove(&field),
-                };
+                    Some(r) => {
+                        if let Some(log) = &self.log {
+                            if let Err(e) = log.append(&r) {
+                                tracing::warn!(error = %e, "cannot keep a round in the run directory");
+                            }
+                        }
+                        self.rounds.insert(field, r);
+                    }
+                    // Forgotten on purpose (a rerun of failures): no longer the run's.
+                    None if store_holds_run(store).await => {
+                        self.rounds.remove(&field);
+                    }
+                    None => {}
+                }
             }
             self.next = next;
             if !full {
@@ -68,10 +98,21 @@ impl Arrivals {
         }
     }
 
+    /// Every round known, as the restore puts them back.
+    pub fn known(&self) -> Vec<ResultRecord> {
+        self.rounds.values().cloned().collect()
+    }
+
+    /// Reads the arrival log from its start again (Redis wrote it anew).
+    pub fn rewind(&mut self) {
+        self.next = 0;
+    }
+
     /// Every stored round, sorted by unit and round; read whole from Redis
     /// when the rounds taken do not account for every stored one (another
     /// process forgot some while this one followed).
     pub async fn into_records(mut self, store: &RunStore) -> Result<Vec<ResultRecord>> {
+        self.log = None;
         self.take(store).await?;
         if self.rounds.len() as u64 != store.recorded().await? {
             return crate::stored_records(store).await;
@@ -80,6 +121,15 @@ impl Arrivals {
         all.sort_by_key(|a| (a.unit(), a.round));
         Ok(all)
     }
+}
+
+/// Whether Redis still holds the run at all: a round missing from a run
+/// Redis lost is not forgotten, only lost.
+async fn store_holds_run(store: &RunStore) -> bool {
+    store
+        .meta()
+        .await
+        .is_ok_and(|m| m.contains_key(autoeval_proto::meta::PLAN))
 }
 
 /// Rounds recorded, rounds that kept the meaning, rounds that measure the model.
@@ -121,6 +171,28 @@ async fn queued(broker: &Broker, models: &[String], gauges: &RunGauges<'_>) -> R
         gauges.queue(DEAD_QUEUE, ready, consumers);
     }
     Ok(total)
+}
+
+/// A quiet run with nothing queued: ended if its units left are all dead
+/// letters; published again if it stalled with nothing in hand.
+async fn settle(
+    store: &RunStore,
+    broker: &Broker,
+    done: u64,
+    units: usize,
+    reconciler: &mut Reconciler<'_>,
+) -> Result<Option<Ending>> {
+    let dead = dead_units(broker, store.run()).await?;
+    let finals = store.finals().await?;
+    let stuck = dead.iter().filter(|u| !finals.contains_key(*u)).count();
+    if stuck > 0 && done as usize + stuck >= units {
+        return Ok(Some(Ending::Dead(stuck)));
+    }
+    let in_hand: u64 = store.held().await?.values().sum();
+    if reconciler.stalled() && in_hand == 0 {
+        reconciler.republish(store, broker, &dead).await?;
+    }
+    Ok(None)
 }
 
 /// Units of the run with a task among the dead letters; a dead letter
@@ -177,15 +249,21 @@ async fn quiet(store: &RunStore) {
     tracing::warn!("the run's tasks are still in hand after two minutes; going on");
 }
 
-/// Follows the run until it ends; a lost broker connection is reopened.
+/// How often the coordinator checks that Redis still holds the run.
+const CHECK_STATE_EVERY: Duration = Duration::from_secs(1);
+
+/// Follows the run until it ends; a lost broker connection is reopened, a
+/// run whose state Redis lost is restored, and a stalled run's units
+/// without an outcome are published again.
 pub async fn follow(
     store: &RunStore,
     broker: Broker,
     fleet: &FleetArgs,
-    models: &[String],
     units: usize,
     watch: &mut Watch<'_>,
+    reconciler: &mut Reconciler<'_>,
 ) -> Result<Ending> {
+    let models = &reconciler.settings.plan.models;
     let Watch {
         progress,
         arrivals,
@@ -194,7 +272,18 @@ pub async fn follow(
     let mut broker = Arc::new(broker);
     let mut last_change = Instant::now();
     let mut last_recorded = u64::MAX;
+    let mut state_checked = Instant::now();
     loop {
+        if state_checked.elapsed() >= CHECK_STATE_EVERY {
+            state_checked = Instant::now();
+            match reconciler.restore(store, &arrivals.known()).await {
+                Ok(Some(_)) => arrivals.rewind(),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot check the run's state in Redis; retrying")
+                }
+            }
+        }
         let (done, counts) = match (store.done().await, store.counts().await) {
             (Ok(done), Ok(counts)) => (done, counts),
             (Err(e), _) | (_, Err(e)) => {
@@ -241,22 +330,12 @@ pub async fn follow(
         if recorded != last_recorded {
             last_recorded = recorded;
             last_change = Instant::now();
+            reconciler.moved();
         } else if waiting == 0 && last_change.elapsed() >= SETTLE {
-            let (dead, finals) =
-                match (dead_units(&broker, store.run()).await, store.finals().await) {
-                    (Ok(dead), Ok(finals)) => (dead, finals),
-                    (Err(e), _) => {
-                        tracing::warn!(error = %e, "cannot read the dead letters; retrying");
-                        continue;
-                    }
-                    (_, Err(e)) => {
-                        tracing::warn!(error = %e, "cannot read the final outcomes; retrying");
-                        continue;
-                    }
-                };
-            let stuck = dead.iter().filter(|u| !finals.contains_key(*u)).count();
-            if stuck > 0 && done as usize + stuck >= units {
-                return Ok(Ending::Dead(stuck));
+            match settle(store, &broker, done, units, reconciler).await {
+                Ok(Some(ending)) => return Ok(ending),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot look at the quiet run; retrying"),
             }
         }
         tokio::time::sleep(LOOK_EVERY).await;

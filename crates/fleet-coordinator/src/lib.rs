@@ -6,6 +6,7 @@
 mod follow;
 mod gauges;
 pub mod judge;
+mod reconcile;
 
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
@@ -18,7 +19,7 @@ use autoeval_proto::wire::MessageKind;
 use autoeval_proto::TranslateTask;
 use autoeval_proto::{ResultRecord, RoundKey};
 use autoeval_redis_store::{Cap, CapsSet, RunStore};
-use autoeval_run_dir::{claim_dir, run_name, RunDir};
+use autoeval_run_dir::{claim_dir, run_name, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
 use autoeval_run_settings::{load_items, stage_settings};
 pub use follow::{dead_units, tally, Ending};
@@ -273,6 +274,13 @@ pub fn execute(
     let initial = initial_tasks(&settings.plan, &items);
     let units = initial.len();
     let run = run_name(dir)?;
+    // What this directory already holds of the run: a restore puts back
+    // whatever of it Redis lost.
+    let known = if dir.results().exists() {
+        dir.records()?
+    } else {
+        Vec::new()
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -289,6 +297,12 @@ pub fn execute(
         }
         let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
         register(&store, settings, units, items.len()).await?;
+        let mut reconciler = reconcile::Reconciler::new(settings, &initial, items.len());
+        if let Some(why) = reconciler.restore(&store, &known).await? {
+            if display != Display::Quiet {
+                eprintln!("fleet: run {run}: {why}");
+            }
+        }
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
             .await
             .context("the fleet needs its broker; is RabbitMQ running?")?;
@@ -334,7 +348,7 @@ pub fn execute(
         };
         if publish {
             let recorded = stored_records(&store).await?;
-            let mut pending = pending_tasks(initial, &recorded);
+            let mut pending = pending_tasks(initial.clone(), &recorded);
             if let (Mode::Resume, Some(parked)) = (mode, &parked) {
                 let parked: std::collections::HashSet<&RoundKey> = parked.iter().collect();
                 pending.tasks.retain(|t| parked.contains(&t.round_key()));
@@ -354,6 +368,10 @@ pub fn execute(
                 );
             }
             publish_tasks(&broker, &run, pending.tasks).await?;
+            // Confirmed: what was set aside may leave its set now.
+            if let Some(parked) = &parked {
+                store.unpark(parked).await?;
+            }
             store
                 .set_meta(&[(meta::PUBLISHED, unix_now().to_string())])
                 .await?;
@@ -362,20 +380,20 @@ pub fn execute(
         }
         health.set_ready(true);
         let progress = Progress::new(units, display);
+        let log = match JsonlStore::open(&dir.results()) {
+            Ok(log) => Some(log),
+            Err(e) => {
+                tracing::warn!(error = %e, "the run directory will hold the run only at its end");
+                None
+            }
+        };
         let mut watch = follow::Watch {
             progress: &progress,
-            arrivals: follow::Arrivals::default(),
+            arrivals: follow::Arrivals::new(&[], log),
             gauges: gauges::RunGauges::new(&metrics, &run, units),
         };
-        let ending = follow::follow(
-            &store,
-            broker,
-            fleet,
-            &settings.plan.models,
-            units,
-            &mut watch,
-        )
-        .await;
+        let ending =
+            follow::follow(&store, broker, fleet, units, &mut watch, &mut reconciler).await;
         progress.finish();
         let records = watch.arrivals.into_records(&store).await?;
 

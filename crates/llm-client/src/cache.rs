@@ -1,6 +1,6 @@
 //! The response cache on disk, for one machine.
 
-use autoeval_models::{CacheFuture, CachedReply, ResponseCache};
+use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
 use std::path::PathBuf;
 
 /// One JSON file per key under a directory (`ab/abcdef….json`), written to a
@@ -24,12 +24,24 @@ impl DiskCache {
 }
 
 impl ResponseCache for DiskCache {
-    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>> {
-        Box::pin(async move { self.read(key) })
+    // A disk is never "away": a file that cannot be read is a miss, one
+    // that cannot be written is logged.
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> CacheFuture<'a, Result<Option<CachedReply>, CacheUnavailable>> {
+        Box::pin(async move { Ok(self.read(key)) })
     }
 
-    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()> {
-        Box::pin(async move { self.write(key, reply) })
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        reply: &'a CachedReply,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
+        Box::pin(async move {
+            self.write(key, reply);
+            Ok(())
+        })
     }
 }
 

@@ -13,8 +13,8 @@ mod observe;
 mod secret;
 
 pub use autoeval_models::{
-    estimate_tokens, AttemptOutcome, CacheFuture, CachedReply, CallObserver, Cell, LocalGate,
-    RateGate, RateLimits, ResponseCache, TokenHistory,
+    estimate_tokens, AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallObserver,
+    Cell, LocalGate, RateGate, RateLimits, ResponseCache, TokenHistory,
 };
 pub use cache::DiskCache;
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
@@ -85,6 +85,31 @@ pub struct Reply {
     pub attempts: u32,
     /// True when the cache answered and nothing was sent.
     pub cached: bool,
+}
+
+/// How long a call waits for a cache that is away before it fails.
+pub const CACHE_OUTAGE_WAIT: Duration = Duration::from_secs(60);
+
+/// Runs `op` until the cache answers, for at most [`CACHE_OUTAGE_WAIT`].
+async fn while_cache_away<T, F, Fut>(mut op: F) -> Result<T, CacheUnavailable>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, CacheUnavailable>>,
+{
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match op().await {
+            Err(e) if started.elapsed() < CACHE_OUTAGE_WAIT => {
+                if pause == Duration::from_millis(50) {
+                    tracing::warn!(error = %e, "waiting for the reply cache");
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            answer => return answer,
+        }
+    }
 }
 
 /// The built-in models' reply to `prompt`.
@@ -241,7 +266,17 @@ impl Backend {
         let started = Instant::now();
         let key = cache_key(&self.spec, prompt, &self.options.params, sample);
         let hit = match &self.options.cache {
-            Some(cache) => cache.get(&key).await,
+            // Fail closed: what may be cached is not paid for again while
+            // the cache is away.
+            Some(cache) => {
+                while_cache_away(|| cache.get(&key))
+                    .await
+                    .map_err(|e| CallError::Api {
+                        status: None,
+                        message: e.to_string(),
+                        attempts: 0,
+                    })?
+            }
             None => None,
         };
         if let Some(hit) = hit {
@@ -294,16 +329,16 @@ impl Backend {
             o.paid(&self.spec, usage, cost);
         }
         if let Some(cache) = &self.options.cache {
-            cache
-                .put(
-                    &key,
-                    &CachedReply {
-                        text: text.clone(),
-                        prompt_tokens: usage.prompt_tokens,
-                        completion_tokens: usage.completion_tokens,
-                    },
-                )
-                .await;
+            let reply = CachedReply {
+                text: text.clone(),
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            };
+            // Paid for: kept even if the cache is away for a while, so that
+            // a task delivered again does not pay again.
+            if let Err(e) = while_cache_away(|| cache.put(&key, &reply)).await {
+                tracing::warn!(error = %e, "a paid reply is not cached; the round keeps it");
+            }
         }
         Ok(Reply {
             cost,

@@ -20,12 +20,25 @@ pub struct CachedReply {
     pub completion_tokens: u64,
 }
 
+/// The cache cannot be asked now (its server is away): a call that needs it
+/// waits rather than pay for what may be cached.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the reply cache is unreachable: {0}")]
+pub struct CacheUnavailable(pub String);
+
 /// Where replies are kept between runs, keyed by [`crate::cache_key`].
 pub trait ResponseCache: Send + Sync {
-    /// The stored reply for `key`.
-    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>>;
-    /// Stores a reply; a failure to store is logged, not fatal.
-    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()>;
+    /// The stored reply for `key`; an unreadable entry is a miss.
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> CacheFuture<'a, Result<Option<CachedReply>, CacheUnavailable>>;
+    /// Stores a reply.
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        reply: &'a CachedReply,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>>;
 }
 
 /// How one attempt ended.

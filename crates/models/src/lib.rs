@@ -11,7 +11,9 @@ mod settings;
 mod spec;
 
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
-pub use interfaces::{AttemptOutcome, CacheFuture, CachedReply, CallObserver, ResponseCache};
+pub use interfaces::{
+    AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallObserver, ResponseCache,
+};
 
 pub use prices::{Price, PriceTable};
 pub use settings::ModelSettings;

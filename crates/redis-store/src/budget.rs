@@ -32,9 +32,10 @@ return why
 
 // Caps: ARGV[1] (USD) and ARGV[2] (tokens), '' keeping a cap, '-' removing it.
 // Reached: answers 'spent' (and pauses the run). Otherwise, resuming
-// (ARGV[3] == '1'): unpauses the run and takes the tasks set aside, in the
-// same step, so each of them is published again exactly once. Not resuming,
-// a paused run stays paused: 'paused'.
+// (ARGV[3] == '1'): unpauses the run and answers the tasks set aside, which
+// stay in their set until their publish is confirmed (`unpark`), so a crash
+// in between leaves them to the next resume. Not resuming, a paused run
+// stays paused: 'paused'.
 const SET_CAPS: &str = r"
 local function cap(field, value)
   if value == '-' then redis.call('HDEL', KEYS[1], field)
@@ -59,7 +60,6 @@ end
 if redis.call('HEXISTS', KEYS[1], 'halted') == 1 then redis.call('HINCRBY', KEYS[1], 'lifts', 1) end
 redis.call('HDEL', KEYS[1], 'paused', 'halted')
 local parked = redis.call('SMEMBERS', KEYS[2])
-redis.call('DEL', KEYS[2])
 table.insert(parked, 1, 'resumed')
 return parked
 ";
@@ -278,6 +278,19 @@ impl RunStore {
                 detail: other.to_string(),
             }),
         }
+    }
+
+    /// Takes `rounds` out of the set of tasks set aside, once their
+    /// publish is confirmed: until then a crash leaves them to the next resume.
+    pub async fn unpark(&self, rounds: &[RoundKey]) -> Result<(), StoreError> {
+        if rounds.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        let members: Vec<String> = rounds.iter().map(ToString::to_string).collect();
+        conn.srem::<_, _, ()>(self.key("parked"), members)
+            .await
+            .map_err(redis_err("take published tasks out of the set aside"))
     }
 
     /// The run's caps and spending.

@@ -2,7 +2,7 @@
 //! a task that is delivered again (or redone by a rerun) is answered without
 //! paying the provider again.
 
-use autoeval_models::{CacheFuture, CachedReply, ResponseCache};
+use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
 use autoeval_proto::fleet::run_key;
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
@@ -24,29 +24,32 @@ impl RedisCache {
 }
 
 impl ResponseCache for RedisCache {
-    fn get<'a>(&'a self, key: &'a str) -> CacheFuture<'a, Option<CachedReply>> {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> CacheFuture<'a, Result<Option<CachedReply>, CacheUnavailable>> {
         Box::pin(async move {
             let mut conn = self.conn.clone();
-            let text: Option<String> = match conn.hget(&self.hash, key).await {
-                Ok(t) => t,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the response cache");
-                    return None;
-                }
-            };
-            serde_json::from_str(&text?).ok()
+            let text: Option<String> = conn
+                .hget(&self.hash, key)
+                .await
+                .map_err(|e| CacheUnavailable(e.to_string()))?;
+            // An entry this build cannot read is a miss, asked again.
+            Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
         })
     }
 
-    fn put<'a>(&'a self, key: &'a str, reply: &'a CachedReply) -> CacheFuture<'a, ()> {
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        reply: &'a CachedReply,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
         Box::pin(async move {
-            let Ok(text) = serde_json::to_string(reply) else {
-                return;
-            };
+            let text = serde_json::to_string(reply).map_err(|e| CacheUnavailable(e.to_string()))?;
             let mut conn = self.conn.clone();
-            if let Err(e) = conn.hset::<_, _, _, ()>(&self.hash, key, text).await {
-                tracing::warn!(error = %e, "cannot store a reply in the response cache");
-            }
+            conn.hset::<_, _, _, ()>(&self.hash, key, text)
+                .await
+                .map_err(|e| CacheUnavailable(e.to_string()))
         })
     }
 }
