@@ -54,7 +54,6 @@ impl std::str::FromStr for Reconciled {
     }
 }
 
-
 const JUDGE_SETTINGS: &str = "judge-settings:";
 
 /// The field holding how the judge `judge` is asked.

@@ -103,6 +103,11 @@ impl Arrivals {
         self.rounds.values().cloned().collect()
     }
 
+    /// Drops a round forgotten on purpose.
+    pub fn forget(&mut self, round: &RoundKey) {
+        self.rounds.remove(&round.to_string());
+    }
+
     /// Reads the arrival log from its start again (Redis wrote it anew).
     pub fn rewind(&mut self) {
         self.next = 0;
@@ -311,7 +316,12 @@ pub async fn follow(
             tracing::warn!(error = %e, "cannot read the rounds recorded lately; retrying");
         }
         if done as usize >= units {
-            return Ok(Ending::Complete);
+            // A chain that lost a round with Redis is redone before the run ends.
+            match reconciler.mend_chains(store, &broker, arrivals).await {
+                Ok(0) => return Ok(Ending::Complete),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot mend the run's chains; retrying"),
+            }
         }
         if let Ok(budget) = store.budget().await {
             if let Some(why) = budget.paused {

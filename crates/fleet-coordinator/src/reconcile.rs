@@ -9,10 +9,11 @@
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_pipeline::pending_tasks;
+use autoeval_proto::UnitKey;
 use autoeval_proto::{meta, ResultRecord, TranslateTask};
 use autoeval_redis_store::RunStore;
 use autoeval_run_settings::Resolved;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// How long a run may stand still, with nothing queued and nothing in hand,
@@ -29,6 +30,8 @@ pub struct Reconciler<'a> {
     pub items: usize,
     /// When the run last changed (a round recorded, or a reconciliation).
     since: Instant,
+    /// Whether a round was ever restored: only then can a chain have a gap.
+    restored: bool,
 }
 
 impl<'a> Reconciler<'a> {
@@ -39,6 +42,7 @@ impl<'a> Reconciler<'a> {
             initial,
             items,
             since: Instant::now(),
+            restored: false,
         }
     }
 
@@ -89,6 +93,7 @@ impl<'a> Reconciler<'a> {
         );
         note(store, &why).await?;
         self.moved();
+        self.restored = true;
         Ok(Some(why))
     }
 
@@ -98,7 +103,7 @@ impl<'a> Reconciler<'a> {
         &mut self,
         store: &RunStore,
         broker: &Broker,
-        dead: &BTreeSet<autoeval_proto::UnitKey>,
+        dead: &BTreeSet<UnitKey>,
     ) -> Result<String> {
         let recorded = crate::stored_records(store).await?;
         let finals = store.finals().await?;
@@ -120,6 +125,63 @@ impl<'a> Reconciler<'a> {
     }
 }
 
+impl Reconciler<'_> {
+    /// Mends chains that lost a round with Redis: a unit whose round r is
+    /// missing while a later one is stored (recorded after the loss, from a
+    /// task published before it) has its later rounds forgotten, here and in
+    /// `arrivals`, and its chain published again from round r, so that every
+    /// round follows the one it translated. Says how many units it mended;
+    /// nothing to do unless a round was restored.
+    pub async fn mend_chains(
+        &mut self,
+        store: &RunStore,
+        broker: &Broker,
+        arrivals: &mut crate::follow::Arrivals,
+    ) -> Result<usize> {
+        if !self.restored {
+            return Ok(0);
+        }
+        let recorded = crate::stored_records(store).await?;
+        let mut chains: HashMap<UnitKey, BTreeMap<u32, &ResultRecord>> = HashMap::new();
+        for r in &recorded {
+            chains.entry(r.unit()).or_default().insert(r.round, r);
+        }
+        let mut redo = Vec::new();
+        for task in self.initial {
+            let Some(rounds) = chains.get(&task.unit()) else {
+                continue;
+            };
+            let Some(missing) = (1..).find(|n| !rounds.contains_key(n)) else {
+                continue;
+            };
+            let orphans: Vec<&&ResultRecord> = rounds.range(missing..).map(|(_, r)| r).collect();
+            if orphans.is_empty() {
+                continue;
+            }
+            for r in orphans {
+                store.forget(r).await?;
+                arrivals.forget(&r.round_key());
+            }
+            let again = match missing {
+                1 => Some(task.clone()),
+                n => rounds.get(&(n - 1)).and_then(|before| task.after(before)),
+            };
+            redo.extend(again);
+        }
+        let count = redo.len();
+        if count > 0 {
+            crate::publish_tasks(broker, store.run(), redo).await?;
+            let why = format!(
+                "{count} unit{} had a round Redis lost before a later one; redone from that round",
+                if count == 1 { "" } else { "s" }
+            );
+            note(store, &why).await?;
+            self.moved();
+        }
+        Ok(count)
+    }
+}
+
 /// Counts a reconciliation in the run's metadata, with when and why, for `status`.
 async fn note(store: &RunStore, why: &str) -> Result<()> {
     let before = store
@@ -138,4 +200,96 @@ async fn note(store: &RunStore, why: &str) -> Result<()> {
         .await?;
     tracing::warn!(run = store.run(), "reconciled: {why}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
+    use super::*;
+    use crate::follow::Arrivals;
+    use autoeval_proto::wire::{decode, MessageKind};
+    use autoeval_proto::Verdict;
+    use autoeval_run_settings::{load_items, RunConfig};
+
+    #[tokio::test]
+    async fn a_chain_that_lost_an_earlier_round_is_redone_from_it() {
+        let run = format!("mend-{}", std::process::id());
+        let model = format!(
+            "openai-compatible:mend-{}@http://127.0.0.1:9/v1",
+            std::process::id()
+        );
+        let settings = RunConfig {
+            datasets: Some(vec![autoeval_proto::DatasetKind::Plogic]),
+            models: Some(vec![model.clone()]),
+            prompts: Some(vec![autoeval_proto::Shots::ZeroShot]),
+            per_bucket: Some(1),
+            batches: Some(1),
+            rounds: Some(3),
+            ..RunConfig::default()
+        }
+        .resolve_with(None)
+        .unwrap();
+        let (items, _) = load_items(&settings).unwrap();
+        let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
+        let store = RunStore::new(
+            autoeval_redis_store::connect("redis://127.0.0.1:6379")
+                .await
+                .unwrap(),
+            &run,
+        );
+        let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
+            .await
+            .unwrap();
+        let queue = broker.declare_translate(&model).await.unwrap();
+        // Round 1 of the first unit was lost with Redis; rounds 2 and 3 were
+        // recorded after it, and round 1 of the second unit is whole.
+        let task = &initial[0];
+        let round = |task: &TranslateTask, n: u32| ResultRecord {
+            id: task.item.id.clone(),
+            dataset: task.item.dataset.name().to_string(),
+            model: model.clone(),
+            prompt: "zero-shot".into(),
+            round: n,
+            verdict: Verdict::Equivalent,
+            phi1: Some(task.item.fs.clone()),
+            ..ResultRecord::default()
+        };
+        let stored = [round(task, 2), round(task, 3), round(&initial[1], 1)];
+        store.record_all(&stored, 3).await.unwrap();
+        let mut arrivals = Arrivals::new(&stored, None);
+        let mut reconciler = Reconciler::new(&settings, &initial, items.len());
+        assert_eq!(
+            reconciler
+                .mend_chains(&store, &broker, &mut arrivals)
+                .await
+                .unwrap(),
+            0,
+            "nothing is mended before a restore"
+        );
+        reconciler.restored = true;
+        let mended = reconciler.mend_chains(&store, &broker, &mut arrivals).await;
+        let left: Vec<u32> = crate::stored_records(&store)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.round)
+            .collect();
+        let mut consumer = broker.consume(&queue, 10, "test").await.unwrap();
+        let message = consumer.next().await.unwrap().unwrap();
+        let (_, sent): (_, Vec<TranslateTask>) =
+            decode(&message.data, MessageKind::Translate).unwrap();
+        let _ = message.ack().await;
+        let _ = store.delete().await;
+        let _ = broker.delete_queue(&queue).await;
+        assert_eq!(mended.unwrap(), 1);
+        assert_eq!(
+            left,
+            vec![1],
+            "the later rounds of the broken chain are forgotten"
+        );
+        assert_eq!(arrivals.known().len(), 1, "and no longer known");
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].unit(), sent[0].round), (task.unit(), 1));
+    }
 }

@@ -85,6 +85,10 @@ pub struct Reply {
     pub attempts: u32,
     /// True when the cache answered and nothing was sent.
     pub cached: bool,
+    /// True when the reply passed the size limit: its text is empty, the
+    /// answer non-compliant ("answer too long").
+    #[serde(default)]
+    pub too_long: bool,
 }
 
 /// How long a call waits for a cache that is away before it fails.
@@ -142,6 +146,9 @@ pub struct BackendOptions {
     pub params: GenerationParams,
     /// Token prices.
     pub prices: PriceTable,
+    /// The largest response body read; past it the answer is "too long",
+    /// not read or kept whole.
+    pub max_reply_bytes: usize,
     /// Reply cache; `None` disables caching.
     pub cache: Option<Arc<dyn ResponseCache>>,
     /// A JSON file of `{"OPENAI_API_KEY": "…"}` consulted after the environment.
@@ -167,6 +174,7 @@ impl Default for BackendOptions {
             retry: RetryPolicy::default(),
             params: GenerationParams::default(),
             prices: PriceTable::builtin(),
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             cache: None,
             secrets_file: None,
             base_url: None,
@@ -212,7 +220,19 @@ struct Failure {
 }
 
 /// What a successful attempt returned: the text, and the usage when the server reported it.
-type Answer = (String, Option<Usage>);
+/// What one attempt got.
+struct Answer {
+    /// The model's text; empty when the reply was too long to read.
+    text: String,
+    /// The usage the server reported (estimated for a reply too long to read).
+    usage: Option<Usage>,
+    /// The reply passed [`BackendOptions::max_reply_bytes`] and was not read whole.
+    too_long: bool,
+}
+
+/// The largest reply read by default: far above any formula's translation,
+/// far below what would stall a worker.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 1 << 20;
 
 impl Backend {
     /// A backend for `spec`; OpenAI and Anthropic need their key.
@@ -293,6 +313,7 @@ impl Backend {
                 latency_ms: started.elapsed().as_secs_f64() * 1e3,
                 attempts: 0,
                 cached: true,
+                too_long: hit.too_long,
             });
         }
         let builtin = if !self.spec.is_builtin() {
@@ -311,15 +332,27 @@ impl Backend {
         } else {
             Some(builtin_answer(&self.spec, prompt, None))
         };
-        let (text, reported, attempts) = match builtin {
+        let (answer, attempts) = match builtin {
             // The built-in models run here and cost nothing.
-            Some(text) => (text, Some(Usage::default()), 1),
+            Some(text) => (
+                Answer {
+                    text,
+                    usage: Some(Usage::default()),
+                    too_long: false,
+                },
+                1,
+            ),
             None => self.call_with_retries(prompt).await.inspect_err(|_| {
                 if let Some(o) = &self.options.observer {
                     o.failed(&self.spec);
                 }
             })?,
         };
+        let Answer {
+            text,
+            usage: reported,
+            too_long,
+        } = answer;
         let usage = reported.unwrap_or_default();
         let cost = match builtin_cost(&self.spec) {
             Some(zero) => Some(zero),
@@ -333,6 +366,7 @@ impl Backend {
                 text: text.clone(),
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
+                too_long,
             };
             // Paid for: kept even if the cache is away for a while, so that
             // a task delivered again does not pay again.
@@ -347,13 +381,11 @@ impl Backend {
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
             attempts,
             cached: false,
+            too_long,
         })
     }
 
-    async fn call_with_retries(
-        &self,
-        prompt: &str,
-    ) -> Result<(String, Option<Usage>, u32), CallError> {
+    async fn call_with_retries(&self, prompt: &str) -> Result<(Answer, u32), CallError> {
         let _permit = self
             .permits
             .acquire()
@@ -373,7 +405,12 @@ impl Backend {
             let sent = Instant::now();
             let answered = self.attempt(prompt).await;
             match (&answered, estimated) {
-                (Ok((_, Some(usage))), Some(estimated)) => {
+                (
+                    Ok(Answer {
+                        usage: Some(usage), ..
+                    }),
+                    Some(estimated),
+                ) => {
                     self.reconcile(prompt, estimated, *usage).await;
                 }
                 // A request the provider answered with an error status used no tokens.
@@ -393,9 +430,9 @@ impl Backend {
                 o.attempt(&self.spec, outcome, sent.elapsed().as_secs_f64());
             }
             let failure = match answered {
-                Ok((text, usage)) => {
+                Ok(answer) => {
                     self.health.succeeded();
-                    return Ok((text, usage, attempt));
+                    return Ok((answer, attempt));
                 }
                 Err(f) => f,
             };
@@ -605,6 +642,24 @@ impl Backend {
         }
     }
 
+    /// The response body, read chunk by chunk up to the size limit; `None`
+    /// past it (the rest is never read).
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<Option<String>, Failure> {
+        let limit = self.options.max_reply_bytes;
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport_failure(e))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Ok(None);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Some(String::from_utf8_lossy(&body).into_owned()))
+    }
+
     async fn attempt(&self, prompt: &str) -> Result<Answer, Failure> {
         let response = self
             .request(prompt)
@@ -617,10 +672,22 @@ impl Backend {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let body = response
-            .text()
-            .await
-            .map_err(|e| self.transport_failure(e))?;
+        let Some(body) = self.read_body(response).await? else {
+            // Paid for, not read: charged as a reply of the most tokens asked.
+            tracing::warn!(
+                limit = self.options.max_reply_bytes,
+                "a reply too long to read"
+            );
+            let usage = Usage {
+                prompt_tokens: estimate_tokens(prompt, 0),
+                completion_tokens: u64::from(self.options.params.max_tokens),
+            };
+            return Ok(Answer {
+                text: String::new(),
+                usage: Some(usage),
+                too_long: true,
+            });
+        };
         if !(200..300).contains(&status) {
             let reason = reqwest::StatusCode::from_u16(status)
                 .ok()
@@ -658,7 +725,11 @@ impl Backend {
                     .filter_map(|c| c["text"].as_str())
                     .collect();
                 let usage = reported_usage(&v["usage"], "input_tokens", "output_tokens");
-                Ok((text, usage))
+                Ok(Answer {
+                    text,
+                    usage,
+                    too_long: false,
+                })
             }
             _ => {
                 let message = v["choices"][0]
@@ -668,7 +739,11 @@ impl Backend {
                 // a refusal) is an empty answer: the model's, not the API's, failure.
                 let text = message["content"].as_str().unwrap_or_default();
                 let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens");
-                Ok((text.to_string(), usage))
+                Ok(Answer {
+                    text: text.to_string(),
+                    usage,
+                    too_long: false,
+                })
             }
         }
     }

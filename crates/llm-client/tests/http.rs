@@ -282,3 +282,48 @@ async fn anthropic_requests_have_the_messages_shape() {
     );
     std::fs::remove_file(&file).unwrap();
 }
+
+#[tokio::test]
+async fn a_reply_past_the_size_limit_is_too_long_not_read_whole_and_charged_an_estimate() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    // Five megabytes of answer, a JSON string never closed within the limit.
+    let stub = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut body = String::from(r#"{"choices":[{"message":{"content":""#);
+                body.push_str(&"p ∧ q ".repeat(5 * 1024 * 1024 / 8));
+                body.push_str(r#""}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#);
+                ([("content-type", "application/json")], body)
+            }
+        }),
+    );
+    let base = serve(stub).await;
+    let dir = std::env::temp_dir().join(format!("autoeval-too-long-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = BackendOptions {
+        cache: Some(Arc::new(DiskCache::new(dir.clone()).unwrap())),
+        ..BackendOptions::default()
+    };
+    let b = mock_backend(&base, options);
+    let reply = b.chat("Translate p ∧ q.", &sample(1)).await.unwrap();
+    assert!(reply.too_long && reply.text.is_empty(), "{reply:?}");
+    assert_eq!(
+        reply.attempts, 1,
+        "a reply too long is an answer, not a failure to retry"
+    );
+    assert!(
+        reply.usage.completion_tokens > 0,
+        "charged an estimate: {:?}",
+        reply.usage
+    );
+    // Kept as what it was: asked again, the cache says too long, and nothing is sent.
+    let again = b.chat("Translate p ∧ q.", &sample(1)).await.unwrap();
+    assert!(again.cached && again.too_long);
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,6 +18,9 @@ pub struct CachedReply {
     pub prompt_tokens: u64,
     /// Completion tokens it cost.
     pub completion_tokens: u64,
+    /// The reply passed the size limit and was not kept.
+    #[serde(default)]
+    pub too_long: bool,
 }
 
 /// The cache cannot be asked now (its server is away): a call that needs it

@@ -24,6 +24,10 @@ pub struct ModelSettings {
     pub concurrency: Option<usize>,
     /// Time limit of one request, in seconds.
     pub request_timeout_s: Option<u64>,
+    /// The largest reply read, in bytes; a longer one is a non-compliant
+    /// "answer too long" [default: 1 MiB].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reply_bytes: Option<usize>,
     /// Requests a minute the provider allows this model, across every worker.
     pub requests_per_minute: Option<u32>,
     /// Prompt plus completion tokens a minute the provider allows this model, across every worker.
@@ -70,6 +74,10 @@ impl ModelSettings {
                     out.request_timeout_s =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
+                "max-reply-bytes" => {
+                    out.max_reply_bytes =
+                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
                 "requests-per-minute" => {
                     out.requests_per_minute =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
@@ -97,6 +105,7 @@ impl ModelSettings {
             system: over.system.or(self.system),
             concurrency: over.concurrency.or(self.concurrency),
             request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
+            max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
             requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
             tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
             extra: self.extra,

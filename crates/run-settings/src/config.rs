@@ -24,7 +24,8 @@ pub struct RunConfig {
     /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
     /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
     /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
-    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s;
+    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s,
+    /// max_reply_bytes;
     /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
     #[cfg_attr(feature = "cli", arg(long = "model"))]
     pub models: Option<Vec<String>>,
@@ -96,7 +97,7 @@ pub struct RunConfig {
     #[cfg_attr(feature = "cli", arg(long))]
     pub items: Option<PathBuf>,
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
-    /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s
+    /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
     #[cfg_attr(feature = "cli", arg(skip))]
     pub model: Option<BTreeMap<String, ModelSettings>>,

@@ -72,6 +72,20 @@ fn add(out: &mut RoundTrip, reply: &Reply, first: bool) {
     out.attempts += reply.attempts;
 }
 
+/// Why an answer past the size limit is non-compliant.
+pub const TOO_LONG: &str = "answer too long";
+
+/// A round whose reply passed the size limit: non-compliant, the reply not kept.
+fn too_long(mut out: RoundTrip) -> RoundTrip {
+    let reading = Reading {
+        phi1: None,
+        non_compliance: Some(TOO_LONG.to_string()),
+    };
+    out.strict = reading.clone();
+    out.lenient = reading;
+    out
+}
+
 fn failed(mut out: RoundTrip, e: CallError) -> RoundTrip {
     // The attempts of the failed call count too: `attempts` is what the server saw.
     out.attempts += e.attempts();
@@ -96,6 +110,9 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         Ok(r) => {
             out.cached = r.cached;
             add(&mut out, &r, true);
+            if r.too_long {
+                return too_long(out);
+            }
             r.text
         }
         Err(e) => return failed(out, e),
@@ -111,6 +128,9 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         Ok(r) => {
             out.cached &= r.cached;
             add(&mut out, &r, false);
+            if r.too_long {
+                return too_long(out);
+            }
             r.text
         }
         Err(e) => return failed(out, e),

@@ -90,6 +90,9 @@ impl StageSettings {
             },
             params: settings.params(&GenerationParams::default()),
             prices: self.prices.clone(),
+            max_reply_bytes: settings
+                .max_reply_bytes
+                .unwrap_or(autoeval_llm_client::DEFAULT_MAX_REPLY_BYTES),
             // The built-in models cost nothing and answer in microseconds: caching them only costs storage.
             cache: if spec.is_builtin() {
                 None
