@@ -162,15 +162,18 @@ fn prometheus_scrapes_a_fleet_run_and_every_dashboard_query_returns_data() {
         "600",
     ]);
     let results = fleet.out.join("results.jsonl");
+    // The rounds are appended to results.jsonl as they arrive; the summary
+    // is written once the run has ended, before the coordinator lingers.
+    let summary = fleet.out.join("summary.json");
     wait_for(
-        "the run's results are written",
+        "the run's summary is written",
         Duration::from_secs(600),
         || {
             assert!(
                 coordinator.try_wait().unwrap().is_none(),
                 "the coordinator ended before lingering"
             );
-            results.exists()
+            summary.exists()
         },
     );
 

@@ -98,6 +98,11 @@ impl Arrivals {
         }
     }
 
+    /// How many rounds are known.
+    pub fn len(&self) -> usize {
+        self.rounds.len()
+    }
+
     /// Every round known, as the restore puts them back.
     pub fn known(&self) -> Vec<ResultRecord> {
         self.rounds.values().cloned().collect()
@@ -281,7 +286,9 @@ pub async fn follow(
     loop {
         if state_checked.elapsed() >= CHECK_STATE_EVERY {
             state_checked = Instant::now();
-            match reconciler.restore(store, &arrivals.known()).await {
+            // The rounds are copied only when Redis lost some.
+            let count = arrivals.len();
+            match reconciler.restore(store, count, || arrivals.known()).await {
                 Ok(Some(_)) => arrivals.rewind(),
                 Ok(None) => {}
                 Err(e) => {

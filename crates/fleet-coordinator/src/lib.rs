@@ -298,7 +298,7 @@ pub fn execute(
         let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
         register(&store, settings, units, items.len()).await?;
         let mut reconciler = reconcile::Reconciler::new(settings, &initial, items.len());
-        if let Some(why) = reconciler.restore(&store, &known).await? {
+        if let Some(why) = reconciler.restore(&store, known.len(), || known).await? {
             if display != Display::Quiet {
                 eprintln!("fleet: run {run}: {why}");
             }

@@ -57,18 +57,21 @@ impl<'a> Reconciler<'a> {
     }
 
     /// Puts back what Redis lost of the run: its registration when its
-    /// metadata is gone, and every round in `known` it does not hold. Says
-    /// why when it had to, `None` when Redis held everything.
+    /// metadata is gone, and every round of the `count` the coordinator
+    /// knows (`known` gives them, asked only then) that it does not hold.
+    /// Says why when it had to, `None` when Redis held everything.
     pub async fn restore(
         &mut self,
         store: &RunStore,
-        known: &[ResultRecord],
+        count: usize,
+        known: impl FnOnce() -> Vec<ResultRecord>,
     ) -> Result<Option<String>> {
         let lost_meta = !store.meta().await?.contains_key(meta::PLAN);
         let held = store.recorded().await?;
-        if !lost_meta && held >= known.len() as u64 {
+        if !lost_meta && held >= count as u64 {
             return Ok(None);
         }
+        let known = known();
         if lost_meta {
             crate::register(store, self.settings, self.initial.len(), self.items).await?;
             store
@@ -77,7 +80,7 @@ impl<'a> Reconciler<'a> {
         }
         let rounds = self.settings.plan.rounds;
         let put_back = store
-            .record_all(known, rounds)
+            .record_all(&known, rounds)
             .await?
             .into_iter()
             .filter(|new| *new)
