@@ -74,6 +74,8 @@ impl Arrivals {
         loop {
             let (batch, next) = store.arrivals(self.next, BATCH).await?;
             let full = batch.len() as u64 == BATCH;
+            // Asked once per batch, and only when a round is missing.
+            let mut holds_run = None;
             for (field, round) in batch {
                 match round {
                     Some(r) => {
@@ -84,11 +86,15 @@ impl Arrivals {
                         }
                         self.rounds.insert(field, r);
                     }
-                    // Forgotten on purpose (a rerun of failures): no longer the run's.
-                    None if store_holds_run(store).await => {
-                        self.rounds.remove(&field);
+                    None => {
+                        if holds_run.is_none() {
+                            holds_run = Some(store_holds_run(store).await);
+                        }
+                        // Forgotten on purpose (a rerun of failures): no longer the run's.
+                        if holds_run == Some(true) {
+                            self.rounds.remove(&field);
+                        }
                     }
-                    None => {}
                 }
             }
             self.next = next;
