@@ -6,7 +6,10 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
-use autoeval_e2e::fleet::{free_port, recount, wait_for, Fleet, Process, AMQP, ONE_AT_A_TIME};
+use autoeval_e2e::fleet::{
+    free_port, get_json, recount, wait_for, Fleet, Process, AMQP, ONE_AT_A_TIME,
+};
+use autoeval_mock_llm::Arrival;
 use autoeval_proto::{ResultRecord, Verdict};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
@@ -82,18 +85,40 @@ impl OwnRedis {
     }
 }
 
-/// Starts the run on `fleet`, lets `fault` strike once `at` units are done,
-/// and checks what every fault must leave; `reconciled` says whether the
-/// coordinator must have had to put the run back together.
-fn survives(fleet: &mut Fleet, at: u64, reconciled: bool, fault: impl FnOnce(&mut Fleet)) {
-    fleet.start_worker(16);
-    fleet.start_verifier(2);
+/// A token cap no run here reaches: every round trip is charged to the run's budget.
+const CAP: &str = "1000000000000";
+
+/// The coordinator's command line for the run on `fleet`.
+fn run_args(fleet: &Fleet) -> Vec<String> {
     let out = fleet.out.to_string_lossy().into_owned();
-    let mut args = vec!["run", "--model", &fleet.model, "--quiet", "--out", &out];
-    args.extend_from_slice(&PLAN);
-    let redis = fleet.redis.clone();
-    args.extend(["--fleet", "--amqp", AMQP, "--redis", &redis]);
-    let mut coordinator = fleet.autoeval(&args);
+    let mut args: Vec<String> = ["run", "--model", &fleet.model, "--quiet", "--out", &out]
+        .map(String::from)
+        .to_vec();
+    args.extend(PLAN.map(String::from));
+    args.extend(
+        [
+            "--budget-tokens",
+            CAP,
+            "--fleet",
+            "--amqp",
+            AMQP,
+            "--redis",
+            &fleet.redis,
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// Starts the coordinator of the run on `fleet`.
+fn start_run(fleet: &Fleet) -> std::process::Child {
+    let args = run_args(fleet);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fleet.autoeval(&args)
+}
+
+/// Waits until `at` units of the run are done, the coordinator still running.
+fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, at: u64) {
     let store = fleet.store();
     wait_for(
         &format!("{at} units done"),
@@ -106,7 +131,37 @@ fn survives(fleet: &mut Fleet, at: u64, reconciled: bool, fault: impl FnOnce(&mu
             fleet.block_on(store.done()).unwrap_or(0) >= at
         },
     );
+}
+
+/// Starts the run on `fleet`, lets `fault` strike once `at` units are done,
+/// and checks what every fault must leave; `reconciled` says whether the
+/// coordinator must have had to put the run back together.
+fn survives(fleet: &mut Fleet, at: u64, reconciled: bool, fault: impl FnOnce(&mut Fleet)) {
+    fleet.start_worker(16);
+    fleet.start_verifier(2);
+    let mut coordinator = start_run(fleet);
+    wait_done(fleet, &mut coordinator, at);
     fault(fleet);
+    completes(fleet, coordinator, Redis::Kept, Some(reconciled));
+}
+
+/// Whether the run's Redis kept its state through the fault.
+#[derive(Clone, Copy, PartialEq)]
+enum Redis {
+    Kept,
+    Emptied,
+}
+
+/// Waits for `coordinator` and checks what every fault must leave: the run
+/// completed, one chain per unit, counters equal to a recount, at most two
+/// model calls per round plus two per unit, no dead letters, and the
+/// budget charged what the model server counts.
+fn completes(
+    fleet: &Fleet,
+    coordinator: std::process::Child,
+    redis: Redis,
+    reconciled: Option<bool>,
+) -> Vec<ResultRecord> {
     let ended = coordinator.wait_with_output().unwrap();
     assert!(
         ended.status.success(),
@@ -144,12 +199,42 @@ fn survives(fleet: &mut Fleet, at: u64, reconciled: bool, fault: impl FnOnce(&mu
         .unwrap()
         .get(autoeval_proto::meta::RECONCILED)
         .cloned();
-    assert_eq!(
-        note.is_some(),
-        reconciled,
-        "reconciliation expected {reconciled}: {note:?}"
+    if let Some(reconciled) = reconciled {
+        assert_eq!(
+            note.is_some(),
+            reconciled,
+            "reconciliation expected {reconciled}: {note:?}"
+        );
+    }
+    let spent = fleet.block_on(fleet.store().budget()).unwrap().spent_tokens;
+    let served: u64 = timeline(fleet).iter().map(|a| a.tokens).sum();
+    let recorded: u64 = records
+        .iter()
+        .filter(|r| !r.cached)
+        .map(|r| r.usage.prompt_tokens + r.usage.completion_tokens)
+        .sum();
+    match redis {
+        Redis::Kept => assert_eq!(spent, served, "the budget charged what the server served"),
+        // Charges made in the moment between the loss and the restore are
+        // lost with Redis; every recorded round's are kept.
+        Redis::Emptied => assert!(
+            recorded <= spent && spent <= served,
+            "the budget charged {spent} tokens; the records hold {recorded}, the server served {served}"
+        ),
+    }
+    eprintln!(
+        "{units} units, {rounds} rounds, {requests} model requests; {spent} tokens charged, {served} served; reconciled: {note:?}"
     );
-    eprintln!("{units} units, {rounds} rounds, {requests} model requests; reconciled: {note:?}");
+    records
+}
+
+/// The mock server's record of every request.
+fn timeline(fleet: &Fleet) -> Vec<Arrival> {
+    serde_json::from_value(get_json(&format!(
+        "http://127.0.0.1:{}/timeline",
+        fleet.port
+    )))
+    .expect("the mock server's timeline")
 }
 
 /// Checks that each unit's rounds are 1..=k, each once, every round before
@@ -185,7 +270,12 @@ fn a_redis_that_restarts_empty_mid_run_loses_no_unit() {
     let mut redis = OwnRedis::start();
     let mut fleet = Fleet::new("chaos-redis", &["--model", "reference-noisy:0.2"]);
     fleet.redis = redis.url();
-    survives(&mut fleet, 600, true, |_| redis.restart());
+    fleet.start_worker(16);
+    fleet.start_verifier(2);
+    let mut coordinator = start_run(&fleet);
+    wait_done(&fleet, &mut coordinator, 600);
+    redis.restart();
+    completes(&fleet, coordinator, Redis::Emptied, Some(true));
 }
 
 #[test]
@@ -223,4 +313,160 @@ fn a_redis_that_stops_answering_for_ten_seconds_spends_no_delivery_attempt() {
             .expect("redis-cli runs");
         assert!(slept.status.success());
     });
+}
+
+#[test]
+fn rabbitmq_stopped_and_started_mid_run_loses_nothing() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("chaos-broker", &["--model", "reference-noisy:0.2"]);
+    survives(&mut fleet, 600, false, |_| {
+        // The application stops (every connection and consumer with it) and
+        // starts again with its queues from disk.
+        for action in ["stop_app", "start_app"] {
+            let done = Command::new("rabbitmqctl")
+                .arg(action)
+                .output()
+                .expect("rabbitmqctl runs");
+            assert!(
+                done.status.success(),
+                "rabbitmqctl {action}: {}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+        }
+        let waited = Command::new("rabbitmqctl")
+            .args(["await_startup"])
+            .output()
+            .expect("rabbitmqctl runs");
+        assert!(waited.status.success());
+    });
+}
+
+/// Tasks of `stage` a service took from its queues, from its metrics.
+fn tasks_received(service: &Process, stage: &str) -> u64 {
+    let health = service.health.as_ref().unwrap();
+    let text = reqwest::blocking::get(format!("{health}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap();
+    let series = format!("tasks_received_total{{stage=\"{stage}\"}}");
+    text.lines()
+        .filter(|l| l.contains(&series))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[test]
+fn a_coordinator_killed_while_publishing_and_started_again_publishes_each_unit_once_more_at_most() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("chaos-kill", &["--model", "reference-noisy:0.2"]);
+    fleet.start_worker(16);
+    fleet.start_verifier(2);
+    let mut first = start_run(&fleet);
+    let broker = fleet.broker();
+    let queue = autoeval_proto::fleet::translate_queue(&fleet.model);
+    // Killed the moment its first tasks are out, before it could note the
+    // run as published.
+    wait_for(
+        "the first tasks published",
+        Duration::from_secs(120),
+        || {
+            assert!(
+                first.try_wait().unwrap().is_none(),
+                "the coordinator ended early"
+            );
+            let queued = fleet
+                .block_on(broker.depth(&queue))
+                .ok()
+                .flatten()
+                .is_some_and(|(ready, _)| ready > 0);
+            queued || tasks_received(&fleet.workers[0], "translate") > 0
+        },
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let published = fleet
+        .block_on(fleet.store().meta())
+        .unwrap()
+        .contains_key(autoeval_proto::meta::PUBLISHED);
+    eprintln!("killed; the run noted as published: {published}");
+    fleet.block_on(broker.close());
+    let again = start_run(&fleet);
+    let records = completes(&fleet, again, Redis::Kept, None);
+    let units = records
+        .iter()
+        .map(ResultRecord::unit)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as u64;
+    let taken = tasks_received(&fleet.workers[0], "translate");
+    // A clean run takes one translate task per round.
+    assert!(
+        taken <= records.len() as u64 + units,
+        "{taken} translate tasks taken for {} rounds of {units} units",
+        records.len()
+    );
+    eprintln!(
+        "{taken} translate tasks taken for {} rounds of {units} units",
+        records.len()
+    );
+}
+
+#[test]
+fn two_copies_of_a_verify_bundle_with_different_answers_go_on_once() {
+    use autoeval_proto::wire::{decode, encode, MessageKind};
+    use autoeval_proto::{Reading, VerifyTask};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("chaos-copies", &["--model", "reference-noisy:0.2"]);
+    fleet.start_worker(16);
+    let coordinator = start_run(&fleet);
+    // Before any verifier runs, the test takes verify bundles and publishes
+    // each twice: as it was, and with an answer that reads as no formula.
+    let broker = fleet.broker();
+    let mut consumer = fleet
+        .block_on(broker.consume(autoeval_proto::fleet::VERIFY_QUEUE, 64, "chaos-copies"))
+        .unwrap();
+    let run = fleet.run();
+    let mut copied = 0;
+    while copied < 40 {
+        let task = fleet.block_on(consumer.next()).unwrap().unwrap();
+        if task.meta.run != run {
+            fleet.block_on(task.requeue()).unwrap();
+            continue;
+        }
+        let (header, mut tasks): (_, Vec<VerifyTask>) =
+            decode(&task.data, MessageKind::Verify).unwrap();
+        let original = task.data.clone();
+        for t in &mut tasks {
+            let unreadable = Reading {
+                phi1: None,
+                non_compliance: Some("a copy whose answer differs".into()),
+            };
+            t.translation.strict = unreadable.clone();
+            t.translation.lenient = unreadable;
+        }
+        let changed = encode(&header, &tasks).unwrap();
+        // Half the time the changed copy comes first.
+        let order = if copied % 2 == 0 {
+            [original, changed]
+        } else {
+            [changed, original]
+        };
+        for bytes in order {
+            fleet
+                .block_on(broker.publish(&task.routing_key, &bytes, &task.meta))
+                .unwrap();
+        }
+        fleet.block_on(task.ack()).unwrap();
+        copied += 1;
+    }
+    fleet.block_on(consumer.close());
+    fleet.start_verifier(2);
+    fleet.start_verifier(2);
+    let records = completes(&fleet, coordinator, Redis::Kept, None);
+    let unreadable = records
+        .iter()
+        .filter(|r| r.reason.as_deref() == Some("a copy whose answer differs"))
+        .count();
+    eprintln!(
+        "{copied} bundles published twice; {unreadable} rounds recorded from the changed copy"
+    );
+    assert!(unreadable > 0, "no changed copy was ever recorded first");
 }

@@ -58,6 +58,17 @@ pub enum BrokerError {
         /// Where it was going.
         routing_key: String,
     },
+    /// The broker did not confirm a publish in time (a memory or disk alarm
+    /// blocks publishers); the connection is closed, to be opened again.
+    #[error(
+        "the broker did not confirm a publish to {routing_key} within {seconds} s; reconnecting"
+    )]
+    ConfirmTimedOut {
+        /// Where it was going.
+        routing_key: String,
+        /// How long it waited.
+        seconds: u64,
+    },
     /// No queue is bound for the message's routing key.
     #[error("no queue takes messages for {routing_key}: {reply}")]
     Unroutable {
@@ -103,6 +114,11 @@ impl Meta {
         }
     }
 }
+
+/// How long a publish waits for the broker's confirm before its connection
+/// is given up: far longer than a healthy broker takes, far shorter than
+/// the consumer timeout that would take held deliveries away.
+pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One connection to the broker with a confirming publisher channel.
 pub struct Broker {
@@ -298,6 +314,36 @@ impl Broker {
         let properties = BasicProperties::default()
             .with_delivery_mode(2)
             .with_headers(headers);
+        let sent = tokio::time::timeout(
+            CONFIRM_TIMEOUT,
+            self.publish_confirmed(exchange, routing_key, payload, properties),
+        )
+        .await;
+        match sent {
+            Ok(sent) => sent,
+            Err(_) => {
+                // A publisher blocked past the timeout holds deliveries it
+                // cannot hand on: the connection goes, so that everything it
+                // held returns to the queues and its user connects again.
+                let _ = self
+                    .connection
+                    .close(320, "publish confirm timed out".into())
+                    .await;
+                Err(BrokerError::ConfirmTimedOut {
+                    routing_key: routing_key.into(),
+                    seconds: CONFIRM_TIMEOUT.as_secs(),
+                })
+            }
+        }
+    }
+
+    async fn publish_confirmed(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        payload: &[u8],
+        properties: BasicProperties,
+    ) -> Result<(), BrokerError> {
         let confirm = self
             .publisher
             .basic_publish(

@@ -25,7 +25,7 @@ mod transport;
 mod verify;
 
 pub use judge::serve_judge;
-pub use outage::OUTAGE_HOLD;
+pub use outage::{while_store_away, OUTAGE_HOLD};
 pub use serve::Ended;
 pub use shutdown::{Shutdown, ShutdownHandle};
 pub use stage::{

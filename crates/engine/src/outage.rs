@@ -20,6 +20,29 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 pub(crate) async fn through_outage<T, F, Fut>(
     shutdown: &Shutdown,
     hold: Duration,
+    op: F,
+) -> (Result<T, StoreError>, bool)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    retry_transient(hold, || shutdown.is_signalled(), op).await
+}
+
+/// Runs `op` until it succeeds, fails for good or the store has been
+/// unreachable for `hold`, for work that holds no delivery of its own (a
+/// budget read or charge made inside a task): the last answer is returned.
+pub async fn while_store_away<T, F, Fut>(hold: Duration, op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    retry_transient(hold, || false, op).await.0
+}
+
+async fn retry_transient<T, F, Fut>(
+    hold: Duration,
+    stopped: impl Fn() -> bool,
     mut op: F,
 ) -> (Result<T, StoreError>, bool)
 where
@@ -31,9 +54,9 @@ where
     let mut failed = false;
     loop {
         match op().await {
-            Err(e) if e.transient && started.elapsed() < hold && !shutdown.is_signalled() => {
+            Err(e) if e.transient && started.elapsed() < hold && !stopped() => {
                 if !failed {
-                    tracing::warn!(error = %e, "the store is away; holding the delivery until it is back");
+                    tracing::warn!(error = %e, "the store is away; waiting until it is back");
                 }
                 failed = true;
                 tokio::time::sleep(pause).await;

@@ -337,6 +337,7 @@ pub async fn follow(
             }
         }
         if let Ok(budget) = store.budget().await {
+            reconciler.saw_budget(budget.clone());
             if let Some(why) = budget.paused {
                 // Tasks in hand finish (and are recorded) before the run is called paused.
                 quiet(store).await;

@@ -11,7 +11,7 @@ use autoeval_amqp::Broker;
 use autoeval_pipeline::pending_tasks;
 use autoeval_proto::UnitKey;
 use autoeval_proto::{meta, ResultRecord, TranslateTask};
-use autoeval_redis_store::RunStore;
+use autoeval_redis_store::{Budget, RunStore};
 use autoeval_run_settings::Resolved;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -32,6 +32,8 @@ pub struct Reconciler<'a> {
     since: Instant,
     /// Whether a round was ever restored: only then can a chain have a gap.
     restored: bool,
+    /// The run's budget as last read, put back if Redis loses it.
+    budget: Option<Budget>,
 }
 
 impl<'a> Reconciler<'a> {
@@ -43,6 +45,22 @@ impl<'a> Reconciler<'a> {
             items,
             since: Instant::now(),
             restored: false,
+            budget: None,
+        }
+    }
+
+    /// The run's budget as read now. A read after Redis lost it (caps gone,
+    /// less spent than before) is not taken for the truth: the last read
+    /// before the loss is what a restore puts back.
+    pub fn saw_budget(&mut self, now: Budget) {
+        let lost = self.budget.as_ref().is_some_and(|before| {
+            (before.cap_usd.is_some() && now.cap_usd.is_none())
+                || (before.cap_tokens.is_some() && now.cap_tokens.is_none())
+                || now.spent_usd < before.spent_usd
+                || now.spent_tokens < before.spent_tokens
+        });
+        if !lost {
+            self.budget = Some(now);
         }
     }
 
@@ -77,6 +95,9 @@ impl<'a> Reconciler<'a> {
             store
                 .set_meta(&[(meta::PUBLISHED, crate::unix_now().to_string())])
                 .await?;
+            if let Some(budget) = &self.budget {
+                store.restore_budget(budget).await?;
+            }
         }
         let rounds = self.settings.plan.rounds;
         let put_back = store

@@ -8,6 +8,7 @@
 //! secrets file and never appear in errors.
 
 mod cache;
+mod claim;
 mod health;
 mod observe;
 mod secret;
@@ -17,6 +18,8 @@ pub use autoeval_models::{
     Cell, LocalGate, RateGate, RateLimits, ResponseCache, TokenHistory,
 };
 pub use cache::DiskCache;
+use claim::while_cache_away;
+pub use claim::{CACHE_OUTAGE_WAIT, CLAIM_TTL};
 pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
 pub use secret::ApiKey;
 
@@ -89,31 +92,6 @@ pub struct Reply {
     /// answer non-compliant ("answer too long").
     #[serde(default)]
     pub too_long: bool,
-}
-
-/// How long a call waits for a cache that is away before it fails.
-pub const CACHE_OUTAGE_WAIT: Duration = Duration::from_secs(60);
-
-/// Runs `op` until the cache answers, for at most [`CACHE_OUTAGE_WAIT`].
-async fn while_cache_away<T, F, Fut>(mut op: F) -> Result<T, CacheUnavailable>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, CacheUnavailable>>,
-{
-    let started = Instant::now();
-    let mut pause = Duration::from_millis(50);
-    loop {
-        match op().await {
-            Err(e) if started.elapsed() < CACHE_OUTAGE_WAIT => {
-                if pause == Duration::from_millis(50) {
-                    tracing::warn!(error = %e, "waiting for the reply cache");
-                }
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
-            }
-            answer => return answer,
-        }
-    }
 }
 
 /// The built-in models' reply to `prompt`.
@@ -282,40 +260,67 @@ impl Backend {
 
     /// Sends `prompt` as one user message for `sample`: the cache answers
     /// only a request for the same sample, never another unit's or round's.
+    /// Copies of one request running at once (a task delivered twice) pay
+    /// once: the first claims the call, the others wait for its reply.
     pub async fn chat(&self, prompt: &str, sample: &Sample) -> Result<Reply, CallError> {
         let started = Instant::now();
         let key = cache_key(&self.spec, prompt, &self.options.params, sample);
-        let hit = match &self.options.cache {
-            // Fail closed: what may be cached is not paid for again while
-            // the cache is away.
-            Some(cache) => {
-                while_cache_away(|| cache.get(&key))
-                    .await
-                    .map_err(|e| CallError::Api {
-                        status: None,
-                        message: e.to_string(),
-                        attempts: 0,
-                    })?
-            }
-            None => None,
+        let Some(cache) = &self.options.cache else {
+            return self.answer(prompt, started).await;
         };
-        if let Some(hit) = hit {
-            if let Some(o) = &self.options.observer {
-                o.cached(&self.spec);
-            }
-            return Ok(Reply {
-                text: hit.text,
-                usage: Usage {
-                    prompt_tokens: hit.prompt_tokens,
-                    completion_tokens: hit.completion_tokens,
-                },
-                cost: Some(0.0),
-                latency_ms: started.elapsed().as_secs_f64() * 1e3,
+        // Fail closed: what may be cached is not paid for again while the
+        // cache is away.
+        let claim = match claim::cached_or_claimed(cache.as_ref(), &key)
+            .await
+            .map_err(|e| CallError::Api {
+                status: None,
+                message: e.to_string(),
                 attempts: 0,
-                cached: true,
-                too_long: hit.too_long,
-            });
+            })? {
+            claim::Lookup::Cached(hit) => {
+                if let Some(o) = &self.options.observer {
+                    o.cached(&self.spec);
+                }
+                return Ok(Reply {
+                    text: hit.text,
+                    usage: Usage {
+                        prompt_tokens: hit.prompt_tokens,
+                        completion_tokens: hit.completion_tokens,
+                    },
+                    cost: Some(0.0),
+                    latency_ms: started.elapsed().as_secs_f64() * 1e3,
+                    attempts: 0,
+                    cached: true,
+                    too_long: hit.too_long,
+                });
+            }
+            claim::Lookup::Claimed(claim) => claim,
+        };
+        let answered =
+            claim::holding(cache.as_ref(), &key, &claim, self.answer(prompt, started)).await;
+        if let Ok(reply) = &answered {
+            let kept = CachedReply {
+                text: reply.text.clone(),
+                prompt_tokens: reply.usage.prompt_tokens,
+                completion_tokens: reply.usage.completion_tokens,
+                too_long: reply.too_long,
+            };
+            // Paid for: kept even if the cache is away for a while, so that
+            // a task delivered again does not pay again.
+            if let Err(e) = while_cache_away(|| cache.put(&key, &kept)).await {
+                tracing::warn!(error = %e, "a paid reply is not cached; the round keeps it");
+            }
         }
+        // Stored (or failed): the copies waiting may go on. A release that
+        // fails lets the claim expire.
+        if let Err(e) = cache.release(&key, &claim).await {
+            tracing::debug!(error = %e, "a claim is left to expire");
+        }
+        answered
+    }
+
+    /// Asks the model (or the built-in one), past the cache.
+    async fn answer(&self, prompt: &str, started: Instant) -> Result<Reply, CallError> {
         let builtin = if !self.spec.is_builtin() {
             None
         } else if autoeval_reference_model::is_judge_prompt(prompt) {
@@ -360,19 +365,6 @@ impl Backend {
         };
         if let Some(o) = &self.options.observer {
             o.paid(&self.spec, usage, cost);
-        }
-        if let Some(cache) = &self.options.cache {
-            let reply = CachedReply {
-                text: text.clone(),
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-                too_long,
-            };
-            // Paid for: kept even if the cache is away for a while, so that
-            // a task delivered again does not pay again.
-            if let Err(e) = while_cache_away(|| cache.put(&key, &reply)).await {
-                tracing::warn!(error = %e, "a paid reply is not cached; the round keeps it");
-            }
         }
         Ok(Reply {
             cost,

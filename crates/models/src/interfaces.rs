@@ -5,6 +5,7 @@ use crate::{ModelSpec, Usage};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// A boxed future, so the cache can sit behind `dyn`.
 pub type CacheFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -29,8 +30,39 @@ pub struct CachedReply {
 #[error("the reply cache is unreachable: {0}")]
 pub struct CacheUnavailable(pub String);
 
+/// One caller's claim on a request's call: while it is held, other copies
+/// of the request wait for its reply instead of paying for their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallClaim(pub String);
+
 /// Where replies are kept between runs, keyed by [`crate::cache_key`].
 pub trait ResponseCache: Send + Sync {
+    /// Claims the call for `key` for `ttl`; `None` when another caller holds
+    /// it. A cache only one caller uses grants every claim.
+    fn claim<'a>(
+        &'a self,
+        _key: &'a str,
+        _ttl: Duration,
+    ) -> CacheFuture<'a, Result<Option<CallClaim>, CacheUnavailable>> {
+        Box::pin(async { Ok(Some(CallClaim::default())) })
+    }
+    /// Keeps `claim` for another `ttl` while its call goes on.
+    fn renew<'a>(
+        &'a self,
+        _key: &'a str,
+        _claim: &'a CallClaim,
+        _ttl: Duration,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// Gives `claim` up (its reply is stored, or the call failed).
+    fn release<'a>(
+        &'a self,
+        _key: &'a str,
+        _claim: &'a CallClaim,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
+        Box::pin(async { Ok(()) })
+    }
     /// The stored reply for `key`; an unreadable entry is a miss.
     fn get<'a>(
         &'a self,

@@ -12,7 +12,8 @@ mod spec;
 
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{
-    AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallObserver, ResponseCache,
+    AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallClaim, CallObserver,
+    ResponseCache,
 };
 
 pub use prices::{Price, PriceTable};

@@ -2,29 +2,34 @@
 //! shared by every worker, as the engine's [`Admission`].
 
 use crate::{Budgets, RedisRecords};
-use autoeval_engine::{Admission, JudgementStore, Start, StoreError as EngineError};
+use autoeval_engine::{
+    while_store_away, Admission, JudgementStore, Start, StoreError as EngineError, OUTAGE_HOLD,
+};
 use autoeval_proto::{JudgeKey, JudgeRecord, RoundKey, RoundTrip};
 
 impl Admission for Budgets {
-    /// When the budget cannot be read, the run is taken to have a cap.
+    /// Fails closed: a budget that cannot be read, even after waiting for
+    /// Redis, is taken to be a cap.
     async fn capped(&self, run: &str) -> bool {
-        match self.state(run).await {
+        match while_store_away(OUTAGE_HOLD, || self.read(run)).await {
             Ok((_, capped)) => capped,
             Err(e) => {
-                tracing::warn!(error = %e, "cannot read the run's budget; going on");
+                tracing::warn!(error = %e, "cannot read the run's budget; taking it to have a cap");
                 true
             }
         }
     }
 
-    /// Read just before the task starts, so that a cap reached stops every task not yet begun.
+    /// Read just before the task starts, so that a cap reached stops every
+    /// task not yet begun. Fails closed: while the budget cannot be read the
+    /// task waits, and past the outage hold its bundle goes back unspent.
     async fn start(&self, run: &str, round: &RoundKey) -> Start {
-        let why = match self.state(run).await {
+        let why = match while_store_away(OUTAGE_HOLD, || self.read(run)).await {
             Ok((Some(why), _)) => why,
             Ok((None, _)) => return Start::Go,
             Err(e) => {
-                tracing::warn!(error = %e, "cannot read the run's budget; going on");
-                return Start::Go;
+                tracing::warn!(error = %e, "cannot read the run's budget; returning the bundle unspent");
+                return Start::Return;
             }
         };
         match self.park(run, round).await {
@@ -42,7 +47,9 @@ impl Admission for Budgets {
         }
     }
 
-    /// A cap reached pauses the run for every worker; replies the cache gave cost nothing.
+    /// A cap reached pauses the run for every worker; replies the cache gave
+    /// cost nothing. A charge Redis cannot take is kept and added to the
+    /// run's next one, so that the spend is never under-counted for long.
     async fn charge(&self, run: &str, paid: &RoundTrip) {
         let usd = paid.cost.unwrap_or(0.0);
         let tokens = if paid.cached {
@@ -53,10 +60,18 @@ impl Admission for Budgets {
         if usd <= 0.0 && tokens == 0 {
             return;
         }
-        match Budgets::charge(self, run, usd, tokens).await {
+        let (usd, tokens) = self.owed(run, usd, tokens);
+        let charged = while_store_away(OUTAGE_HOLD, || async {
+            Ok(Budgets::charge(self, run, usd, tokens).await?)
+        })
+        .await;
+        match charged {
             Ok(Some(why)) => tracing::info!(run, why, "the run is paused"),
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot charge the run's budget"),
+            Err(e) => {
+                tracing::error!(error = %e, usd, tokens, "cannot charge the run's budget; the charge waits for the next one");
+                self.owe(run, usd, tokens);
+            }
         }
     }
 
@@ -73,5 +88,11 @@ impl JudgementStore for RedisRecords {
         judgement: &JudgeRecord,
     ) -> Result<bool, EngineError> {
         Ok(self.run(run).record_judgement(judge, judgement).await?)
+    }
+}
+
+impl Budgets {
+    async fn read(&self, run: &str) -> Result<(Option<String>, bool), EngineError> {
+        Ok(self.state(run).await?)
     }
 }

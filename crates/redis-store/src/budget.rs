@@ -12,6 +12,7 @@ use autoeval_proto::RoundKey;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 const CHARGE: &str = r"
 local usd = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', ARGV[1]))
@@ -153,6 +154,8 @@ pub struct Budgets {
     charge: Script,
     park: Script,
     halt: Script,
+    /// Charges Redis could not take, per run: (USD, tokens).
+    owed: Arc<Mutex<HashMap<String, (f64, u64)>>>,
 }
 
 impl Budgets {
@@ -163,7 +166,26 @@ impl Budgets {
             charge: Script::new(CHARGE),
             park: Script::new(PARK),
             halt: Script::new(HALT),
+            owed: Arc::default(),
         }
+    }
+
+    /// `usd` and `tokens` plus what `run` still owes from charges Redis
+    /// could not take; the debt is cleared, to be kept again by [`Budgets::owe`] if this charge fails too.
+    pub(crate) fn owed(&self, run: &str, usd: f64, tokens: u64) -> (f64, u64) {
+        let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
+        match owed.remove(run) {
+            Some((u, t)) => (usd + u, tokens + t),
+            None => (usd, tokens),
+        }
+    }
+
+    /// Keeps a charge Redis could not take, for `run`'s next one.
+    pub(crate) fn owe(&self, run: &str, usd: f64, tokens: u64) {
+        let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
+        let debt = owed.entry(run.to_string()).or_default();
+        debt.0 += usd;
+        debt.1 += tokens;
     }
 
     /// Why `run` is paused, if it is, and whether it has a cap at all (a
@@ -291,6 +313,37 @@ impl RunStore {
         conn.srem::<_, _, ()>(self.key("parked"), members)
             .await
             .map_err(redis_err("take published tasks out of the set aside"))
+    }
+
+    /// Puts back a budget Redis lost: its caps where none is set, and what
+    /// was spent before the loss added to what was charged since, so that
+    /// no cap is lifted or overshot by losing Redis.
+    pub async fn restore_budget(&self, lost: &Budget) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let key = self.key("budget");
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        if let Some(usd) = lost.cap_usd {
+            pipe.hset_nx(&key, "cap_usd", usd).ignore();
+        }
+        if let Some(tokens) = lost.cap_tokens {
+            pipe.hset_nx(&key, "cap_tokens", tokens).ignore();
+        }
+        pipe.cmd("HINCRBYFLOAT")
+            .arg(&key)
+            .arg("spent_usd")
+            .arg(lost.spent_usd)
+            .ignore();
+        pipe.hincr(&key, "spent_tokens", lost.spent_tokens).ignore();
+        if let Some(why) = &lost.paused {
+            pipe.hset_nx(&key, "paused", why).ignore();
+        }
+        if let Some(why) = &lost.halted {
+            pipe.hset_nx(&key, "halted", why).ignore();
+        }
+        pipe.query_async::<()>(&mut conn)
+            .await
+            .map_err(redis_err("restore the run's budget"))
     }
 
     /// The run's caps and spending.

@@ -2,15 +2,29 @@
 //! a task that is delivered again (or redone by a rerun) is answered without
 //! paying the provider again.
 
-use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
+use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, CallClaim, ResponseCache};
 use autoeval_proto::fleet::run_key;
 use redis::aio::ConnectionManager;
-use redis::AsyncCommands;
+use redis::{AsyncCommands, Script};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
-/// Replies of one run, in the hash `autoeval:{RUN}:cache`.
+// KEYS[1]: the claim; ARGV[1]: its holder's token; ARGV[2]: milliseconds to
+// keep it (renew) or nothing (release). Only the holder moves its claim.
+const HOLDER: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('DEL', KEYS[1])
+";
+
+/// Replies of one run, in the hash `autoeval:{RUN}:cache`; a call in
+/// progress is claimed in `autoeval:{RUN}:claim:<key>`, which expires unless
+/// its holder renews it.
 pub struct RedisCache {
     conn: ConnectionManager,
     hash: String,
+    claims: String,
+    holder: Script,
 }
 
 impl RedisCache {
@@ -19,21 +33,102 @@ impl RedisCache {
         RedisCache {
             conn,
             hash: run_key(run, "cache"),
+            claims: run_key(run, "claim"),
+            holder: Script::new(HOLDER),
         }
+    }
+
+    fn claim_key(&self, key: &str) -> String {
+        format!("{}:{key}", self.claims)
     }
 }
 
+/// A token no other claim holds: this process, a counter and the time.
+fn fresh_token() -> CallClaim {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    CallClaim(format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+fn away(e: redis::RedisError) -> CacheUnavailable {
+    CacheUnavailable(e.to_string())
+}
+
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
 impl ResponseCache for RedisCache {
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        ttl: Duration,
+    ) -> CacheFuture<'a, Result<Option<CallClaim>, CacheUnavailable>> {
+        Box::pin(async move {
+            let claim = fresh_token();
+            let mut conn = self.conn.clone();
+            let set: Option<String> = redis::cmd("SET")
+                .arg(self.claim_key(key))
+                .arg(&claim.0)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(&mut conn)
+                .await
+                .map_err(away)?;
+            Ok(set.map(|_| claim))
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        claim: &'a CallClaim,
+        ttl: Duration,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            self.holder
+                .key(self.claim_key(key))
+                .arg(&claim.0)
+                .arg(millis(ttl))
+                .invoke_async::<i64>(&mut conn)
+                .await
+                .map_err(away)?;
+            Ok(())
+        })
+    }
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        claim: &'a CallClaim,
+    ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            self.holder
+                .key(self.claim_key(key))
+                .arg(&claim.0)
+                .invoke_async::<i64>(&mut conn)
+                .await
+                .map_err(away)?;
+            Ok(())
+        })
+    }
+
     fn get<'a>(
         &'a self,
         key: &'a str,
     ) -> CacheFuture<'a, Result<Option<CachedReply>, CacheUnavailable>> {
         Box::pin(async move {
             let mut conn = self.conn.clone();
-            let text: Option<String> = conn
-                .hget(&self.hash, key)
-                .await
-                .map_err(|e| CacheUnavailable(e.to_string()))?;
+            let text: Option<String> = conn.hget(&self.hash, key).await.map_err(away)?;
             // An entry this build cannot read is a miss, asked again.
             Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
         })
@@ -49,7 +144,7 @@ impl ResponseCache for RedisCache {
             let mut conn = self.conn.clone();
             conn.hset::<_, _, _, ()>(&self.hash, key, text)
                 .await
-                .map_err(|e| CacheUnavailable(e.to_string()))
+                .map_err(away)
         })
     }
 }

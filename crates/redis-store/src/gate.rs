@@ -75,6 +75,9 @@ pub fn limit_key(name: &str, part: &str) -> String {
     format!("autoeval:{{limit:{name}}}:{part}")
 }
 
+/// How long a request waits before asking a gate that could not be asked again.
+pub const GATE_AWAY_PAUSE: Duration = Duration::from_millis(500);
+
 /// The gate every worker of a fleet shares.
 #[derive(Clone)]
 pub struct RedisGate {
@@ -98,13 +101,22 @@ impl RedisGate {
         }
     }
 
-    async fn wait_ms(&self, what: &str, invocation: redis::ScriptInvocation<'_>) -> Duration {
+    /// The wait the gate answers, or `away` when it cannot be asked: asked
+    /// for a turn, it fails closed ([`GATE_AWAY_PAUSE`], so no request goes
+    /// out unmetered while Redis is away); told what a request used, it
+    /// answers nothing.
+    async fn wait_ms(
+        &self,
+        what: &str,
+        invocation: redis::ScriptInvocation<'_>,
+        away: Duration,
+    ) -> Duration {
         let mut conn = self.conn.clone();
         match invocation.invoke_async::<u64>(&mut conn).await {
             Ok(ms) => Duration::from_millis(ms),
             Err(e) => {
-                tracing::warn!(error = %e, "cannot {what} at the fleet's rate-limit gate; sending without waiting");
-                Duration::ZERO
+                tracing::warn!(error = %e, ?away, "cannot {what} at the fleet's rate-limit gate");
+                away
             }
         }
     }
@@ -128,7 +140,7 @@ impl RateGate for RedisGate {
                 .arg(t.interval_ms)
                 .arg(t.tolerance_ms)
                 .arg(tokens);
-            self.wait_ms("ask for a turn", call).await
+            self.wait_ms("ask for a turn", call, GATE_AWAY_PAUSE).await
         })
     }
 
@@ -148,7 +160,7 @@ impl RateGate for RedisGate {
                 .arg(t.interval_ms)
                 .arg(t.tolerance_ms)
                 .arg(delta);
-            self.wait_ms("charge tokens", call).await;
+            self.wait_ms("charge tokens", call, Duration::ZERO).await;
         })
     }
 
@@ -157,7 +169,7 @@ impl RateGate for RedisGate {
             let mut call = self.hold.prepare_invoke();
             call.key(limit_key(key, "hold"))
                 .arg(wait.as_secs_f64() * 1e3);
-            self.wait_ms("hold the model", call).await;
+            self.wait_ms("hold the model", call, Duration::ZERO).await;
         })
     }
 
@@ -165,7 +177,8 @@ impl RateGate for RedisGate {
         Box::pin(async move {
             let mut call = self.held.prepare_invoke();
             call.key(limit_key(key, "hold"));
-            self.wait_ms("read the model's hold", call).await
+            self.wait_ms("read the model's hold", call, GATE_AWAY_PAUSE)
+                .await
         })
     }
 }

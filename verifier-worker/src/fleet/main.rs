@@ -4,6 +4,7 @@
 //! connection's heartbeats), records the round in Redis once, publishes the
 //! next round of (A∘I)^n, and only then acknowledges the task.
 
+mod bounds;
 mod serve;
 
 use anyhow::Result;
@@ -24,6 +25,16 @@ pub struct Args {
     /// acknowledging one bundle overlaps proving the next.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     concurrency: u16,
+    /// Address space of each prover process, in MiB (0 for no limit): with
+    /// --jobs, what the verifier may take beside its own memory, which must
+    /// fit the container's limit.
+    #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
+    prover_memory_mb: u64,
+    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
+    /// minutes): the prefetch is lowered until a bundle's longest wait in
+    /// hand, at the default check time limit, stays below it.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    consumer_timeout_s: u64,
     /// Serve prover checks on stdin/stdout instead (started by the worker itself).
     #[arg(long, hide = true)]
     prover_child: bool,
@@ -36,9 +47,7 @@ fn main() -> Result<()> {
     autoeval_telemetry::init_logs("info,lapin=warn");
     let args = Args::parse();
     if args.prover_child {
-        return Ok(autoeval_solver_pool::serve_stdio(
-            autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB,
-        )?);
+        return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);
     }
     let runtime = autoeval_service::runtime(args.service.threads)?;
     runtime.block_on(serve::run(args))

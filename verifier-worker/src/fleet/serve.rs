@@ -2,7 +2,7 @@
 //! engine's verify loop over it until shut down; after a lost connection,
 //! the same again.
 
-use crate::Args;
+use crate::{bounds, Args};
 use anyhow::{Context, Result};
 use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker};
 use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages};
@@ -17,6 +17,7 @@ use autoeval_telemetry::Metrics;
 use autoeval_verify::Prover;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// Each run's verify stage, built from the settings its coordinator registered.
@@ -24,7 +25,15 @@ struct RunStages {
     settings: RunSettings<VerifySettings>,
     prover: Arc<dyn Prover + Send + Sync>,
     built: Mutex<HashMap<String, Arc<VerifyStage>>>,
+    /// Bundles in hand, provers, and the broker's consumer timeout.
+    hold: (u16, usize, Duration),
 }
+
+/// The check time limit the prefetch is fitted to (a run's default).
+const DEFAULT_CHECK: Duration = Duration::from_secs(10);
+
+/// What the verifier takes beside its provers, for the container check.
+const OWN_MEMORY_MB: u64 = 512;
 
 impl Stages<VerifyStage> for RunStages {
     async fn stage(&self, run: &str) -> Result<Arc<VerifyStage>, SetupError> {
@@ -32,6 +41,17 @@ impl Stages<VerifyStage> for RunStages {
             return Ok(s.clone());
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
+        let (prefetch, jobs, consumer_timeout) = self.hold;
+        let check = Duration::from_millis(u64::from(settings.timeout_ms));
+        let hold = bounds::longest_hold(prefetch, jobs, check);
+        if hold >= consumer_timeout {
+            tracing::warn!(
+                run,
+                longest_hold_s = hold.as_secs(),
+                consumer_timeout_s = consumer_timeout.as_secs(),
+                "at this run's check time limit a bundle may wait in hand past the broker's consumer timeout; lower --concurrency or raise --jobs"
+            );
+        }
         let stage = Arc::new(
             settings
                 .stage(self.prover.clone())
@@ -60,13 +80,34 @@ pub async fn run(args: Args) -> Result<()> {
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
-    let prover =
-        autoeval_solver_pool::SolverPool::of_program(exe, vec!["--prover-child".into()], jobs);
+    let child = vec![
+        "--prover-child".into(),
+        "--prover-memory-mb".into(),
+        args.prover_memory_mb.to_string(),
+    ];
+    if let Some(limit) = bounds::container_memory_limit() {
+        if let Some(why) = bounds::memory_misfit(jobs, args.prover_memory_mb, OWN_MEMORY_MB, limit)
+        {
+            anyhow::bail!(why);
+        }
+    }
+    let prover = autoeval_solver_pool::SolverPool::of_program(exe, child, jobs);
+    let consumer_timeout = Duration::from_secs(args.consumer_timeout_s);
+    let wanted = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
+    let prefetch = bounds::fitting_prefetch(wanted, jobs, DEFAULT_CHECK, consumer_timeout);
+    tracing::info!(
+        prefetch,
+        wanted,
+        longest_hold_s = bounds::longest_hold(prefetch, jobs, DEFAULT_CHECK).as_secs(),
+        consumer_timeout_s = args.consumer_timeout_s,
+        "bundles in hand: the last check of the last waits at most longest_hold_s at the default check time limit"
+    );
     let redis = autoeval_redis_store::connect(&args.service.redis).await?;
     let stages = Arc::new(RunStages {
         settings: RunSettings::new(redis.clone()),
         prover: Arc::new(prover),
         built: Mutex::default(),
+        hold: (prefetch, jobs, consumer_timeout),
     });
     let holding = Holding::new(autoeval_service::process_name("autoeval-verifier"));
     holding.spawn_reporter(redis.clone());
@@ -74,7 +115,6 @@ pub async fn run(args: Args) -> Result<()> {
     let store = Arc::new(RedisRecords::new(redis));
     let shutdown = shutdown_signal();
     let (health, stages, store, watch, stop) = (&health, &stages, &store, &watch, &shutdown);
-    let prefetch = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
     let served = |broker: Arc<Broker>| async move {
         let consumer = match broker.consume(VERIFY_QUEUE, prefetch, "").await {
             Ok(c) => c,
