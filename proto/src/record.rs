@@ -214,6 +214,10 @@ pub struct ResultRecord {
     /// True when both replies came from the response cache.
     #[serde(default)]
     pub cached: bool,
+    /// True when `usage` and `cost` are partly an estimate: a server
+    /// reported no usage, or a reply was too long to read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_estimated: bool,
     /// The prompt set and its version, `name@version` (e.g. `paper@1a2b3c4d`).
     #[serde(default)]
     pub prompt_set: String,

@@ -165,6 +165,9 @@ pub struct RoundTrip {
     pub attempts: u32,
     /// True when both replies came from the cache.
     pub cached: bool,
+    /// True when the server reported no usage (or the reply was too long to
+    /// read) for a reply, and its tokens and cost are an estimate.
+    pub usage_estimated: bool,
 }
 
 impl RoundTrip {

@@ -10,7 +10,8 @@ use thiserror::Error;
 
 /// Version of the broker message layout; bump it on any change to a body type.
 /// Version 2: translate and verify bodies are bundles (`Vec`) of tasks.
-pub const WIRE_VERSION: u32 = 2;
+/// Version 3: a round trip says whether its usage is estimated.
+pub const WIRE_VERSION: u32 = 3;
 
 /// What a message asks for; the body type follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -21,6 +21,9 @@ pub enum AutomatonError {
     /// A symbol of the expression is not in the alphabet given.
     #[error("symbol {0:?} is not in the alphabet")]
     UnknownSymbol(char),
+    /// The subset construction ran past its time limit.
+    #[error("the automaton was not built within {0:?}")]
+    OutOfTime(std::time::Duration),
     /// The alphabet has more symbols than an automaton supports.
     #[error("alphabets of more than 255 symbols are not supported")]
     AlphabetTooLarge,
@@ -70,6 +73,17 @@ impl Dfa {
         alphabet: &[char],
         max_states: usize,
     ) -> Result<Dfa, AutomatonError> {
+        Dfa::from_regex_by(r, alphabet, max_states, None)
+    }
+
+    /// As [`Dfa::from_regex`], giving up once `deadline` (the instant, and
+    /// the time limit it stands for) has passed.
+    pub fn from_regex_by(
+        r: &Regex,
+        alphabet: &[char],
+        max_states: usize,
+        deadline: Option<(std::time::Instant, std::time::Duration)>,
+    ) -> Result<Dfa, AutomatonError> {
         if alphabet.len() > 255 {
             return Err(AutomatonError::AlphabetTooLarge);
         }
@@ -109,6 +123,11 @@ impl Dfa {
         let mut trans: Vec<u32> = Vec::new();
         let mut next = 0;
         while next < sets.len() {
+            if let Some((at, limit)) = deadline {
+                if std::time::Instant::now() >= at {
+                    return Err(AutomatonError::OutOfTime(limit));
+                }
+            }
             for sym in 0..k as u8 {
                 let mut target = vec![0u64; words];
                 for (w, &bits) in sets[next].iter().enumerate() {

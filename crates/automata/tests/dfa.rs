@@ -81,3 +81,27 @@ fn budgets_and_alphabets_are_enforced() {
         AutomatonError::UnknownSymbol('2')
     );
 }
+
+#[test]
+fn a_construction_past_its_deadline_stops() {
+    let r = parse_regex_exact(
+        "(0|1)*1(0|1)(0|1)(0|1)(0|1)(0|1)(0|1)(0|1)(0|1)",
+        Mode::Lenient,
+        &SIGMA,
+    )
+    .unwrap();
+    let limit = std::time::Duration::from_millis(5);
+    // A deadline already passed: not one more state is built.
+    let passed = std::time::Instant::now();
+    assert_eq!(
+        Dfa::from_regex_by(&r, &SIGMA, 1_000_000, Some((passed, limit))).unwrap_err(),
+        AutomatonError::OutOfTime(limit)
+    );
+    // A deadline far off changes nothing.
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let built = Dfa::from_regex_by(&r, &SIGMA, 1_000_000, Some((far, limit))).unwrap();
+    assert_eq!(
+        built.len(),
+        Dfa::from_regex(&r, &SIGMA, 1_000_000).unwrap().len()
+    );
+}

@@ -88,6 +88,11 @@ pub struct Reply {
     pub attempts: u32,
     /// True when the cache answered and nothing was sent.
     pub cached: bool,
+    /// True when the server reported no usage (or the reply was too long to
+    /// read): `usage` and `cost` are estimated from the text, four
+    /// characters a token, so that the budget is still charged.
+    #[serde(default)]
+    pub usage_estimated: bool,
     /// True when the reply passed the size limit: its text is empty, the
     /// answer non-compliant ("answer too long").
     #[serde(default)]
@@ -291,6 +296,7 @@ impl Backend {
                     latency_ms: started.elapsed().as_secs_f64() * 1e3,
                     attempts: 0,
                     cached: true,
+                    usage_estimated: false,
                     too_long: hit.too_long,
                 });
             }
@@ -358,10 +364,17 @@ impl Backend {
             usage: reported,
             too_long,
         } = answer;
-        let usage = reported.unwrap_or_default();
-        let cost = match builtin_cost(&self.spec) {
+        let builtin = builtin_cost(&self.spec);
+        let usage_estimated = builtin.is_none() && (reported.is_none() || too_long);
+        // A reply without usage is paid for all the same: it is charged by
+        // an estimate, marked so, rather than nothing.
+        let usage = reported.unwrap_or_else(|| Usage {
+            prompt_tokens: estimate_tokens(prompt, 0),
+            completion_tokens: estimate_tokens(&text, 0),
+        });
+        let cost = match builtin {
             Some(zero) => Some(zero),
-            None => reported.and_then(|u| self.options.prices.cost(&self.spec.model(), u)),
+            None => self.options.prices.cost(&self.spec.model(), usage),
         };
         if let Some(o) = &self.options.observer {
             o.paid(&self.spec, usage, cost);
@@ -373,6 +386,7 @@ impl Backend {
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
             attempts,
             cached: false,
+            usage_estimated,
             too_long,
         })
     }

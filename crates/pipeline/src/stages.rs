@@ -166,6 +166,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         latency_ms: t.latency_ms,
         attempts: t.attempts,
         cached: t.cached,
+        usage_estimated: t.usage_estimated,
         templates: t.templates.clone(),
         prompt_set: String::new(),
         lenient: None,

@@ -70,6 +70,7 @@ fn add(out: &mut RoundTrip, reply: &Reply, first: bool) {
     };
     out.latency_ms += reply.latency_ms;
     out.attempts += reply.attempts;
+    out.usage_estimated |= reply.usage_estimated;
 }
 
 /// Why an answer past the size limit is non-compliant.
@@ -117,7 +118,8 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         }
         Err(e) => return failed(out, e),
     };
-    out.copy_check = Some(copy_check(req.phi0, &english));
+    let (phi0, text) = (req.phi0.to_string(), english.clone());
+    out.copy_check = Some(off_runtime(english.len(), move || copy_check(&phi0, &text)).await);
     let a = match templates.autoformalize(req.family, req.phi0, &english, req.shots, req.alphabet) {
         Ok(p) => p,
         Err(e) => return failed(out, CallError::Setup(e.to_string())),
@@ -135,8 +137,40 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         }
         Err(e) => return failed(out, e),
     };
-    out.strict = read_answer(&answer, req.family, Mode::Strict, req.alphabet);
-    out.lenient = read_answer(&answer, req.family, Mode::Lenient, req.alphabet);
+    let (text, family, alphabet) = (answer.clone(), req.family, req.alphabet.to_vec());
+    let (strict, lenient) = off_runtime(answer.len(), move || {
+        (
+            read_answer(&text, family, Mode::Strict, &alphabet),
+            read_answer(&text, family, Mode::Lenient, &alphabet),
+        )
+    })
+    .await;
+    out.strict = strict;
+    out.lenient = lenient;
     out.raw_answer = Some(answer);
     out
+}
+
+/// Replies longer than this are read off the async runtime: the copy check
+/// and the parser take time in proportion to them, and heartbeats and
+/// health checks must not wait (the reply size limit bounds how long).
+const READ_INLINE_BYTES: usize = 8 << 10;
+
+/// Runs `work` on a thread of its own when the text it reads (`len` bytes)
+/// is long, in place when it is short.
+async fn off_runtime<T: Send + 'static>(
+    len: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    if len <= READ_INLINE_BYTES {
+        return work();
+    }
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        // A panic in the work is the task's: it settles as any panic does.
+        Err(e) => std::panic::resume_unwind(
+            e.try_into_panic()
+                .unwrap_or_else(|e| Box::new(e.to_string())),
+        ),
+    }
 }

@@ -306,11 +306,16 @@ pub fn check_regex(phi0: &str, phi1: &str, settings: &Settings) -> Outcome {
     if print::regex(&r0) == print::regex(&r1) {
         return Outcome::new(Verdict::Equivalent, Method::Syntactic);
     }
-    let build = |r| Dfa::from_regex(r, &alphabet, settings.max_dfa_states);
+    // Both automata are built within the check's time limit, like a proof.
+    let limit = std::time::Duration::from_millis(u64::from(settings.limits.timeout_ms));
+    let deadline =
+        (settings.limits.timeout_ms > 0).then(|| (std::time::Instant::now() + limit, limit));
+    let build = |r| Dfa::from_regex_by(r, &alphabet, settings.max_dfa_states, deadline);
     let (d0, d1) = match (build(&r0), build(&r1)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {
-            // The automaton outgrew its state budget: a resource limit, like a timeout.
+            // The automaton outgrew its state budget or its time: a
+            // resource limit, like a timeout.
             return Outcome::because(Verdict::Timeout, Method::Automata, e.to_string());
         }
     };
