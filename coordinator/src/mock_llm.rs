@@ -26,6 +26,13 @@ pub struct Args {
     /// Requests per minute before 429 with Retry-After (enforced per second).
     #[arg(long)]
     rate_limit: Option<u32>,
+    /// What a 429's Retry-After header says (seconds or an HTTP date; any
+    /// text, to try a client on a server's numbers).
+    #[arg(long, default_value = "1")]
+    retry_after: String,
+    /// Bytes of filler put before every answer, for replies of any size.
+    #[arg(long, default_value_t = 0)]
+    pad_reply_bytes: usize,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -47,6 +54,8 @@ pub fn run(args: Args) -> Result<()> {
         latency: Duration::from_millis(args.latency_ms),
         error_rate: args.error_rate,
         rate_limit_rpm: args.rate_limit,
+        retry_after: Some(args.retry_after),
+        pad_reply_bytes: args.pad_reply_bytes,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

@@ -130,8 +130,14 @@ impl<T> AmqpOutbox<T> {
 
 impl<T: Serialize + Send + Sync + 'static> Outbox<T> for AmqpOutbox<T> {
     async fn send(&self, run: &str, tasks: Vec<T>) -> Result<(), TransportError> {
-        let messages = bundle_messages(run, self.kind, tasks, self.route)
-            .map_err(|e| TransportError(format!("cannot encode a bundle: {e}")))?;
+        let (run_name, kind, route) = (run.to_string(), self.kind, self.route);
+        // Encoding holds the tasks' replies, which may be megabytes: off the
+        // async runtime, so heartbeats and health checks go on meanwhile.
+        let messages =
+            tokio::task::spawn_blocking(move || bundle_messages(&run_name, kind, tasks, route))
+                .await
+                .map_err(|e| TransportError(format!("cannot encode a bundle: {e}")))?
+                .map_err(|e| TransportError(format!("cannot encode a bundle: {e}")))?;
         for (key, bytes, meta) in messages {
             self.broker
                 .publish(&key, &bytes, &meta)

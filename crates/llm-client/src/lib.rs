@@ -711,48 +711,68 @@ impl Backend {
                 retry_after,
             });
         }
-        let malformed = |what: &str| Failure {
-            status: Some(status),
-            cause: Cause::Other,
-            message: format!(
-                "malformed response ({what}): {}",
-                body.chars().take(200).collect::<String>()
-            ),
-            retryable: true,
-            retry_after: None,
-        };
-        let v: Value = serde_json::from_str(&body).map_err(|_| malformed("not JSON"))?;
-        match &self.spec {
-            ModelSpec::Anthropic { .. } => {
-                let text: String = v["content"]
-                    .as_array()
-                    .ok_or_else(|| malformed("no content"))?
-                    .iter()
-                    .filter_map(|c| c["text"].as_str())
-                    .collect();
-                let usage = reported_usage(&v["usage"], "input_tokens", "output_tokens");
-                Ok(Answer {
-                    text,
-                    usage,
-                    too_long: false,
-                })
-            }
-            _ => {
-                let message = v["choices"][0]
-                    .get("message")
-                    .ok_or_else(|| malformed("no choices"))?;
-                // A null content (a reasoning model that ran out of tokens,
-                // a refusal) is an empty answer: the model's, not the API's, failure.
-                let text = message["content"].as_str().unwrap_or_default();
-                let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens");
-                Ok(Answer {
-                    text: text.to_string(),
-                    usage,
-                    too_long: false,
-                })
-            }
+        let anthropic = matches!(self.spec, ModelSpec::Anthropic { .. });
+        if body.len() <= PARSE_INLINE_BYTES {
+            return parse_answer(anthropic, status, &body);
         }
+        // A long body takes a while to parse: off the async runtime, so
+        // heartbeats and health checks are answered meanwhile.
+        tokio::task::spawn_blocking(move || parse_answer(anthropic, status, &body))
+            .await
+            .unwrap_or_else(|e| {
+                Err(Failure {
+                    status: Some(status),
+                    cause: Cause::Other,
+                    message: format!("the reply could not be read: {e}"),
+                    retryable: true,
+                    retry_after: None,
+                })
+            })
     }
+}
+
+/// Bodies longer than this are parsed off the async runtime.
+const PARSE_INLINE_BYTES: usize = 64 << 10;
+
+/// The answer in a successful response's `body`.
+fn parse_answer(anthropic: bool, status: u16, body: &str) -> Result<Answer, Failure> {
+    let malformed = |what: &str| Failure {
+        status: Some(status),
+        cause: Cause::Other,
+        message: format!(
+            "malformed response ({what}): {}",
+            body.chars().take(200).collect::<String>()
+        ),
+        retryable: true,
+        retry_after: None,
+    };
+    let v: Value = serde_json::from_str(body).map_err(|_| malformed("not JSON"))?;
+    if anthropic {
+        let text: String = v["content"]
+            .as_array()
+            .ok_or_else(|| malformed("no content"))?
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect();
+        let usage = reported_usage(&v["usage"], "input_tokens", "output_tokens");
+        return Ok(Answer {
+            text,
+            usage,
+            too_long: false,
+        });
+    }
+    let message = v["choices"][0]
+        .get("message")
+        .ok_or_else(|| malformed("no choices"))?;
+    // A null content (a reasoning model that ran out of tokens, a refusal)
+    // is an empty answer: the model's, not the API's, failure.
+    let text = message["content"].as_str().unwrap_or_default();
+    let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens");
+    Ok(Answer {
+        text: text.to_string(),
+        usage,
+        too_long: false,
+    })
 }
 
 /// The name limits are kept under: the model at its provider (the spec

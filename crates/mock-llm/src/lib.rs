@@ -31,6 +31,12 @@ pub struct MockConfig {
     /// Requests per minute before answering 429 with Retry-After, enforced
     /// per second (`rpm / 60` a second, at least one); `None` for no limit.
     pub rate_limit_rpm: Option<u32>,
+    /// The Retry-After header a 429 carries (`1` when `None`): any text, to
+    /// see what a client makes of a server's number.
+    pub retry_after: Option<String>,
+    /// Bytes of filler added to every answer's English, to send replies
+    /// as large as wanted.
+    pub pad_reply_bytes: usize,
 }
 
 impl Default for MockConfig {
@@ -41,6 +47,8 @@ impl Default for MockConfig {
             latency: Duration::ZERO,
             error_rate: 0.0,
             rate_limit_rpm: None,
+            retry_after: None,
+            pad_reply_bytes: 0,
         }
     }
 }
@@ -167,12 +175,12 @@ async fn chat(
             *w = (Instant::now(), 0);
         }
         if w.1 >= per_second {
-            let wait = 1;
+            let wait = s.config.retry_after.clone().unwrap_or_else(|| "1".into());
             s.rate_limited.fetch_add(1, Ordering::Relaxed);
             s.log(arrived, StatusCode::TOO_MANY_REQUESTS, 0);
             return (
                 StatusCode::TOO_MANY_REQUESTS,
-                [(header::RETRY_AFTER, format!("{wait}"))],
+                [(header::RETRY_AFTER, wait)],
                 Json(json!({"error": {"message": "rate limit reached"}})),
             )
                 .into_response();
@@ -208,6 +216,7 @@ async fn chat(
     } else {
         reply(&s.config, prompt)
     };
+    let text = pad(text, s.config.pad_reply_bytes);
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
     let completion_tokens = text.split_whitespace().count();
@@ -237,6 +246,17 @@ fn reply(config: &MockConfig, prompt: &str) -> String {
             Some(&judge),
         ),
     }
+}
+
+/// `text` after `bytes` of filler words (none when 0): an answer read
+/// leniently still ends in its formula.
+fn pad(text: String, bytes: usize) -> String {
+    if bytes == 0 {
+        return text;
+    }
+    let mut out = "and so on ".repeat(bytes.div_ceil(10));
+    out.push_str(&text);
+    out
 }
 
 /// A body that fails before its first byte, so the server closes the connection mid-response.
@@ -290,5 +310,7 @@ pub fn router(config: MockConfig) -> Router {
         .route("/stats", get(stats))
         .route("/prompts", get(prompts))
         .route("/timeline", get(timeline))
+        // Prompts carry the model's own English, which can be large.
+        .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
         .with_state(shared)
 }

@@ -35,6 +35,7 @@ fn translator(model: &str, options: BackendOptions) -> Arc<Translator> {
     Arc::new(Translator {
         backends: BTreeMap::from([(model.to_string(), backend)]),
         templates: Templates::builtin(),
+        task_deadline: None,
     })
 }
 

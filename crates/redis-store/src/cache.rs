@@ -140,7 +140,16 @@ impl ResponseCache for RedisCache {
         reply: &'a CachedReply,
     ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
         Box::pin(async move {
-            let text = serde_json::to_string(reply).map_err(|e| CacheUnavailable(e.to_string()))?;
+            // A long reply takes a while to write out: off the async runtime.
+            let text = if reply.text.len() > 64 << 10 {
+                let reply = reply.clone();
+                tokio::task::spawn_blocking(move || serde_json::to_string(&reply))
+                    .await
+                    .map_err(|e| CacheUnavailable(e.to_string()))?
+            } else {
+                serde_json::to_string(reply)
+            }
+            .map_err(|e| CacheUnavailable(e.to_string()))?;
             let mut conn = self.conn.clone();
             conn.hset::<_, _, _, ()>(&self.hash, key, text)
                 .await

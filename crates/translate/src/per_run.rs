@@ -46,7 +46,8 @@ pub struct RunTranslators<R> {
 
 impl<R: Registry> RunTranslators<R> {
     /// Translators for `models`, built with `local`'s backends; `limit`:
-    /// warn when `turns` task times could outlast the broker's consumer timeout.
+    /// cut each task at its share of the broker's consumer timeout when
+    /// `turns` task times could outlast it.
     pub fn new(
         registry: Arc<R>,
         local: Local,
@@ -70,32 +71,39 @@ impl<R: Registry> RunTranslators<R> {
             .filter(|m| settings.models.contains_key(*m))
             .cloned()
             .collect();
-        for model in &models {
-            let Some((turns, timeout)) = self.limit else {
-                break;
-            };
-            let budget = settings.task_budget(model) * turns;
-            if budget >= timeout {
-                tracing::warn!(
+        // A task waits behind `turns - 1` others at most: each is cut at its
+        // share of the consumer timeout (a tenth kept spare), so that nothing
+        // in hand outlasts it.
+        let deadline = self.limit.and_then(|(turns, timeout)| {
+            let share = timeout.mul_f64(0.9) / turns.max(1);
+            let longest = models
+                .iter()
+                .map(|m| settings.task_budget(m))
+                .max()
+                .unwrap_or_default();
+            (longest > share).then(|| {
+                tracing::info!(
                     run,
-                    model,
-                    budget_s = budget.as_secs(),
+                    task_budget_s = longest.as_secs(),
+                    deadline_s = share.as_secs(),
                     consumer_timeout_s = timeout.as_secs(),
-                    "a task may outlast the broker's consumer timeout and be delivered again mid-call; \
-                     lower the run's max-attempts or request-timeout-s, or raise the broker's consumer_timeout and --consumer-timeout-s"
+                    turns,
+                    "a task's retries could outlast the broker's consumer timeout; each round trip is cut at deadline_s"
                 );
-            }
-        }
+                share
+            })
+        });
         let local = Local {
             cache: Some(self.registry.cache(run)),
             ..self.local.clone()
         };
-        let translator = settings
+        let mut translator = settings
             .translator(&models, &local)
             .map_err(|e| SetupError {
                 message: format!("run {run:?}: {e}"),
                 transient: false,
             })?;
+        translator.task_deadline = deadline;
         Ok(Arc::new(translator))
     }
 }

@@ -141,6 +141,7 @@ impl StageSettings {
         Ok(Translator {
             backends,
             templates: self.templates()?,
+            task_deadline: None,
         })
     }
 }

@@ -6,6 +6,7 @@ use autoeval_llm_client::Backend;
 use autoeval_prompts::{Family, Templates};
 use autoeval_proto::{RoundTrip, TranslateTask, VerifyTask};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// What the translate stage needs: a backend per model and the prompts.
 pub struct Translator {
@@ -13,6 +14,10 @@ pub struct Translator {
     pub backends: BTreeMap<String, Backend>,
     /// Prompt templates.
     pub templates: Templates,
+    /// The longest a task may take (calls, retries and waits included),
+    /// when a broker would deliver a task held longer again: past it the
+    /// round is an API failure, redone by `rerun`.
+    pub task_deadline: Option<Duration>,
 }
 
 impl Translator {
@@ -44,7 +49,22 @@ pub async fn translate(task: TranslateTask, stages: &Translator) -> VerifyTask {
                 unit: task.unit().to_string(),
                 round: task.round,
             };
-            round_trip(backend, &stages.templates, &request).await
+            let trip = round_trip(backend, &stages.templates, &request);
+            match stages.task_deadline {
+                None => trip.await,
+                Some(deadline) => match tokio::time::timeout(deadline, trip).await {
+                    Ok(done) => done,
+                    // The calls stop here; a reply paid meanwhile is cached
+                    // for the rerun.
+                    Err(_) => RoundTrip {
+                        api_failure: Some(format!(
+                            "the round trip ran past {} s, its share of the broker's consumer timeout; `rerun --failed` redoes it",
+                            deadline.as_secs()
+                        )),
+                        ..RoundTrip::default()
+                    },
+                },
+            }
         }
         None => RoundTrip {
             api_failure: Some(format!("no backend for model {}", task.model)),
