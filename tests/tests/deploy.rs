@@ -76,10 +76,18 @@ fn the_compose_file_passes_docker_composes_schema_and_a_broken_one_does_not() {
 fn the_kubernetes_manifests_pass_strict_schema_validation() {
     let validate = tool("kubernetes-validate");
     let dir = deploy().join("k8s");
-    let files: Vec<String> = ["namespace", "config", "worker", "verifier", "coordinator"]
-        .iter()
-        .map(|f| dir.join(format!("{f}.yaml")).to_string_lossy().into_owned())
-        .collect();
+    let files: Vec<String> = [
+        "namespace",
+        "config",
+        "redis",
+        "rabbitmq",
+        "worker",
+        "verifier",
+        "coordinator",
+    ]
+    .iter()
+    .map(|f| dir.join(format!("{f}.yaml")).to_string_lossy().into_owned())
+    .collect();
     let mut args = vec!["--strict"];
     args.extend(files.iter().map(String::as_str));
     let out = run_ok(&validate, &args);
@@ -93,6 +101,8 @@ fn the_kubernetes_manifests_pass_strict_schema_validation() {
     for kind in [
         "deployment/worker",
         "deployment/verifier",
+        "statefulset/redis",
+        "statefulset/rabbitmq",
         "job/coordinator",
         "secret/autoeval-keys",
     ] {
