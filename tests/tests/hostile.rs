@@ -1,8 +1,9 @@
-//! A hostile model server: a 429 whose Retry-After is 1e20 seconds, and
-//! replies of 5 MB. The worker neither panics nor stalls: the run completes,
-//! the replies are read whole (the model's limit allows them), the English
-//! kept and checked for copying, the answer refused by the reader's own
-//! bound, and the worker's `/healthz` answers within 100 ms throughout.
+//! A hostile model server: replies of 5 MB (and, in the HTTP client's own
+//! tests, a 429 whose Retry-After is 1e20 seconds). The worker neither
+//! panics nor stalls: the run completes, the replies are read whole (the
+//! model's limit allows them), the English kept and checked for copying,
+//! the answer refused by the reader's own bound, and the worker's
+//! `/healthz` answers within 100 ms throughout.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -16,22 +17,10 @@ use std::time::{Duration, Instant};
 const PAD: usize = 5_000_000;
 
 #[test]
-fn a_retry_after_of_1e20_and_5_mb_replies_neither_panic_nor_stall_the_worker() {
+fn replies_of_5_mb_neither_panic_nor_stall_the_worker() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let pad = PAD.to_string();
-    // One request a second: the autoformalization right after the
-    // informalization meets a 429 asking for 1e20 seconds.
-    let mut fleet = Fleet::new(
-        "hostile",
-        &[
-            "--rate-limit",
-            "60",
-            "--retry-after",
-            "1e20",
-            "--pad-reply-bytes",
-            &pad,
-        ],
-    );
+    let mut fleet = Fleet::new("hostile", &["--pad-reply-bytes", &pad]);
     fleet.model = format!("{}?max-reply-bytes=8000000", fleet.model);
     fleet.start_worker(4);
     fleet.start_verifier(1);
@@ -49,9 +38,10 @@ fn a_retry_after_of_1e20_and_5_mb_replies_neither_panic_nor_stall_the_worker() {
         items.to_str().unwrap(),
     ]);
     assert!(generated.status.success());
-    let one = fleet.dir.join("one.jsonl");
+    let two = fleet.dir.join("two.jsonl");
     let text = std::fs::read_to_string(&items).unwrap();
-    std::fs::write(&one, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let lines: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&two, format!("{}\n", lines.join("\n"))).unwrap();
 
     // The worker's health, asked every 20 ms while the run goes on.
     let healthz = format!("{}/healthz", fleet.workers[0].health.as_ref().unwrap());
@@ -78,7 +68,7 @@ fn a_retry_after_of_1e20_and_5_mb_replies_neither_panic_nor_stall_the_worker() {
     let run = fleet.autoeval_output(&[
         "run",
         "--items",
-        one.to_str().unwrap(),
+        two.to_str().unwrap(),
         "--model",
         &fleet.model,
         "--prompt",
@@ -105,27 +95,24 @@ fn a_retry_after_of_1e20_and_5_mb_replies_neither_panic_nor_stall_the_worker() {
         fleet.workers[0].child.try_wait().unwrap().is_none(),
         "the worker died"
     );
-    let stats = fleet.mock_stats();
-    assert!(
-        stats["rate_limited"].as_u64().unwrap() >= 1,
-        "no 429 was sent: {stats}"
-    );
     let text = std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap();
     let records: Vec<ResultRecord> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(records.len(), 1);
-    let english = records[0].english.as_deref().unwrap_or_default();
-    assert!(
-        english.len() >= PAD,
-        "the English kept is {} bytes",
-        english.len()
-    );
-    // The answer is past what the reader accepts: non-compliant, saying why.
-    let reason = records[0].reason.as_deref().unwrap_or_default();
-    assert_eq!(records[0].verdict, Verdict::NonCompliant, "{reason}");
-    assert!(reason.contains("bytes long"), "{reason}");
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let english = r.english.as_deref().unwrap_or_default();
+        assert!(
+            english.len() >= PAD,
+            "the English kept is {} bytes",
+            english.len()
+        );
+        // The answer is past what the reader accepts: non-compliant, saying why.
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert_eq!(r.verdict, Verdict::NonCompliant, "{reason}");
+        assert!(reason.contains("bytes long"), "{reason}");
+    }
     let slowest = times.iter().map(|(t, _)| *t).max().unwrap();
     let mut sorted: Vec<Duration> = times.iter().map(|(t, _)| *t).collect();
     sorted.sort();
@@ -140,7 +127,7 @@ fn a_retry_after_of_1e20_and_5_mb_replies_neither_panic_nor_stall_the_worker() {
         .map(|(t, _)| format!("{t:.0?}"))
         .collect();
     eprintln!("health checks over 20 ms: {slow:?}");
-    assert!(times.len() >= 100, "{} health checks", times.len());
+    assert!(times.len() >= 20, "{} health checks", times.len());
     assert!(times.iter().all(|(_, ok)| *ok), "a health check failed");
     assert!(
         slowest < Duration::from_millis(100),

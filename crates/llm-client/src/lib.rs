@@ -269,9 +269,22 @@ impl Backend {
     /// once: the first claims the call, the others wait for its reply.
     pub async fn chat(&self, prompt: &str, sample: &Sample) -> Result<Reply, CallError> {
         let started = Instant::now();
-        let key = cache_key(&self.spec, prompt, &self.options.params, sample);
         let Some(cache) = &self.options.cache else {
             return self.answer(prompt, started).await;
+        };
+        let key = if prompt.len() <= PARSE_INLINE_BYTES {
+            cache_key(&self.spec, prompt, &self.options.params, sample)
+        } else {
+            // Hashing megabytes takes a while: off the async runtime.
+            let (spec, text, params, sample) = (
+                self.spec.clone(),
+                prompt.to_string(),
+                self.options.params.clone(),
+                sample.clone(),
+            );
+            tokio::task::spawn_blocking(move || cache_key(&spec, &text, &params, &sample))
+                .await
+                .map_err(|e| CallError::Setup(format!("cannot key a request: {e}")))?
         };
         // Fail closed: what may be cached is not paid for again while the
         // cache is away.
@@ -510,7 +523,33 @@ impl Backend {
         }
     }
 
-    fn request(&self, prompt: &str) -> reqwest::RequestBuilder {
+    /// The request for `prompt`, its JSON body written off the async
+    /// runtime when the prompt is long (a prompt carries the model's own
+    /// English, which may be megabytes).
+    async fn request(&self, prompt: &str) -> reqwest::RequestBuilder {
+        let (builder, body) = self.request_parts(prompt);
+        let bytes = if prompt.len() <= PARSE_INLINE_BYTES {
+            serde_json::to_vec(&body)
+        } else {
+            tokio::task::spawn_blocking(move || serde_json::to_vec(&body))
+                .await
+                .unwrap_or_else(|e| Err(serde::ser::Error::custom(e)))
+        };
+        match bytes {
+            Ok(bytes) => builder
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(bytes),
+            // A JSON value always writes out; were it not to, the request
+            // goes without a body and the server's refusal says so.
+            Err(e) => {
+                tracing::error!(error = %e, "cannot write a request body");
+                builder
+            }
+        }
+    }
+
+    /// The request for `prompt` without its body, and the body.
+    fn request_parts(&self, prompt: &str) -> (reqwest::RequestBuilder, Value) {
         let p = &self.options.params;
         match &self.spec {
             ModelSpec::Anthropic { model } => {
@@ -535,13 +574,12 @@ impl Backend {
                 add_extra(&mut body, p);
                 let mut r = self
                     .http
-                    .post(format!("{}/v1/messages", base.trim_end_matches('/')))
-                    .json(&body);
+                    .post(format!("{}/v1/messages", base.trim_end_matches('/')));
                 r = r.header("anthropic-version", "2023-06-01");
                 if let Some(k) = &self.key {
                     r = r.header("x-api-key", k.expose());
                 }
-                r
+                (r, body)
             }
             _ => {
                 let (model, base) = match &self.spec {
@@ -575,12 +613,11 @@ impl Backend {
                 add_extra(&mut body, p);
                 let mut r = self
                     .http
-                    .post(format!("{}/chat/completions", base.trim_end_matches('/')))
-                    .json(&body);
+                    .post(format!("{}/chat/completions", base.trim_end_matches('/')));
                 if let Some(k) = &self.key {
                     r = r.bearer_auth(k.expose());
                 }
-                r
+                (r, body)
             }
         }
     }
@@ -650,7 +687,7 @@ impl Backend {
 
     /// The response body, read chunk by chunk up to the size limit; `None`
     /// past it (the rest is never read).
-    async fn read_body(&self, mut response: reqwest::Response) -> Result<Option<String>, Failure> {
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<Option<Vec<u8>>, Failure> {
         let limit = self.options.max_reply_bytes;
         let mut body = Vec::new();
         while let Some(chunk) = response
@@ -663,12 +700,13 @@ impl Backend {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Some(String::from_utf8_lossy(&body).into_owned()))
+        Ok(Some(body))
     }
 
     async fn attempt(&self, prompt: &str) -> Result<Answer, Failure> {
         let response = self
             .request(prompt)
+            .await
             .send()
             .await
             .map_err(|e| self.transport_failure(e))?;
@@ -699,7 +737,8 @@ impl Backend {
                 .ok()
                 .and_then(|s| s.canonical_reason())
                 .unwrap_or("");
-            let excerpt: String = body.chars().take(300).collect();
+            let head = &body[..body.len().min(1200)];
+            let excerpt: String = String::from_utf8_lossy(head).chars().take(300).collect();
             return Err(Failure {
                 status: Some(status),
                 cause: Cause::Status(status),
@@ -735,7 +774,8 @@ impl Backend {
 const PARSE_INLINE_BYTES: usize = 64 << 10;
 
 /// The answer in a successful response's `body`.
-fn parse_answer(anthropic: bool, status: u16, body: &str) -> Result<Answer, Failure> {
+fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Failure> {
+    let body = String::from_utf8_lossy(body);
     let malformed = |what: &str| Failure {
         status: Some(status),
         cause: Cause::Other,
@@ -746,7 +786,7 @@ fn parse_answer(anthropic: bool, status: u16, body: &str) -> Result<Answer, Fail
         retryable: true,
         retry_after: None,
     };
-    let v: Value = serde_json::from_str(body).map_err(|_| malformed("not JSON"))?;
+    let v: Value = serde_json::from_str(&body).map_err(|_| malformed("not JSON"))?;
     if anthropic {
         let text: String = v["content"]
             .as_array()

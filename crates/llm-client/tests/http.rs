@@ -107,6 +107,42 @@ async fn errors_and_rate_limits_are_retried_until_every_call_succeeds() {
 }
 
 #[tokio::test]
+async fn a_retry_after_of_1e20_seconds_is_waited_out_at_the_longest_backoff() {
+    // The second call within the second gets 429 with Retry-After: 1e20.
+    let base = serve(router(MockConfig {
+        rate_limit_rpm: Some(60),
+        retry_after: Some("1e20".into()),
+        ..MockConfig::default()
+    }))
+    .await;
+    let b = mock_backend(
+        &base,
+        BackendOptions {
+            concurrency: 1,
+            retry: fast_retries(5),
+            ..BackendOptions::default()
+        },
+    );
+    b.chat("[FORMULA]\np1\n", &sample(0)).await.unwrap();
+    let started = Instant::now();
+    let second = tokio::time::timeout(
+        Duration::from_secs(60),
+        b.chat("[FORMULA]\np2\n", &sample(0)),
+    )
+    .await
+    .expect("the wait is the policy's longest backoff, not 1e20 s")
+    .unwrap();
+    assert!(second.attempts >= 2, "{second:?}");
+    assert!(stats(&base).await.rate_limited >= 1);
+    // The policy's longest backoff is 2 s: the 429 was waited for, that long at most per retry.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "waited only {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
 async fn retry_after_is_honoured() {
     // One request a second: the second call gets 429 with Retry-After: 1.
     let base = serve(router(MockConfig {

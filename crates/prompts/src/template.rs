@@ -57,12 +57,31 @@ impl Template {
         Ok(out)
     }
 
-    /// The text with every `{key}` replaced by its value.
+    /// The text with every `{key}` replaced by its value, in one pass: a
+    /// value is never searched again, so a model's English that happens to
+    /// hold `{vocabulary}` stays as written, and a long one is copied once.
     pub fn render(&self, values: &BTreeMap<&str, String>) -> String {
-        let mut out = self.text.clone();
-        for (key, value) in values {
-            out = out.replace(&format!("{{{key}}}"), value);
+        let size = self.text.len() + values.values().map(String::len).sum::<usize>();
+        let mut out = String::with_capacity(size);
+        let mut rest = self.text.as_str();
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 1..];
+            match after.find('}') {
+                Some(end) => {
+                    match values.get(&after[..end]) {
+                        Some(value) => out.push_str(value),
+                        None => out.push_str(&rest[start..start + end + 2]),
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
         }
+        out.push_str(rest);
         out
     }
 }
@@ -99,4 +118,25 @@ pub(crate) fn validate(t: &Template) -> Result<(), TemplateError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_that_holds_a_placeholder_is_kept_as_written() {
+        let t = Template {
+            name: "t".into(),
+            text: "Say {description} with {vocabulary}; {unset} stays.".into(),
+        };
+        let values = BTreeMap::from([
+            ("description", "p or {vocabulary}".to_string()),
+            ("vocabulary", "p, q".to_string()),
+        ]);
+        assert_eq!(
+            t.render(&values),
+            "Say p or {vocabulary} with p, q; {unset} stays."
+        );
+    }
 }

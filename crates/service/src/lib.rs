@@ -3,95 +3,19 @@
 
 mod connected;
 mod fleet_watch;
+mod health;
 
 pub use connected::{serve_connected, ServiceArgs};
 pub use fleet_watch::{FleetWatch, InHand};
+pub use health::{Health, STALE_RUNTIME};
 
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;
 use autoeval_redis_store::RunStore;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
-
-/// Whether the process is up and whether it is ready for work, and its metrics.
-#[derive(Clone, Default)]
-pub struct Health {
-    ready: Arc<AtomicBool>,
-    metrics: Option<Arc<autoeval_telemetry::Metrics>>,
-}
-
-impl Health {
-    /// Health that also serves `metrics` at `/metrics`.
-    pub fn with_metrics(metrics: Arc<autoeval_telemetry::Metrics>) -> Health {
-        Health {
-            ready: Arc::default(),
-            metrics: Some(metrics),
-        }
-    }
-
-    /// Says whether the process can take work now (connected, subscribed).
-    pub fn set_ready(&self, ready: bool) {
-        self.ready.store(ready, Ordering::Relaxed);
-    }
-
-    /// Serves `/healthz` (alive), `/readyz` (ready: 200, else 503) and,
-    /// with metrics, `/metrics` on `addr`; returns the address bound, which
-    /// a port of 0 leaves to the system.
-    pub async fn serve(&self, addr: &str) -> Result<SocketAddr> {
-        use axum::{http::header, http::StatusCode, routing::get, Router};
-        let ready = self.ready.clone();
-        let metrics = self.metrics.clone();
-        let app = Router::new()
-            .route(
-                "/metrics",
-                get(move || {
-                    let text = metrics.as_ref().map(|m| m.encode());
-                    async move {
-                        match text {
-                            Some(t) => (
-                                StatusCode::OK,
-                                [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-                                t,
-                            ),
-                            None => (
-                                StatusCode::NOT_FOUND,
-                                [(header::CONTENT_TYPE, "text/plain")],
-                                "no metrics\n".to_string(),
-                            ),
-                        }
-                    }
-                }),
-            )
-            .route("/healthz", get(|| async { "ok\n" }))
-            .route(
-                "/readyz",
-                get(move || {
-                    let ready = ready.load(Ordering::Relaxed);
-                    async move {
-                        if ready {
-                            (StatusCode::OK, "ready\n")
-                        } else {
-                            (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
-                        }
-                    }
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} for health checks"))?;
-        let bound = listener.local_addr()?;
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "the health endpoint stopped");
-            }
-        });
-        Ok(bound)
-    }
-}
 
 /// This process's name in the fleet: its role, host and process id.
 pub fn process_name(role: &str) -> String {
