@@ -177,17 +177,23 @@ async fn extra_fields_from_the_config_replace_the_defaults() {
 }
 
 #[tokio::test]
-async fn a_reply_without_usage_or_content_is_an_answer_with_unknown_cost() {
+async fn a_reply_without_usage_is_charged_an_estimate_marked_so_and_a_null_content_is_empty() {
     let (base, _) = stub(false).await;
     let spec: ModelSpec = format!("openai-compatible:gpt-4o@{base}").parse().unwrap();
     let priced = Backend::new(spec, BackendOptions::default()).unwrap();
     let reply = priced.chat("Say p.", &sample()).await.unwrap();
     assert_eq!(reply.text, "p1 ∧ p2");
+    // Four characters a token, rounded up: "Say p." is 6, "p1 ∧ p2" 7.
     assert_eq!(
         (reply.usage.prompt_tokens, reply.usage.completion_tokens),
-        (0, 0)
+        (2, 2)
     );
-    assert_eq!(reply.cost, None, "no usage reported, so no cost claimed");
+    assert!(reply.usage_estimated, "the usage is marked as an estimate");
+    assert!(
+        reply.cost.is_some_and(|c| c > 0.0),
+        "a priced model's estimated usage is charged: {:?}",
+        reply.cost
+    );
     let empty = backend("empty", &base, "")
         .chat("Say p.", &sample())
         .await

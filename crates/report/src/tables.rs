@@ -156,7 +156,7 @@ pub fn cost(out: &mut String, records: &[ResultRecord]) {
             verify.max,
         );
     }
-    out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model or the server reported no token usage.</p>"#);
+    out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model; a reply without reported usage is costed by an estimate (four characters a token).</p>"#);
 }
 
 /// A4: each judge's confusion counts and scores per dataset.
