@@ -61,8 +61,11 @@ impl Admission for Budgets {
             return;
         }
         let (usd, tokens) = self.owed(run, usd, tokens);
+        // One id for every try of this charge: a try whose answer was lost
+        // but which landed is not counted again.
+        let id = crate::cache::fresh_token().0;
         let charged = while_store_away(OUTAGE_HOLD, || async {
-            Ok(Budgets::charge(self, run, usd, tokens).await?)
+            Ok(Budgets::charge(self, run, &id, usd, tokens).await?)
         })
         .await;
         match charged {

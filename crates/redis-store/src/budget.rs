@@ -14,7 +14,12 @@ use redis::{AsyncCommands, Script};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+// KEYS[2]: the charges already made, by id (ARGV[3]): a charge retried
+// after a reply that was lost (Redis busy, a timeout) is made once.
 const CHARGE: &str = r"
+if redis.call('SADD', KEYS[2], ARGV[3]) == 0 then
+  return redis.call('HGET', KEYS[1], 'paused')
+end
 local usd = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', ARGV[1]))
 local tokens = redis.call('HINCRBY', KEYS[1], 'spent_tokens', ARGV[2])
 local paused = redis.call('HGET', KEYS[1], 'paused')
@@ -202,19 +207,23 @@ impl Budgets {
         Ok((paused, usd.is_some() || tokens.is_some()))
     }
 
-    /// Adds what a task paid to `run`'s spending; answers why the run is now
-    /// paused when this (or an earlier) charge reached a cap.
+    /// Adds what a task paid to `run`'s spending, once per `id` however
+    /// often it is tried; answers why the run is now paused when this (or an
+    /// earlier) charge reached a cap.
     pub async fn charge(
         &self,
         run: &str,
+        id: &str,
         usd: f64,
         tokens: u64,
     ) -> Result<Option<String>, StoreError> {
         let mut conn = self.conn.clone();
         self.charge
             .key(run_key(run, "budget"))
+            .key(run_key(run, "charges"))
             .arg(usd)
             .arg(tokens)
+            .arg(id)
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("charge the run's budget"))

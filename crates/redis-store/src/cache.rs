@@ -43,8 +43,8 @@ impl RedisCache {
     }
 }
 
-/// A token no other claim holds: this process, a counter and the time.
-fn fresh_token() -> CallClaim {
+/// A token no other claim (or charge) holds: this process, a counter and the time.
+pub(crate) fn fresh_token() -> CallClaim {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
