@@ -41,6 +41,23 @@ impl RedisCache {
     fn claim_key(&self, key: &str) -> String {
         format!("{}:{key}", self.claims)
     }
+
+    /// As `claim`'s holder: keeps it for `ttl` more, or gives it up (`None`).
+    async fn as_holder(
+        &self,
+        key: &str,
+        claim: &CallClaim,
+        ttl: Option<Duration>,
+    ) -> Result<(), CacheUnavailable> {
+        let mut conn = self.conn.clone();
+        let mut call = self.holder.prepare_invoke();
+        call.key(self.claim_key(key)).arg(&claim.0);
+        if let Some(ttl) = ttl {
+            call.arg(millis(ttl));
+        }
+        call.invoke_async::<i64>(&mut conn).await.map_err(away)?;
+        Ok(())
+    }
 }
 
 /// A token no other claim (or charge) holds: this process, a counter and the time.
@@ -92,17 +109,7 @@ impl ResponseCache for RedisCache {
         claim: &'a CallClaim,
         ttl: Duration,
     ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            self.holder
-                .key(self.claim_key(key))
-                .arg(&claim.0)
-                .arg(millis(ttl))
-                .invoke_async::<i64>(&mut conn)
-                .await
-                .map_err(away)?;
-            Ok(())
-        })
+        Box::pin(self.as_holder(key, claim, Some(ttl)))
     }
 
     fn release<'a>(
@@ -110,16 +117,7 @@ impl ResponseCache for RedisCache {
         key: &'a str,
         claim: &'a CallClaim,
     ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            self.holder
-                .key(self.claim_key(key))
-                .arg(&claim.0)
-                .invoke_async::<i64>(&mut conn)
-                .await
-                .map_err(away)?;
-            Ok(())
-        })
+        Box::pin(self.as_holder(key, claim, None))
     }
 
     fn get<'a>(
