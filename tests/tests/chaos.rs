@@ -142,14 +142,7 @@ fn survives(fleet: &mut Fleet, at: u64, reconciled: bool, fault: impl FnOnce(&mu
     let mut coordinator = start_run(fleet);
     wait_done(fleet, &mut coordinator, at);
     fault(fleet);
-    completes(fleet, coordinator, Redis::Kept, Some(reconciled));
-}
-
-/// Whether the run's Redis kept its state through the fault.
-#[derive(Clone, Copy, PartialEq)]
-enum Redis {
-    Kept,
-    Emptied,
+    completes(fleet, coordinator, Some(reconciled));
 }
 
 /// Waits for `coordinator` and checks what every fault must leave: the run
@@ -159,7 +152,6 @@ enum Redis {
 fn completes(
     fleet: &Fleet,
     coordinator: std::process::Child,
-    redis: Redis,
     reconciled: Option<bool>,
 ) -> Vec<ResultRecord> {
     let ended = coordinator.wait_with_output().unwrap();
@@ -208,20 +200,7 @@ fn completes(
     }
     let spent = fleet.block_on(fleet.store().budget()).unwrap().spent_tokens;
     let served: u64 = timeline(fleet).iter().map(|a| a.tokens).sum();
-    let recorded: u64 = records
-        .iter()
-        .filter(|r| !r.cached)
-        .map(|r| r.usage.prompt_tokens + r.usage.completion_tokens)
-        .sum();
-    match redis {
-        Redis::Kept => assert_eq!(spent, served, "the budget charged what the server served"),
-        // Charges made in the moment between the loss and the restore are
-        // lost with Redis; every recorded round's are kept.
-        Redis::Emptied => assert!(
-            recorded <= spent && spent <= served,
-            "the budget charged {spent} tokens; the records hold {recorded}, the server served {served}"
-        ),
-    }
+    assert_eq!(spent, served, "the budget charged what the server served");
     eprintln!(
         "{units} units, {rounds} rounds, {requests} model requests; {spent} tokens charged, {served} served; reconciled: {note:?}"
     );
@@ -275,7 +254,7 @@ fn a_redis_that_restarts_empty_mid_run_loses_no_unit() {
     let mut coordinator = start_run(&fleet);
     wait_done(&fleet, &mut coordinator, 600);
     redis.restart();
-    completes(&fleet, coordinator, Redis::Emptied, Some(true));
+    completes(&fleet, coordinator, Some(true));
 }
 
 #[test]
@@ -407,7 +386,7 @@ fn a_coordinator_killed_while_publishing_and_started_again_publishes_each_unit_o
         .contains_key(autoeval_proto::meta::PUBLISHED);
     assert!(!published, "the run was noted as published before the kill");
     let again = start_run(&fleet);
-    let records = completes(&fleet, again, Redis::Kept, None);
+    let records = completes(&fleet, again, None);
     let units = records
         .iter()
         .map(ResultRecord::unit)
@@ -477,7 +456,7 @@ fn two_copies_of_a_verify_bundle_with_different_answers_go_on_once() {
     fleet.block_on(consumer.close());
     fleet.start_verifier(2);
     fleet.start_verifier(2);
-    let records = completes(&fleet, coordinator, Redis::Kept, None);
+    let records = completes(&fleet, coordinator, None);
     let unreadable = records
         .iter()
         .filter(|r| r.reason.as_deref() == Some("a copy whose answer differs"))

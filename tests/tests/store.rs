@@ -6,7 +6,7 @@
 
 use autoeval_e2e::fleet::REDIS;
 use autoeval_proto::{ResultRecord, Verdict};
-use autoeval_redis_store::{counter_field, RunStore};
+use autoeval_redis_store::{counter_field, Budgets, Cap, RunStore};
 use std::collections::BTreeMap;
 
 fn round(id: &str, round: u32, verdict: Verdict) -> ResultRecord {
@@ -127,5 +127,43 @@ async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
         order.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
         vec![Some(a1), Some(b1), Some(c1)]
     );
+    store.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_whole() {
+    let run = format!("ledger-test-{}", std::process::id());
+    let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
+    let store = RunStore::new(conn.clone(), &run);
+    store.delete().await.unwrap();
+    store
+        .set_caps(Cap::Keep, Cap::To(1_000_000), false)
+        .await
+        .unwrap();
+    let (a, b) = (Budgets::new(conn.clone()), Budgets::new(conn.clone()));
+    // Each payer sends what it has paid in all: a retried or overtaken
+    // charge adds nothing.
+    a.charge(&run, 0.5, 100).await.unwrap();
+    a.charge(&run, 1.25, 250).await.unwrap();
+    b.charge(&run, 0.25, 40).await.unwrap();
+    a.charge(&run, 0.5, 100).await.unwrap();
+    let read = store.budget().await.unwrap();
+    assert_eq!(read.spent_tokens, 250 + 40);
+    assert_eq!(read.spent_usd, 1.25 + 0.25);
+    assert_eq!(read.paid.len(), 2, "{:?}", read.paid);
+    // After that read, a takes a charge Redis then loses with the budget;
+    // b charges the empty Redis before the restore.
+    a.charge(&run, 1.5, 300).await.unwrap();
+    store.delete().await.unwrap();
+    b.charge(&run, 0.375, 60).await.unwrap();
+    store.restore_budget(&read).await.unwrap();
+    let restored = store.budget().await.unwrap();
+    assert_eq!(restored.cap_tokens, Some(1_000_000), "the cap is put back");
+    assert_eq!(restored.spent_tokens, 250 + 60, "a as last read, b as charged since");
+    // a's next charge carries the one the lost Redis had taken.
+    a.charge(&run, 1.625, 320).await.unwrap();
+    let now = store.budget().await.unwrap();
+    assert_eq!(now.spent_tokens, 320 + 60);
+    assert_eq!(now.spent_usd, 1.625 + 0.375);
     store.delete().await.unwrap();
 }

@@ -1,7 +1,7 @@
 //! Reading the dead-letter queue: what is there and why, and taking a
 //! run's letters out once they are republished.
 
-use crate::{amqp, header_text, header_texts, Broker, BrokerError};
+use crate::{close_quietly, header_text, header_texts, Bounded, Broker, BrokerError};
 use autoeval_proto::fleet::{DEAD_QUEUE, REASON_HEADER, RUN_HEADER, UNITS_HEADER};
 use lapin::options::{BasicAckOptions, BasicGetOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
@@ -45,8 +45,8 @@ impl Broker {
     async fn spare_channel(&self) -> Result<Channel, BrokerError> {
         self.connection
             .create_channel()
+            .bounded("open a channel")
             .await
-            .map_err(amqp("open a channel"))
     }
 
     /// Up to `limit` dead letters, left in place.
@@ -56,15 +56,15 @@ impl Broker {
         while out.len() < limit {
             let Some(m) = channel
                 .basic_get(DEAD_QUEUE.into(), BasicGetOptions::default())
-                .await
-                .map_err(amqp("read the dead letters"))?
+                .bounded("read the dead letters")
+                .await?
             else {
                 break;
             };
             out.push(letter(&m.delivery));
         }
         // Closing the channel returns every letter it held, unacknowledged.
-        let _ = channel.close(200, "done".into()).await;
+        close_quietly(channel.close(200, "done".into())).await;
         Ok(out)
     }
 
@@ -74,20 +74,20 @@ impl Broker {
         let mut taken = Vec::new();
         while let Some(m) = channel
             .basic_get(DEAD_QUEUE.into(), BasicGetOptions::default())
-            .await
-            .map_err(amqp("read the dead letters"))?
+            .bounded("read the dead letters")
+            .await?
         {
             let l = letter(&m.delivery);
             if l.run == run {
                 m.delivery
                     .acker
                     .ack(BasicAckOptions::default())
-                    .await
-                    .map_err(amqp("remove a dead letter"))?;
+                    .bounded("remove a dead letter")
+                    .await?;
                 taken.push(l);
             }
         }
-        let _ = channel.close(200, "done".into()).await;
+        close_quietly(channel.close(200, "done".into())).await;
         Ok(taken)
     }
 }

@@ -1,7 +1,10 @@
 //! Tasks as a consumer receives them: the body, who it is for, how often it
 //! was delivered, and the three ways to finish it.
 
-use crate::{amqp, header_number, header_text, header_texts, headers, Broker, BrokerError, Meta};
+use crate::{
+    amqp, close_quietly, header_number, header_text, header_texts, headers, Bounded, Broker,
+    BrokerError, Meta,
+};
 use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNITS_HEADER};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};
@@ -31,8 +34,8 @@ impl Consumer {
                 BasicConsumeOptions::default(),
                 FieldTable::default(),
             )
-            .await
-            .map_err(amqp(format!("consume {queue}")))?;
+            .bounded(format!("consume {queue}"))
+            .await?;
         Ok(Consumer { channel, inner })
     }
 
@@ -63,15 +66,16 @@ impl Consumer {
     /// arrive from [`Consumer::next`] until it returns `None`.
     pub async fn cancel(&self) {
         let tag = self.inner.tag();
-        let _ = self
-            .channel
-            .basic_cancel(tag, lapin::options::BasicCancelOptions::default())
-            .await;
+        close_quietly(
+            self.channel
+                .basic_cancel(tag, lapin::options::BasicCancelOptions::default()),
+        )
+        .await;
     }
 
     /// Stops the subscription; unacknowledged tasks go back to the queue.
     pub async fn close(&self) {
-        let _ = self.channel.close(200, "done".into()).await;
+        close_quietly(self.channel.close(200, "done".into())).await;
     }
 }
 
@@ -93,9 +97,9 @@ impl Task {
     pub async fn ack(self) -> Result<(), BrokerError> {
         self.acker
             .ack(BasicAckOptions::default())
+            .bounded("acknowledge a task")
             .await
             .map(|_| ())
-            .map_err(amqp("acknowledge a task"))
     }
 
     /// Not done: back to the queue for another worker (counts toward the delivery limit).
@@ -105,9 +109,9 @@ impl Task {
                 requeue: true,
                 ..BasicNackOptions::default()
             })
+            .bounded("return a task")
             .await
             .map(|_| ())
-            .map_err(amqp("return a task"))
     }
 
     /// Never doable: kept in the dead-letter queue with `reason`, then acknowledged.

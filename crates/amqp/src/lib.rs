@@ -69,6 +69,16 @@ pub enum BrokerError {
         /// How long it waited.
         seconds: u64,
     },
+    /// A broker operation did not end in time: over a connection that died
+    /// under it, lapin can leave an operation waiting forever, so every one
+    /// is bounded and its connection taken for lost.
+    #[error("broker: {what} did not end within {seconds} s; the connection is taken for lost")]
+    TimedOut {
+        /// The operation.
+        what: String,
+        /// How long it waited.
+        seconds: u64,
+    },
     /// No queue is bound for the message's routing key.
     #[error("no queue takes messages for {routing_key}: {reply}")]
     Unroutable {
@@ -77,6 +87,47 @@ pub enum BrokerError {
         /// The broker's reply text.
         reply: String,
     },
+}
+
+/// How long one operation over a broker connection (a settle, a declare,
+/// opening a channel or the connection itself) may take: a frame or two
+/// over a healthy connection, far less than this.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long closing a channel or connection is waited for; closing is a
+/// courtesy (the broker gives back what a lost connection held anyway).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `op`, named `what`, bounded by [`OPERATION_TIMEOUT`].
+async fn bounded<T>(
+    what: impl Into<String>,
+    op: impl std::future::Future<Output = Result<T, lapin::Error>>,
+) -> Result<T, BrokerError> {
+    match tokio::time::timeout(OPERATION_TIMEOUT, op).await {
+        Ok(done) => done.map_err(amqp(what)),
+        Err(_) => Err(BrokerError::TimedOut {
+            what: what.into(),
+            seconds: OPERATION_TIMEOUT.as_secs(),
+        }),
+    }
+}
+
+/// A lapin operation bounded by [`OPERATION_TIMEOUT`].
+trait Bounded<T>: std::future::Future<Output = Result<T, lapin::Error>> + Sized {
+    /// This operation, named `what`, given up on after [`OPERATION_TIMEOUT`].
+    fn bounded(
+        self,
+        what: impl Into<String>,
+    ) -> impl std::future::Future<Output = Result<T, BrokerError>> {
+        bounded(what, self)
+    }
+}
+
+impl<T, F: std::future::Future<Output = Result<T, lapin::Error>>> Bounded<T> for F {}
+
+/// Closes what `close` closes, waiting at most [`CLOSE_TIMEOUT`]; errors are moot.
+async fn close_quietly(close: impl std::future::Future<Output = Result<(), lapin::Error>>) {
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, close).await;
 }
 
 fn amqp(what: impl Into<String>) -> impl FnOnce(lapin::Error) -> BrokerError {
@@ -170,20 +221,31 @@ impl Broker {
     pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
         let properties =
             ConnectionProperties::default().with_connection_name(LongString::from(name));
-        let connection = Connection::connect(url, properties)
-            .await
-            .map_err(|source| BrokerError::Connect {
+        let connection = match tokio::time::timeout(
+            OPERATION_TIMEOUT,
+            Connection::connect(url, properties),
+        )
+        .await
+        {
+            Ok(made) => made.map_err(|source| BrokerError::Connect {
                 url: redact(url),
                 source,
-            })?;
+            })?,
+            Err(_) => {
+                return Err(BrokerError::TimedOut {
+                    what: format!("connecting to {}", redact(url)),
+                    seconds: OPERATION_TIMEOUT.as_secs(),
+                })
+            }
+        };
         let publisher = connection
             .create_channel()
-            .await
-            .map_err(amqp("open a channel"))?;
+            .bounded("open a channel")
+            .await?;
         publisher
             .confirm_select(ConfirmSelectOptions::default())
-            .await
-            .map_err(amqp("turn on publisher confirms"))?;
+            .bounded("turn on publisher confirms")
+            .await?;
         let broker = Broker {
             connection,
             publisher,
@@ -213,6 +275,13 @@ impl Broker {
         self.connection.status().connected()
     }
 
+    /// Ends once the connection is down (it is looked at every second).
+    pub async fn lost(&self) {
+        while self.is_connected() {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
     async fn declare_common(&self) -> Result<(), BrokerError> {
         let ch = &self.publisher;
         let durable = ExchangeDeclareOptions {
@@ -234,16 +303,16 @@ impl Broker {
             (TASKS_EXCHANGE, ExchangeKind::Direct, tasks_args),
         ] {
             ch.exchange_declare(name.into(), kind, durable, args)
-                .await
-                .map_err(amqp(format!("declare the exchange {name}")))?;
+                .bounded(format!("declare the exchange {name}"))
+                .await?;
         }
         let durable_queue = QueueDeclareOptions {
             durable: true,
             ..QueueDeclareOptions::default()
         };
         ch.queue_declare(DEAD_QUEUE.into(), durable_queue, FieldTable::default())
-            .await
-            .map_err(amqp(format!("declare the queue {DEAD_QUEUE}")))?;
+            .bounded(format!("declare the queue {DEAD_QUEUE}"))
+            .await?;
         for exchange in [DEAD_EXCHANGE, UNROUTED_EXCHANGE] {
             ch.queue_bind(
                 DEAD_QUEUE.into(),
@@ -252,8 +321,8 @@ impl Broker {
                 QueueBindOptions::default(),
                 FieldTable::default(),
             )
-            .await
-            .map_err(amqp(format!("bind {DEAD_QUEUE}")))?;
+            .bounded(format!("bind {DEAD_QUEUE}"))
+            .await?;
         }
         self.declare_stage(VERIFY_QUEUE, VERIFY_KEY).await
     }
@@ -265,8 +334,8 @@ impl Broker {
         };
         self.publisher
             .queue_declare(queue.into(), options, stage_queue_arguments())
-            .await
-            .map_err(amqp(format!("declare the queue {queue}")))?;
+            .bounded(format!("declare the queue {queue}"))
+            .await?;
         self.publisher
             .queue_bind(
                 queue.into(),
@@ -275,8 +344,8 @@ impl Broker {
                 QueueBindOptions::default(),
                 FieldTable::default(),
             )
+            .bounded(format!("bind the queue {queue}"))
             .await
-            .map_err(amqp(format!("bind the queue {queue}")))
     }
 
     /// Declares the translate queue of a model this process serves.
@@ -325,10 +394,11 @@ impl Broker {
                 // A publisher blocked past the timeout holds deliveries it
                 // cannot hand on: the connection goes, so that everything it
                 // held returns to the queues and its user connects again.
-                let _ = self
-                    .connection
-                    .close(320, "publish confirm timed out".into())
-                    .await;
+                close_quietly(
+                    self.connection
+                        .close(320, "publish confirm timed out".into()),
+                )
+                .await;
                 Err(BrokerError::ConfirmTimedOut {
                     routing_key: routing_key.into(),
                     seconds: CONFIRM_TIMEOUT.as_secs(),
@@ -356,10 +426,10 @@ impl Broker {
                 payload,
                 properties,
             )
-            .await
-            .map_err(amqp(format!("publish to {routing_key}")))?
-            .await
-            .map_err(amqp(format!("confirm a publish to {routing_key}")))?;
+            .bounded(format!("publish to {routing_key}"))
+            .await?
+            .bounded(format!("confirm a publish to {routing_key}"))
+            .await?;
         if confirm.is_nack() {
             return Err(BrokerError::Nacked {
                 routing_key: routing_key.into(),
@@ -384,12 +454,12 @@ impl Broker {
         let channel = self
             .connection
             .create_channel()
-            .await
-            .map_err(amqp("open a channel"))?;
+            .bounded("open a channel")
+            .await?;
         channel
             .basic_qos(prefetch.max(1), BasicQosOptions::default())
-            .await
-            .map_err(amqp("set the prefetch"))?;
+            .bounded("set the prefetch")
+            .await?;
         Consumer::start(channel, queue, tag).await
     }
 
@@ -402,8 +472,8 @@ impl Broker {
                 let c = self
                     .connection
                     .create_channel()
-                    .await
-                    .map_err(amqp("open a channel"))?;
+                    .bounded("open a channel")
+                    .await?;
                 *kept = Some(c.clone());
                 c
             }
@@ -412,9 +482,15 @@ impl Broker {
             passive: true,
             ..QueueDeclareOptions::default()
         };
-        let found = channel
-            .queue_declare(queue.into(), options, FieldTable::default())
-            .await;
+        let found = tokio::time::timeout(
+            OPERATION_TIMEOUT,
+            channel.queue_declare(queue.into(), options, FieldTable::default()),
+        )
+        .await
+        .map_err(|_| BrokerError::TimedOut {
+            what: format!("look up {queue}"),
+            seconds: OPERATION_TIMEOUT.as_secs(),
+        })?;
         if found.is_err() {
             // A passive declare of a missing queue closes its channel.
             *kept = None;
@@ -430,9 +506,9 @@ impl Broker {
     pub async fn delete_queue(&self, queue: &str) -> Result<(), BrokerError> {
         self.publisher
             .queue_delete(queue.into(), lapin::options::QueueDeleteOptions::default())
+            .bounded(format!("delete {queue}"))
             .await
             .map(|_| ())
-            .map_err(amqp(format!("delete {queue}")))
     }
 
     /// Drops the messages ready in a queue, as a lost broker volume would
@@ -440,13 +516,13 @@ impl Broker {
     pub async fn purge_queue(&self, queue: &str) -> Result<u32, BrokerError> {
         self.publisher
             .queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+            .bounded(format!("purge {queue}"))
             .await
-            .map_err(amqp(format!("purge {queue}")))
     }
 
     /// Closes the connection.
     pub async fn close(&self) {
-        let _ = self.connection.close(200, "bye".into()).await;
+        close_quietly(self.connection.close(200, "bye".into())).await;
     }
 }
 

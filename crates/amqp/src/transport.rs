@@ -76,7 +76,15 @@ impl<T: DeserializeOwned + Send + 'static> Inbox<T> for AmqpInbox<T> {
     type Delivery = AmqpDelivery;
 
     async fn next(&mut self) -> Option<Result<Incoming<AmqpDelivery, T>, TransportError>> {
-        let task = match self.consumer.next().await? {
+        // Over a connection that died, lapin may never end the consumer's
+        // stream: the connection's own state ends the wait too.
+        let received = tokio::select! {
+            received = self.consumer.next() => received,
+            () = self.broker.lost() => {
+                return Some(Err(TransportError("the broker connection was lost".into())))
+            }
+        };
+        let task = match received? {
             Ok(t) => t,
             Err(e) => return Some(Err(lost(e))),
         };

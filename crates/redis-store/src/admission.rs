@@ -48,8 +48,9 @@ impl Admission for Budgets {
     }
 
     /// A cap reached pauses the run for every worker; replies the cache gave
-    /// cost nothing. A charge Redis cannot take is kept and added to the
-    /// run's next one, so that the spend is never under-counted for long.
+    /// cost nothing. Each charge sends what this process has paid for the
+    /// run in all, so a charge Redis cannot take (or loses) is made good by
+    /// the next one.
     async fn charge(&self, run: &str, paid: &RoundTrip) {
         let usd = paid.cost.unwrap_or(0.0);
         let tokens = if paid.cached {
@@ -60,20 +61,16 @@ impl Admission for Budgets {
         if usd <= 0.0 && tokens == 0 {
             return;
         }
-        let (usd, tokens) = self.owed(run, usd, tokens);
-        // One id for every try of this charge: a try whose answer was lost
-        // but which landed is not counted again.
-        let id = crate::cache::fresh_token().0;
+        let (usd, tokens) = self.pay(run, usd, tokens);
         let charged = while_store_away(OUTAGE_HOLD, || async {
-            Ok(Budgets::charge(self, run, &id, usd, tokens).await?)
+            Ok(Budgets::charge(self, run, usd, tokens).await?)
         })
         .await;
         match charged {
             Ok(Some(why)) => tracing::info!(run, why, "the run is paused"),
             Ok(None) => {}
             Err(e) => {
-                tracing::error!(error = %e, usd, tokens, "cannot charge the run's budget; the charge waits for the next one");
-                self.owe(run, usd, tokens);
+                tracing::error!(error = %e, "cannot charge the run's budget; the next charge carries this one");
             }
         }
     }

@@ -5,25 +5,41 @@
 //! `autoeval:{RUN}:parked`). Only a run with a cap is charged. A worker charges each task's cost in
 //! one script that also pauses the run the moment a cap is reached; every
 //! worker then sets the run's tasks aside until `resume` raises the cap.
+//!
+//! Each worker process (a payer) sends what it has paid for the run in all,
+//! kept in the budget's `paid:<payer>:tokens` and `paid:<payer>:usd`; the
+//! spend grows by the difference. A charge tried twice, or overtaken by a
+//! later one, adds nothing, and a charge Redis lost (not taken, or lost with
+//! an emptied Redis) is made good by that payer's next one.
 
 use crate::{redis_err, RunStore, StoreError};
 use autoeval_proto::fleet::run_key;
 use autoeval_proto::RoundKey;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-// KEYS[2]: the charges already made, by id (ARGV[3]): a charge retried
-// after a reply that was lost (Redis busy, a timeout) is made once.
+// ARGV[1]: the payer; ARGV[2], ARGV[3]: what it has paid for the run in
+// all (USD, tokens). The spend grows by what this adds to the payer's
+// last total: a retried or overtaken charge adds nothing.
 const CHARGE: &str = r"
-if redis.call('SADD', KEYS[2], ARGV[3]) == 0 then
-  return redis.call('HGET', KEYS[1], 'paused')
+local tf = 'paid:' .. ARGV[1] .. ':tokens'
+local uf = 'paid:' .. ARGV[1] .. ':usd'
+local dt = tonumber(ARGV[3]) - tonumber(redis.call('HGET', KEYS[1], tf) or '0')
+local du = tonumber(ARGV[2]) - tonumber(redis.call('HGET', KEYS[1], uf) or '0')
+if dt > 0 then
+  redis.call('HSET', KEYS[1], tf, ARGV[3])
+  redis.call('HINCRBY', KEYS[1], 'spent_tokens', dt)
 end
-local usd = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', ARGV[1]))
-local tokens = redis.call('HINCRBY', KEYS[1], 'spent_tokens', ARGV[2])
+if du > 0 then
+  redis.call('HSET', KEYS[1], uf, ARGV[2])
+  redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', du)
+end
 local paused = redis.call('HGET', KEYS[1], 'paused')
 if paused then return paused end
+local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
 local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
 local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
 local why = false
@@ -34,6 +50,36 @@ elseif cap_tokens and tokens >= cap_tokens then
 end
 if why then redis.call('HSET', KEYS[1], 'paused', why) end
 return why
+";
+
+// Puts back a budget Redis lost: ARGV[1..4] the caps, why it was paused
+// and halted ('' for none), set where none is; then pairs of a field
+// `paid:<payer>:<tokens|usd>` and its total, each kept at the larger of
+// what was read before the loss and what was charged since; the spend is
+// then the payers' totals added up, so nothing is counted twice or lost.
+const RESTORE: &str = r"
+local function keep(field, value)
+  if value ~= '' then redis.call('HSETNX', KEYS[1], field, value) end
+end
+keep('cap_usd', ARGV[1])
+keep('cap_tokens', ARGV[2])
+keep('paused', ARGV[3])
+keep('halted', ARGV[4])
+for i = 5, #ARGV, 2 do
+  local now = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+  if tonumber(ARGV[i + 1]) > now then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+local tokens, usd = 0, 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, 5) == 'paid:' then
+    if string.sub(all[i], -7) == ':tokens' then tokens = tokens + tonumber(all[i + 1])
+    elseif string.sub(all[i], -4) == ':usd' then usd = usd + tonumber(all[i + 1]) end
+  end
+end
+redis.call('HSET', KEYS[1], 'spent_tokens', string.format('%d', tokens))
+redis.call('HSET', KEYS[1], 'spent_usd', string.format('%.17g', usd))
+return 1
 ";
 
 // Caps: ARGV[1] (USD) and ARGV[2] (tokens), '' keeping a cap, '-' removing it.
@@ -150,6 +196,8 @@ pub struct Budget {
     pub lifts: u64,
     /// Tasks workers set aside while it was paused (redone by `resume`).
     pub parked: u64,
+    /// What each payer (a worker process) has paid in all: (USD, tokens).
+    pub paid: BTreeMap<String, (f64, u64)>,
 }
 
 /// Every run's budget, for a worker: one handle, any run.
@@ -159,8 +207,10 @@ pub struct Budgets {
     charge: Script,
     park: Script,
     halt: Script,
-    /// Charges Redis could not take, per run: (USD, tokens).
-    owed: Arc<Mutex<HashMap<String, (f64, u64)>>>,
+    /// This process's name as a payer, unique to it.
+    payer: Arc<str>,
+    /// What this process has paid per run in all: (USD, tokens).
+    paid: Arc<Mutex<HashMap<String, (f64, u64)>>>,
 }
 
 impl Budgets {
@@ -171,59 +221,48 @@ impl Budgets {
             charge: Script::new(CHARGE),
             park: Script::new(PARK),
             halt: Script::new(HALT),
-            owed: Arc::default(),
+            payer: crate::cache::fresh_token().0.into(),
+            paid: Arc::default(),
         }
     }
 
-    /// `usd` and `tokens` plus what `run` still owes from charges Redis
-    /// could not take; the debt is cleared, to be kept again by [`Budgets::owe`] if this charge fails too.
-    pub(crate) fn owed(&self, run: &str, usd: f64, tokens: u64) -> (f64, u64) {
-        let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
-        match owed.remove(run) {
-            Some((u, t)) => (usd + u, tokens + t),
-            None => (usd, tokens),
-        }
+    /// Adds `usd` and `tokens` to what this process has paid for `run`; the new totals.
+    pub(crate) fn pay(&self, run: &str, usd: f64, tokens: u64) -> (f64, u64) {
+        let mut paid = self.paid.lock().unwrap_or_else(|p| p.into_inner());
+        let total = paid.entry(run.to_string()).or_default();
+        total.0 += usd;
+        total.1 += tokens;
+        *total
     }
 
-    /// Keeps a charge Redis could not take, for `run`'s next one.
-    pub(crate) fn owe(&self, run: &str, usd: f64, tokens: u64) {
-        let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
-        let debt = owed.entry(run.to_string()).or_default();
-        debt.0 += usd;
-        debt.1 += tokens;
-    }
-
-    /// Why `run` is paused, if it is, and whether it has a cap at all (a
-    /// run with none is not charged: its spending is in the metrics).
+    /// Why `run` is paused, if it is, and whether it is charged: it has a
+    /// cap, or Redis lost its registration (until the coordinator puts the
+    /// caps back, its tasks are charged rather than let through unmetered).
     pub async fn state(&self, run: &str) -> Result<(Option<String>, bool), StoreError> {
         let mut conn = self.conn.clone();
-        let (paused, usd, tokens): (Option<String>, Option<String>, Option<String>) =
-            redis::cmd("HMGET")
+        let ((paused, usd, tokens), registered): ((Option<String>, Option<String>, Option<String>), bool) =
+            redis::pipe()
+                .cmd("HMGET")
                 .arg(run_key(run, "budget"))
                 .arg(&["paused", "cap_usd", "cap_tokens"])
+                .exists(run_key(run, "meta"))
                 .query_async(&mut conn)
                 .await
                 .map_err(redis_err("read the run's budget"))?;
-        Ok((paused, usd.is_some() || tokens.is_some()))
+        Ok((paused, usd.is_some() || tokens.is_some() || !registered))
     }
 
-    /// Adds what a task paid to `run`'s spending, once per `id` however
-    /// often it is tried; answers why the run is now paused when this (or an
-    /// earlier) charge reached a cap.
-    pub async fn charge(
-        &self,
-        run: &str,
-        id: &str,
-        usd: f64,
-        tokens: u64,
-    ) -> Result<Option<String>, StoreError> {
+    /// Sends what this process has paid for `run` in all (`usd`, `tokens`);
+    /// the run's spend grows by what that adds to its last total, so the
+    /// same totals sent twice count once. Answers why the run is now paused
+    /// when this (or an earlier) charge reached a cap.
+    pub async fn charge(&self, run: &str, usd: f64, tokens: u64) -> Result<Option<String>, StoreError> {
         let mut conn = self.conn.clone();
         self.charge
             .key(run_key(run, "budget"))
-            .key(run_key(run, "charges"))
+            .arg(&*self.payer)
             .arg(usd)
             .arg(tokens)
-            .arg(id)
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("charge the run's budget"))
@@ -324,35 +363,30 @@ impl RunStore {
             .map_err(redis_err("take published tasks out of the set aside"))
     }
 
-    /// Puts back a budget Redis lost: its caps where none is set, and what
-    /// was spent before the loss added to what was charged since, so that
-    /// no cap is lifted or overshot by losing Redis.
+    /// Puts back a budget Redis lost: its caps (and why it was paused or
+    /// halted) where none is set, and each payer's total at the larger of
+    /// `lost`'s and what it charged since, the spend their sum: no cap is
+    /// lifted by losing Redis, and no charge is lost or counted twice.
     pub async fn restore_budget(&self, lost: &Budget) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
-        let key = self.key("budget");
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        if let Some(usd) = lost.cap_usd {
-            pipe.hset_nx(&key, "cap_usd", usd).ignore();
+        let text = |v: Option<String>| v.unwrap_or_default();
+        let script = Script::new(RESTORE);
+        let mut call = script.prepare_invoke();
+        call.key(self.key("budget"))
+            .arg(text(lost.cap_usd.map(|c| c.to_string())))
+            .arg(text(lost.cap_tokens.map(|c| c.to_string())))
+            .arg(text(lost.paused.clone()))
+            .arg(text(lost.halted.clone()));
+        for (payer, (usd, tokens)) in &lost.paid {
+            call.arg(format!("paid:{payer}:tokens"))
+                .arg(tokens)
+                .arg(format!("paid:{payer}:usd"))
+                .arg(usd);
         }
-        if let Some(tokens) = lost.cap_tokens {
-            pipe.hset_nx(&key, "cap_tokens", tokens).ignore();
-        }
-        pipe.cmd("HINCRBYFLOAT")
-            .arg(&key)
-            .arg("spent_usd")
-            .arg(lost.spent_usd)
-            .ignore();
-        pipe.hincr(&key, "spent_tokens", lost.spent_tokens).ignore();
-        if let Some(why) = &lost.paused {
-            pipe.hset_nx(&key, "paused", why).ignore();
-        }
-        if let Some(why) = &lost.halted {
-            pipe.hset_nx(&key, "halted", why).ignore();
-        }
-        pipe.query_async::<()>(&mut conn)
+        call.invoke_async::<i32>(&mut conn)
             .await
-            .map_err(redis_err("restore the run's budget"))
+            .map_err(redis_err("restore the run's budget"))?;
+        Ok(())
     }
 
     /// The run's caps and spending.
@@ -372,6 +406,23 @@ impl RunStore {
             halted: fields.get("halted").cloned(),
             lifts: number("lifts").map_or(0, |t| t as u64),
             parked: number("parked").map_or(0, |t| t as u64),
+            paid: payers(&fields),
         })
     }
+}
+
+/// Each payer's totals among a budget's fields.
+fn payers(fields: &HashMap<String, String>) -> BTreeMap<String, (f64, u64)> {
+    let mut paid: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for (field, value) in fields {
+        let Some(rest) = field.strip_prefix("paid:") else {
+            continue;
+        };
+        if let Some(payer) = rest.strip_suffix(":tokens") {
+            paid.entry(payer.into()).or_default().1 = value.parse().unwrap_or(0);
+        } else if let Some(payer) = rest.strip_suffix(":usd") {
+            paid.entry(payer.into()).or_default().0 = value.parse().unwrap_or(0.0);
+        }
+    }
+    paid
 }
