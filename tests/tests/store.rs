@@ -159,7 +159,11 @@ async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_wh
     store.restore_budget(&read).await.unwrap();
     let restored = store.budget().await.unwrap();
     assert_eq!(restored.cap_tokens, Some(1_000_000), "the cap is put back");
-    assert_eq!(restored.spent_tokens, 250 + 60, "a as last read, b as charged since");
+    assert_eq!(
+        restored.spent_tokens,
+        250 + 60,
+        "a as last read, b as charged since"
+    );
     // a's next charge carries the one the lost Redis had taken.
     a.charge(&run, 1.625, 320).await.unwrap();
     let now = store.budget().await.unwrap();

@@ -221,23 +221,21 @@ impl Broker {
     pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
         let properties =
             ConnectionProperties::default().with_connection_name(LongString::from(name));
-        let connection = match tokio::time::timeout(
-            OPERATION_TIMEOUT,
-            Connection::connect(url, properties),
-        )
-        .await
-        {
-            Ok(made) => made.map_err(|source| BrokerError::Connect {
-                url: redact(url),
-                source,
-            })?,
-            Err(_) => {
-                return Err(BrokerError::TimedOut {
-                    what: format!("connecting to {}", redact(url)),
-                    seconds: OPERATION_TIMEOUT.as_secs(),
-                })
-            }
-        };
+        let connection =
+            match tokio::time::timeout(OPERATION_TIMEOUT, Connection::connect(url, properties))
+                .await
+            {
+                Ok(made) => made.map_err(|source| BrokerError::Connect {
+                    url: redact(url),
+                    source,
+                })?,
+                Err(_) => {
+                    return Err(BrokerError::TimedOut {
+                        what: format!("connecting to {}", redact(url)),
+                        seconds: OPERATION_TIMEOUT.as_secs(),
+                    })
+                }
+            };
         let publisher = connection
             .create_channel()
             .bounded("open a channel")

@@ -200,6 +200,9 @@ pub struct Budget {
     pub paid: BTreeMap<String, (f64, u64)>,
 }
 
+/// A budget's `paused`, `cap_usd` and `cap_tokens`, as read.
+type Flags = (Option<String>, Option<String>, Option<String>);
+
 /// Every run's budget, for a worker: one handle, any run.
 #[derive(Clone)]
 pub struct Budgets {
@@ -240,15 +243,14 @@ impl Budgets {
     /// caps back, its tasks are charged rather than let through unmetered).
     pub async fn state(&self, run: &str) -> Result<(Option<String>, bool), StoreError> {
         let mut conn = self.conn.clone();
-        let ((paused, usd, tokens), registered): ((Option<String>, Option<String>, Option<String>), bool) =
-            redis::pipe()
-                .cmd("HMGET")
-                .arg(run_key(run, "budget"))
-                .arg(&["paused", "cap_usd", "cap_tokens"])
-                .exists(run_key(run, "meta"))
-                .query_async(&mut conn)
-                .await
-                .map_err(redis_err("read the run's budget"))?;
+        let ((paused, usd, tokens), registered): (Flags, bool) = redis::pipe()
+            .cmd("HMGET")
+            .arg(run_key(run, "budget"))
+            .arg(&["paused", "cap_usd", "cap_tokens"])
+            .exists(run_key(run, "meta"))
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err("read the run's budget"))?;
         Ok((paused, usd.is_some() || tokens.is_some() || !registered))
     }
 
@@ -256,7 +258,12 @@ impl Budgets {
     /// the run's spend grows by what that adds to its last total, so the
     /// same totals sent twice count once. Answers why the run is now paused
     /// when this (or an earlier) charge reached a cap.
-    pub async fn charge(&self, run: &str, usd: f64, tokens: u64) -> Result<Option<String>, StoreError> {
+    pub async fn charge(
+        &self,
+        run: &str,
+        usd: f64,
+        tokens: u64,
+    ) -> Result<Option<String>, StoreError> {
         let mut conn = self.conn.clone();
         self.charge
             .key(run_key(run, "budget"))
