@@ -60,15 +60,32 @@ impl Delivery for AmqpDelivery {
     }
 
     async fn ack(self) -> Result<(), TransportError> {
-        self.task.ack().await.map_err(lost)
+        let broker = self.broker.clone();
+        unless_lost(&broker, self.task.ack()).await
     }
 
     async fn requeue(self) -> Result<(), TransportError> {
-        self.task.requeue().await.map_err(lost)
+        let broker = self.broker.clone();
+        unless_lost(&broker, self.task.requeue()).await
     }
 
     async fn dead_letter(self, reason: &str) -> Result<(), TransportError> {
-        self.task.refuse(&self.broker, reason).await.map_err(lost)
+        let broker = self.broker.clone();
+        unless_lost(&broker, self.task.refuse(&broker, reason)).await
+    }
+}
+
+/// `settle`, given up once `broker`'s connection is down: the broker gives
+/// the message back itself then, and lapin may never end the settle.
+async fn unless_lost(
+    broker: &Broker,
+    settle: impl std::future::Future<Output = Result<(), crate::BrokerError>>,
+) -> Result<(), TransportError> {
+    tokio::select! {
+        settled = settle => settled.map_err(lost),
+        () = broker.lost() => Err(TransportError(
+            "the broker connection was lost; the message goes back to its queue".into(),
+        )),
     }
 }
 
