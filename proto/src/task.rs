@@ -168,6 +168,11 @@ pub struct RoundTrip {
     /// True when the server reported no usage (or the reply was too long to
     /// read) for a reply, and its tokens and cost are an estimate.
     pub usage_estimated: bool,
+    /// Tokens of the calls paid for here (`usage` less the cache's
+    /// answers): what the budget is charged. Kept by the worker that made
+    /// the calls; never sent on.
+    #[serde(skip)]
+    pub paid_usage: Tokens,
 }
 
 impl RoundTrip {

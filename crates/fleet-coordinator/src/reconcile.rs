@@ -91,13 +91,16 @@ impl<'a> Reconciler<'a> {
         }
         let known = known();
         if lost_meta {
+            // The caps come back before the registration: a worker takes a
+            // run without a registration to be capped, and one with a
+            // registration by its caps, so every task between is charged.
+            if let Some(budget) = &self.budget {
+                store.restore_budget(budget).await?;
+            }
             crate::register(store, self.settings, self.initial.len(), self.items).await?;
             store
                 .set_meta(&[(meta::PUBLISHED, crate::unix_now().to_string())])
                 .await?;
-            if let Some(budget) = &self.budget {
-                store.restore_budget(budget).await?;
-            }
         }
         let rounds = self.settings.plan.rounds;
         let put_back = store

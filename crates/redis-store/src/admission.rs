@@ -53,11 +53,8 @@ impl Admission for Budgets {
     /// the next one.
     async fn charge(&self, run: &str, paid: &RoundTrip) {
         let usd = paid.cost.unwrap_or(0.0);
-        let tokens = if paid.cached {
-            0
-        } else {
-            paid.usage.prompt_tokens + paid.usage.completion_tokens
-        };
+        // A round trip may have one call answered by the cache and one paid.
+        let tokens = paid.paid_usage.prompt_tokens + paid.paid_usage.completion_tokens;
         if usd <= 0.0 && tokens == 0 {
             return;
         }

@@ -62,6 +62,10 @@ pub struct Request<'a> {
 fn add(out: &mut RoundTrip, reply: &Reply, first: bool) {
     out.usage.prompt_tokens += reply.usage.prompt_tokens;
     out.usage.completion_tokens += reply.usage.completion_tokens;
+    if !reply.cached {
+        out.paid_usage.prompt_tokens += reply.usage.prompt_tokens;
+        out.paid_usage.completion_tokens += reply.usage.completion_tokens;
+    }
     // The cost is known only when every call's cost is.
     out.cost = if first {
         reply.cost
