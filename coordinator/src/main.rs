@@ -1,5 +1,14 @@
 //! `autoeval`: generate benchmark datasets and check formula equivalence.
 
+/// `println!` for output a reader may stop reading (`| head`): a closed
+/// pipe ends the output quietly instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod app;
 mod bench;
 mod check;
@@ -31,7 +40,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "autoeval",
     version,
-    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`, adding --fleet for a fleet run); 75 when a fleet run is paused at its budget (continue it with `autoeval resume DIR --fleet --budget-usd MORE`); 130 when Ctrl-C stopped the command (a fleet run goes on; the same command attaches again).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -96,6 +105,10 @@ fn main() -> std::process::ExitCode {
             None if e.is::<autoeval_fleet_coordinator::Paused>() => {
                 eprintln!("paused: {e}");
                 std::process::ExitCode::from(autoeval_fleet_coordinator::EXIT_PAUSED)
+            }
+            None if e.is::<autoeval_fleet_coordinator::Detached>() => {
+                eprintln!("{e}");
+                std::process::ExitCode::from(autoeval_fleet_coordinator::EXIT_DETACHED)
             }
             None => {
                 eprintln!("error: {e:#}");

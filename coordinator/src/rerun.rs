@@ -57,6 +57,15 @@ pub fn run(args: Args) -> Result<()> {
             autoeval_fleet_coordinator::Mode::RedoFailed,
         );
     }
+    if dir.is_fleet() {
+        // Redone here, its calls would go from this machine straight to the
+        // provider, and the fleet's next report would not know them.
+        anyhow::bail!(
+            "{} is a fleet run: redo it on the fleet with `autoeval rerun {} --failed --fleet` (with --amqp and --redis when they are not the defaults)",
+            dir.0.display(),
+            dir.0.display()
+        );
+    }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
     if removed == 0 {
         if !args.quiet {

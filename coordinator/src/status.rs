@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
         let (recorded, equivalent, measured) = tally(&store.counts().await?);
-        println!(
+        out!(
             "run {run}: {} units, {recorded} rounds recorded",
             units.len()
         );
@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<()> {
             .get(meta::RECONCILED)
             .and_then(|v| v.parse::<meta::Reconciled>().ok())
         {
-            println!(
+            out!(
                 "  reconciled {} time{}, last {} s ago: {}",
                 r.count,
                 if r.count == 1 { "" } else { "s" },
@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         let budget = store.budget().await?;
         if let Some(why) = &budget.paused {
-            println!(
+            out!(
                 "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet --budget-usd MORE`",
                 budget.parked,
                 args.dir.display()
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
             let cap = |c: Option<String>| c.unwrap_or_else(|| "no cap".into());
-            println!(
+            out!(
                 "  spent ${:.4} (cap {}), {} tokens (cap {})",
                 budget.spent_usd,
                 cap(budget.cap_usd.map(|c| format!("${c:.4}"))),
@@ -101,14 +101,14 @@ pub fn run(args: Args) -> Result<()> {
             );
         }
         if measured > 0 {
-            println!(
+            out!(
                 "  accuracy so far {:.1}% of {measured} measured rounds",
                 100.0 * equivalent as f64 / measured as f64
             );
         }
         // Held: tasks a live worker has taken and not yet settled; waiting:
         // the rest of the units with no outcome, queued between stages.
-        println!(
+        out!(
             "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>12} {:>10} {:>8}",
             "shard", "units", "done", "failed", "dead", "translating", "verifying", "waiting"
         );
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> Result<()> {
             let waiting = s
                 .units
                 .saturating_sub(s.done + s.failed + s.dead + translating + verifying);
-            println!(
+            out!(
                 "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
                 s.units, s.done, s.failed, s.dead
             );
@@ -131,7 +131,7 @@ pub fn run(args: Args) -> Result<()> {
             .map(|(_, n)| n)
             .sum();
         if judging > 0 {
-            println!("  judge questions in hand: {judging}");
+            out!("  judge questions in hand: {judging}");
         }
         let queues: Vec<String> = settings
             .plan
@@ -141,11 +141,11 @@ pub fn run(args: Args) -> Result<()> {
             .chain([VERIFY_QUEUE.to_string()])
             .collect();
         let width = queues.iter().map(String::len).max().unwrap_or(0);
-        println!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
+        out!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
         for q in &queues {
             match broker.depth(q).await? {
-                Some((ready, consumers)) => println!("  {q:<width$} {ready:>7} {consumers:>9}"),
-                None => println!("  {q:<width$}       - (no worker has declared it)"),
+                Some((ready, consumers)) => out!("  {q:<width$} {ready:>7} {consumers:>9}"),
+                None => out!("  {q:<width$}       - (no worker has declared it)"),
             }
         }
         let letters = broker.dead_letters(usize::MAX).await?;
@@ -160,9 +160,9 @@ pub fn run(args: Args) -> Result<()> {
             };
             *reasons.entry((whose, l.reason.clone())).or_default() += 1;
         }
-        println!("  dead letters: {}", letters.len());
+        out!("  dead letters: {}", letters.len());
         for ((whose, reason), n) in reasons {
-            println!("    {n:>6} ({whose}): {reason}");
+            out!("    {n:>6} ({whose}): {reason}");
         }
         broker.close().await;
         anyhow::Ok(())

@@ -126,3 +126,94 @@ fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_fini
     assert_eq!(ended.len(), units, "every unit has its outcome");
     assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
 }
+
+#[test]
+fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same_workers() {
+    let mut fleet = Fleet::new("outage", &[]);
+    fleet.stop_mock();
+    // Many calls at once: every task in hand is sent before the backend
+    // halts, so the halt may set nothing aside.
+    fleet.start_worker(16);
+    fleet.start_verifier(1);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let first = fleet.autoeval_output(&[
+        "run",
+        "--model",
+        &fleet.model,
+        "--dataset",
+        "ksat",
+        "--per-bucket",
+        "2",
+        "--batches",
+        "1",
+        "--max-attempts",
+        "2",
+        "--quiet",
+        "--out",
+        &out,
+        "--fleet",
+        "--amqp",
+        AMQP,
+        "--redis",
+        REDIS,
+    ]);
+    let said = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert!(!first.status.success(), "{said}");
+    let hint = format!("autoeval rerun {out} --failed --fleet");
+    assert!(said.contains(&hint), "the hint names the fleet: {said}");
+    let before = std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap_or_default();
+
+    // Without --fleet, a fleet run is not redone on this machine.
+    let here = fleet.autoeval_output(&["rerun", &out, "--failed", "--quiet"]);
+    let refused = String::from_utf8_lossy(&here.stderr).into_owned();
+    assert_eq!(here.status.code(), Some(1), "{refused}");
+    assert!(refused.contains(&hint), "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap_or_default(),
+        before,
+        "a refused rerun changes nothing"
+    );
+
+    // The provider is back: the printed command finishes the run, with the
+    // workers that saw the outage.
+    fleet.start_mock(&[]);
+    let rerun = [
+        "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
+    ];
+    let finished = fleet.autoeval_output(&rerun);
+    assert!(
+        finished.status.success(),
+        "{}",
+        String::from_utf8_lossy(&finished.stderr)
+    );
+    let store = fleet.store();
+    let units: usize = fleet
+        .block_on(store.meta())
+        .expect("the run's meta")
+        .get(autoeval_proto::meta::UNITS)
+        .and_then(|u| u.parse().ok())
+        .expect("the run's unit count");
+    let last = records(&fleet.out);
+    let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
+    assert_eq!(ended.len(), units, "every unit has its outcome");
+    assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+    // A reader that stops early (`| head -1`) ends `status` quietly.
+    let piped = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -o pipefail; {} status {out} --fleet --amqp {AMQP} --redis {REDIS} | head -1",
+            binary("autoeval").display()
+        ))
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success(), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&piped.stdout).lines().count(), 1);
+    for service in fleet.workers.iter_mut().chain(fleet.verifiers.iter_mut()) {
+        assert!(
+            service.child.try_wait().expect("a service").is_none(),
+            "no service was restarted"
+        );
+    }
+}

@@ -11,7 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Verifier worker: equivalence checks for a stream of requests.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(name = "autoeval-verifier-worker", version, about)]
 struct Args {
     /// Parallel checks, at least 1; all cores when absent.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]

@@ -26,15 +26,18 @@ pub struct Incomplete {
     pub failed: usize,
     /// The run directory.
     pub dir: PathBuf,
+    /// Whether the run runs on a fleet (redone through it).
+    pub fleet: bool,
 }
 
 impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rounds ended in an API failure or a verifier error and are not counted; once the cause is fixed, redo them with: autoeval rerun {} --failed",
+            "{} rounds ended in an API failure or a verifier error and are not counted; once the cause is fixed, redo them with: autoeval rerun {} --failed{}",
             self.failed,
-            self.dir.display()
+            self.dir.display(),
+            if self.fleet { " --fleet" } else { "" }
         )
     }
 }
@@ -202,6 +205,7 @@ pub fn finish(
         return Err(Incomplete {
             failed,
             dir: dir.0.clone(),
+            fleet: dir.is_fleet(),
         }
         .into());
     }

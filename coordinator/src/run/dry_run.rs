@@ -103,18 +103,20 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         if rounds == 1 { "" } else { "s" }
     );
     let taken = prices.taken.as_deref().unwrap_or("unknown date");
-    let _ = writeln!(
-        out,
-        "estimated cost: {} USD at list prices taken {taken}{}",
-        autoeval_report::usd(Some(total)),
-        if unknown.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", not counting {} (no price: add one with --prices FILE)",
-                unknown.join(", ")
-            )
-        }
-    );
+    if unknown.is_empty() {
+        let _ = writeln!(
+            out,
+            "estimated cost: {} USD at list prices taken {taken}",
+            autoeval_report::usd(Some(total)),
+        );
+    } else {
+        // A sum that leaves models out is no estimate of the run's cost.
+        let _ = writeln!(
+            out,
+            "estimated cost: unknown: no price for {} (add one with --prices FILE); the priced models come to {} USD at list prices taken {taken}",
+            unknown.join(", "),
+            autoeval_report::usd(Some(total)),
+        );
+    }
     Ok(out)
 }

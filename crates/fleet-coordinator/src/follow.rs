@@ -34,6 +34,8 @@ pub enum Ending {
         /// Units with a final outcome.
         done: u64,
     },
+    /// The operator stopped following (Ctrl-C); the fleet goes on with the run.
+    Detached,
 }
 
 /// Quiet time, with the queues empty, before the dead letters are counted.

@@ -152,6 +152,30 @@ impl std::fmt::Display for Paused {
 
 impl std::error::Error for Paused {}
 
+/// Exit status of a coordinator stopped with Ctrl-C (128 + SIGINT).
+pub const EXIT_DETACHED: u8 = 130;
+
+/// The coordinator stopped following a run (Ctrl-C); the fleet goes on with it.
+#[derive(Debug)]
+pub struct Detached {
+    /// The run.
+    pub run: String,
+    /// Its directory.
+    pub dir: String,
+}
+
+impl std::fmt::Display for Detached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stopped following run {}; the fleet goes on with it. The same command attaches again and writes the report at the end; `autoeval status {} --fleet` shows where it is",
+            self.run, self.dir
+        )
+    }
+}
+
+impl std::error::Error for Detached {}
+
 /// Where a fleet run's results are, for the commands that read a run.
 #[derive(Debug, Default, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
@@ -200,6 +224,7 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         std::fs::write(dir.config(), config)
             .with_context(|| format!("cannot write {}", dir.config().display()))?;
     }
+    let records = keep_disk_only(dir, records)?;
     write_results(dir, &records)?;
     let mut judgements = 0;
     for (judge, fresh) in judged {
@@ -268,6 +293,7 @@ pub fn execute(
         refuse_unpriced(settings)?;
     }
     claim_dir(dir, settings)?;
+    dir.mark_fleet()?;
     let t0 = Instant::now();
     let (items, _) = load_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
@@ -308,6 +334,9 @@ pub fn execute(
             .context("the fleet needs its broker; is RabbitMQ running?")?;
         if mode == Mode::RedoFailed {
             forget_failures(&store, &broker, display).await?;
+            // A backend that halted in a worker is built afresh for the redo,
+            // whether or not the halt set tasks aside.
+            store.start_backends_afresh().await?;
         }
         // With resume: the tasks workers set aside while the run was paused.
         let mut parked = None;
@@ -392,14 +421,23 @@ pub fn execute(
             arrivals: follow::Arrivals::new(&[], log),
             gauges: gauges::RunGauges::new(&metrics, &run, units),
         };
-        let ending =
-            follow::follow(&store, broker, fleet, units, &mut watch, &mut reconciler).await;
+        let ending = tokio::select! {
+            ending = follow::follow(&store, broker, fleet, units, &mut watch, &mut reconciler) => ending,
+            _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
+        };
         progress.finish();
         let records = watch.arrivals.into_records(&store).await?;
 
         anyhow::Ok((ending?, records))
     })?;
     write_results(dir, &records)?;
+    if let Ending::Detached = ending {
+        return Err(Detached {
+            run,
+            dir: dir.0.display().to_string(),
+        }
+        .into());
+    }
     if let Ending::Halted { why } = &ending {
         // What was recorded is written; the rest waits for the cause to be fixed.
         return Err(autoeval_run_dir::halted_error(why, dir, true).into());
@@ -582,6 +620,29 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
 }
 
 /// Writes the records as the run's `results.jsonl`, replacing it whole.
+/// `from_redis` with every round the directory holds that Redis does not
+/// (done off the fleet, or lost by Redis): a pull never discards a result.
+fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec<ResultRecord>> {
+    if !dir.results().exists() {
+        return Ok(from_redis);
+    }
+    let held: std::collections::HashSet<_> = from_redis.iter().map(|r| r.round_key()).collect();
+    let only_here: Vec<ResultRecord> = dir
+        .records()?
+        .into_iter()
+        .filter(|r| !held.contains(&r.round_key()))
+        .collect();
+    if !only_here.is_empty() {
+        eprintln!(
+            "fleet: {} rounds in {} are not in Redis; kept",
+            only_here.len(),
+            dir.results().display()
+        );
+        from_redis.extend(only_here);
+    }
+    Ok(from_redis)
+}
+
 fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
     Ok(autoeval_run_dir::replace_jsonl(&dir.results(), records)?)
 }

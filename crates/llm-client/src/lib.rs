@@ -20,7 +20,7 @@ pub use autoeval_models::{
 pub use cache::DiskCache;
 use claim::while_cache_away;
 pub use claim::{CACHE_OUTAGE_WAIT, CLAIM_TTL};
-pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS};
+pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS, PROBE_EVERY};
 pub use secret::ApiKey;
 
 use health::Health;
@@ -413,12 +413,17 @@ impl Backend {
         let policy = self.options.retry;
         let mut attempt = 0;
         loop {
-            if let Some(halt) = self.health.halt() {
-                return Err(CallError::Halted {
-                    cause: halt.cause,
-                    attempts: attempt,
-                });
-            }
+            // Held until this attempt's outcome is known: a probe's ends the halt or keeps it.
+            let _probe = match self.health.admit().await {
+                health::Admit::Go => None,
+                health::Admit::Probe(guard) => Some(guard),
+                health::Admit::Refused(halt) => {
+                    return Err(CallError::Halted {
+                        cause: halt.cause,
+                        attempts: attempt,
+                    })
+                }
+            };
             attempt += 1;
             let estimated = self.wait_turn(prompt).await;
             let sent = Instant::now();

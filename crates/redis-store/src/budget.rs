@@ -357,6 +357,16 @@ impl RunStore {
         }
     }
 
+    /// Tells every worker to build the run's backends afresh before its next
+    /// task (a redo after the cause of failures was fixed): a backend that
+    /// halted tries its model again at once.
+    pub async fn start_backends_afresh(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hincr::<_, _, _, ()>(self.key("budget"), "lifts", 1)
+            .await
+            .map_err(redis_err("start the run's backends afresh"))
+    }
+
     /// Takes `rounds` out of the set of tasks set aside, once their
     /// publish is confirmed: until then a crash leaves them to the next resume.
     pub async fn unpark(&self, rounds: &[RoundKey]) -> Result<(), StoreError> {

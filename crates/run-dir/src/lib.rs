@@ -114,6 +114,23 @@ impl RunDir {
         }
         Ok(resolve(self.read_config()?)?)
     }
+    /// `fleet`: present in the directory of a run that runs on a fleet.
+    pub fn fleet_marker(&self) -> PathBuf {
+        self.0.join("fleet")
+    }
+    /// Whether the run runs on a fleet (its redo and report go through it too).
+    pub fn is_fleet(&self) -> bool {
+        self.fleet_marker().exists()
+    }
+    /// Marks the run as a fleet's.
+    pub fn mark_fleet(&self) -> Result<()> {
+        let path = self.fleet_marker();
+        std::fs::write(
+            &path,
+            "This run runs on a fleet: redo it with `autoeval rerun DIR --failed --fleet`.\n",
+        )
+        .map_err(io("write", &path))
+    }
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub struct RunConfig {
     /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
     #[cfg_attr(feature = "cli", arg(long = "dataset", value_parser = cli::dataset))]
+    #[serde(alias = "dataset")]
     pub datasets: Option<Vec<DatasetKind>>,
     /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
     /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
@@ -31,6 +32,7 @@ pub struct RunConfig {
     pub models: Option<Vec<String>>,
     /// Prompt style (repeat for both) [default: zero-shot and few-shot].
     #[cfg_attr(feature = "cli", arg(long = "prompt", value_parser = cli::shots()))]
+    #[serde(alias = "prompt")]
     pub prompts: Option<Vec<Shots>>,
     /// Items per complexity value in each batch [default: 4].
     #[cfg_attr(feature = "cli", arg(long))]
@@ -164,10 +166,21 @@ impl RunConfig {
             path: path.to_path_buf(),
             source,
         })?;
-        toml::from_str(&text).map_err(|source| SettingsError::Config {
+        let config = |source| SettingsError::Config {
             path: path.to_path_buf(),
             source,
-        })
+        };
+        let mut table: toml::Table = toml::from_str(&text).map_err(config)?;
+        // `model = [...]`, as the flag is spelt, is the list of models; the
+        // `[model."SPEC"]` tables hold each model's settings.
+        if matches!(table.get("model"), Some(toml::Value::Array(_)))
+            && !table.contains_key("models")
+        {
+            if let Some(list) = table.remove("model") {
+                table.insert("models".into(), list);
+            }
+        }
+        table.try_into().map_err(config)
     }
 
     /// `self` with every key that `over` sets replaced.
@@ -375,5 +388,48 @@ impl Resolved {
             joined.push_str(&name);
         }
         format!("{joined}-{hex}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<RunConfig> {
+        let path = std::env::temp_dir().join(format!(
+            "autoeval-config-test-{}-{}.toml",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::write(&path, text).expect("a temporary file");
+        let read = RunConfig::read(&path);
+        let _ = std::fs::remove_file(&path);
+        read
+    }
+
+    #[test]
+    fn keys_may_be_spelt_as_the_flags_are() {
+        let c = read("dataset = [\"fol\"]\nprompt = [\"few-shot\"]\nmodel = [\"reference\"]\nper-bucket = 2\n")
+            .expect("flag names are keys");
+        assert_eq!(c.datasets, Some(vec![DatasetKind::Fol]));
+        assert_eq!(c.prompts, Some(vec![Shots::FewShot]));
+        assert_eq!(c.models, Some(vec!["reference".to_string()]));
+        assert_eq!(c.per_bucket, Some(2));
+        // The per-model tables keep their place beside the list.
+        let c = read("models = [\"reference\"]\n[model.reference]\ntemperature = 0.5\n")
+            .expect("a per-model table");
+        assert!(c.model.is_some_and(|m| m.contains_key("reference")));
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key() {
+        let e = read("per-bucket = \"five\"\n").expect_err("a string is no count");
+        let text = format!(
+            "{e}: {}",
+            std::error::Error::source(&e)
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
+        assert!(text.contains("per-bucket"), "{text}");
     }
 }

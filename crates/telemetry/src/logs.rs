@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 pub const LOG_FILTER_VAR: &str = "AUTOEVAL_LOG";
 
 /// Sends logs to stderr, filtered by `AUTOEVAL_LOG` or else by `default`;
-/// colour codes only where a person reads them, never in a log file.
+/// colour codes only where a person reads them (a terminal, and `NO_COLOR`
+/// unset or empty), never in a log file.
 pub fn init_logs(default: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -15,6 +16,9 @@ pub fn init_logs(default: &str) {
                 .unwrap_or_else(|_| default.into()),
         )
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
 }

@@ -15,7 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Verifier worker of an AutoEval fleet.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "autoeval-verifier", version, about)]
 pub struct Args {
     /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
