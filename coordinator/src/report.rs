@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let path = write_with(&dir, &records, correlations, args.examples)?;
-    eprint!(
+    print!(
         "{}",
         autoeval_report::terminal_summary(&summarize(&records))
     );

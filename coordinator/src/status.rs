@@ -13,14 +13,24 @@ use autoeval_run_settings::load_items;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Settings of `autoeval status`.
+/// Settings of `autoeval status`: the run, and where its fleet is.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The run's directory (as `autoeval run --fleet --out` made it).
     pub dir: PathBuf,
-    /// Where the fleet is.
-    #[command(flatten)]
-    pub fleet: FleetArgs,
+    /// Broker URL.
+    #[arg(
+        long,
+        env = "AUTOEVAL_AMQP",
+        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+    )]
+    pub amqp: String,
+    /// Redis URL.
+    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Taken and ignored, as the other commands spell a fleet run: status is always the fleet's.
+    #[arg(long, hide = true)]
+    pub fleet: bool,
 }
 
 #[derive(Default)]
@@ -43,7 +53,12 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let (broker, store) = open(&args.fleet, &run).await?;
+        let fleet = FleetArgs {
+            amqp: args.amqp.clone(),
+            redis: args.redis.clone(),
+            ..FleetArgs::default()
+        };
+        let (broker, store) = open(&fleet, &run).await?;
         let meta = store.meta().await?;
         if meta.is_empty() {
             anyhow::bail!(
@@ -85,15 +100,16 @@ pub fn run(args: Args) -> Result<()> {
         let budget = store.budget().await?;
         if let Some(why) = &budget.paused {
             out!(
-                "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet --budget-usd MORE`",
+                "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet {}`",
                 budget.parked,
-                args.dir.display()
+                args.dir.display(),
+                autoeval_fleet_coordinator::raised_caps(&budget, finals.len() as u64, units.len())
             );
         }
         if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
-            let cap = |c: Option<String>| c.unwrap_or_else(|| "no cap".into());
+            let cap = |c: Option<String>| c.map_or_else(|| "no cap".into(), |c| format!("cap {c}"));
             out!(
-                "  spent ${:.4} (cap {}), {} tokens (cap {})",
+                "  spent ${:.4} ({}), {} tokens ({})",
                 budget.spent_usd,
                 cap(budget.cap_usd.map(|c| format!("${c:.4}"))),
                 budget.spent_tokens,
@@ -125,6 +141,33 @@ pub fn run(args: Args) -> Result<()> {
                 s.units, s.done, s.failed, s.dead
             );
         }
+        let failed: usize = shards.values().map(|s| s.failed).sum();
+        if failed > 0 {
+            // Why, from the failed rounds themselves: the commonest first.
+            let mut why: BTreeMap<String, (u32, BTreeMap<u32, usize>)> = BTreeMap::new();
+            store
+                .scan_records(|r| {
+                    if r.verdict.is_retryable() && finals.get(&r.unit()) == Some(&r.verdict) {
+                        let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
+                        let e = why.entry(reason).or_default();
+                        e.0 += 1;
+                        *e.1.entry(r.unit().shard()).or_default() += 1;
+                    }
+                })
+                .await?;
+            let mut why: Vec<_> = why.into_iter().collect();
+            why.sort_by_key(|(_, (n, _))| std::cmp::Reverse(*n));
+            out!("  failed units by reason (shard: units):");
+            for (reason, (n, per_shard)) in why {
+                let shards: Vec<String> =
+                    per_shard.iter().map(|(s, k)| format!("{s}: {k}")).collect();
+                out!("    {n:>6} {reason} [{}]", shards.join(", "));
+            }
+            out!(
+                "  redo them once the cause is fixed: autoeval rerun {} --failed --fleet",
+                args.dir.display()
+            );
+        }
         let judging: u64 = held
             .iter()
             .filter(|((stage, _), _)| stage == "judge")
@@ -149,20 +192,27 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
         let letters = broker.dead_letters(usize::MAX).await?;
-        let mut reasons: BTreeMap<(String, String), usize> = BTreeMap::new();
+        // This run's letters by reason; the rest of the queue in one line.
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut others = std::collections::BTreeSet::new();
         for l in &letters {
-            let whose = if l.run == run {
-                "this run".to_string()
-            } else if l.run.is_empty() {
-                "no run".into()
+            if l.run == run {
+                *reasons.entry(l.reason.clone()).or_default() += 1;
             } else {
-                format!("run {}", l.run)
-            };
-            *reasons.entry((whose, l.reason.clone())).or_default() += 1;
+                others.insert(l.run.clone());
+            }
         }
-        out!("  dead letters: {}", letters.len());
-        for ((whose, reason), n) in reasons {
-            out!("    {n:>6} ({whose}): {reason}");
+        out!("  dead letters: {}", reasons.values().sum::<usize>());
+        for (reason, n) in reasons {
+            out!("    {n:>6}: {reason}");
+        }
+        if !others.is_empty() {
+            out!(
+                "  the dead-letter queue holds {} more of {} other run{} (`autoeval status` on their directories says why)",
+                letters.len() - letters.iter().filter(|l| l.run == run).count(),
+                others.len(),
+                if others.len() == 1 { "" } else { "s" }
+            );
         }
         broker.close().await;
         anyhow::Ok(())

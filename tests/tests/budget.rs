@@ -59,6 +59,16 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         "a paused run exits 75: {said}"
     );
     assert!(said.contains("is paused: the cost cap"), "{said}");
+    // The command it gives, pasted as it is, finishes the run (below).
+    let hint = said
+        .split_once("Continue it with `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(command, _)| command.to_string())
+        .unwrap_or_else(|| panic!("no command to paste: {said}"));
+    assert!(
+        hint.starts_with(&format!("autoeval resume {out} --fleet --budget-usd ")),
+        "{hint}"
+    );
 
     // status says why.
     let mut status_args = vec!["status", &out];
@@ -134,10 +144,10 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         "{said}"
     );
 
-    // Resumed with a raised cap, the run ends, each unit once, each prompt asked once.
-    let mut resume = vec!["resume", &out, "--budget-usd", more];
-    resume.extend_from_slice(&base);
-    let resumed = fleet.autoeval_output(&resume);
+    // Resumed with the pasted command, the run ends, each unit once, each prompt asked once.
+    eprintln!("pasted: {hint}");
+    let pasted: Vec<&str> = hint.split_whitespace().skip(1).collect();
+    let resumed = fleet.autoeval_output(&pasted);
     assert!(
         resumed.status.success(),
         "resume failed: {}",

@@ -197,6 +197,16 @@ fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same
     let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
     assert_eq!(ended.len(), units, "every unit has its outcome");
     assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+    // Logs that go to a file or a pipe carry no colour codes.
+    let worker_log = std::fs::read(fleet.dir.join("worker-0.log")).expect("the worker's log");
+    assert!(
+        !worker_log.is_empty() && !worker_log.contains(&0x1b),
+        "escape bytes in the worker's log"
+    );
+    assert!(
+        !first.stderr.contains(&0x1b),
+        "escape bytes in the coordinator's output"
+    );
     // A reader that stops early (`| head -1`) ends `status` quietly.
     let piped = Command::new("bash")
         .arg("-c")

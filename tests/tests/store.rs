@@ -6,7 +6,7 @@
 
 use autoeval_e2e::fleet::REDIS;
 use autoeval_proto::{ResultRecord, Verdict};
-use autoeval_redis_store::{counter_field, Budgets, Cap, RunStore};
+use autoeval_redis_store::{counter_field, Budgets, Cap, CapsSet, RunStore};
 use std::collections::BTreeMap;
 
 fn round(id: &str, round: u32, verdict: Verdict) -> ResultRecord {
@@ -169,5 +169,47 @@ async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_wh
     let now = store.budget().await.unwrap();
     assert_eq!(now.spent_tokens, 320 + 60);
     assert_eq!(now.spent_usd, 1.625 + 0.375);
+    store.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_change_of_caps_changes_nothing() {
+    let run = format!("caps-test-{}", std::process::id());
+    let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
+    let store = RunStore::new(conn.clone(), &run);
+    store.delete().await.unwrap();
+    store
+        .set_caps(Cap::Keep, Cap::To(100), false)
+        .await
+        .unwrap();
+    let paused = Budgets::new(conn).charge(&run, 0.0, 150).await.unwrap();
+    assert!(paused.is_some(), "the charge past the cap pauses the run");
+    let cap = || async { store.budget().await.unwrap().cap_tokens };
+    // Below what was spent: refused, the cap as it was.
+    assert_eq!(
+        store.set_caps(Cap::Keep, Cap::To(120), true).await.unwrap(),
+        CapsSet::Spent
+    );
+    assert_eq!(cap().await, Some(100));
+    // Above it, but not resuming: the paused run stays paused, its cap too.
+    assert_eq!(
+        store
+            .set_caps(Cap::Keep, Cap::To(1_000), false)
+            .await
+            .unwrap(),
+        CapsSet::Paused
+    );
+    assert_eq!(cap().await, Some(100));
+    assert!(store.budget().await.unwrap().paused.is_some());
+    // Resumed with more: the new cap, and the run goes on.
+    assert_eq!(
+        store
+            .set_caps(Cap::Keep, Cap::To(1_000), true)
+            .await
+            .unwrap(),
+        CapsSet::Resumed(Vec::new())
+    );
+    let now = store.budget().await.unwrap();
+    assert_eq!((now.cap_tokens, now.paused), (Some(1_000), None));
     store.delete().await.unwrap();
 }

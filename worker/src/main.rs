@@ -47,7 +47,7 @@ pub struct Args {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
-    autoeval_telemetry::init_logs("info,lapin=warn");
+    autoeval_telemetry::init_logs("info");
     let args = Args::parse();
     let runtime = autoeval_service::runtime(args.service.threads)?;
     runtime.block_on(serve::run(args))

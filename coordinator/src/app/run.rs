@@ -28,14 +28,26 @@ pub struct Incomplete {
     pub dir: PathBuf,
     /// Whether the run runs on a fleet (redone through it).
     pub fleet: bool,
+    /// The commonest reasons they failed, with how many rounds each.
+    pub causes: Vec<(String, usize)>,
 }
 
 impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rounds ended in an API failure or a verifier error and are not counted; once the cause is fixed, redo them with: autoeval rerun {} --failed{}",
+            "{} rounds ended in an API failure or a verifier error and are not counted{}; once the cause is fixed, redo them with: autoeval rerun {} --failed{}",
             self.failed,
+            if self.causes.is_empty() {
+                String::new()
+            } else {
+                let each: Vec<String> = self
+                    .causes
+                    .iter()
+                    .map(|(why, n)| format!("{why} ({n})"))
+                    .collect();
+                format!(" (most often: {})", each.join("; "))
+            },
             self.dir.display(),
             if self.fleet { " --fleet" } else { "" }
         )
@@ -194,22 +206,40 @@ pub fn finish(
             times.record_s,
             peak_memory_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB")),
         );
-        eprint!("{}", autoeval_report::terminal_summary(&summary));
+        print!("{}", autoeval_report::terminal_summary(&summary));
     }
     println!("report: {}", report.display());
-    let failed = records
+    let failed: Vec<_> = records
         .iter()
         .filter(|r| r.verdict.is_infrastructure_failure())
-        .count();
-    if failed > 0 {
+        .collect();
+    if !failed.is_empty() {
         return Err(Incomplete {
-            failed,
+            failed: failed.len(),
             dir: dir.0.clone(),
             fleet: dir.is_fleet(),
+            causes: commonest_causes(&failed),
         }
         .into());
     }
     Ok(())
+}
+
+/// The three commonest reasons among `failed`, with how many rounds each, commonest first.
+fn commonest_causes(failed: &[&autoeval_proto::ResultRecord]) -> Vec<(String, usize)> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in failed {
+        *counts
+            .entry(r.reason.as_deref().unwrap_or("no reason recorded"))
+            .or_default() += 1;
+    }
+    let mut causes: Vec<(String, usize)> = counts
+        .into_iter()
+        .map(|(why, n)| (why.to_string(), n))
+        .collect();
+    causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    causes.truncate(3);
+    causes
 }
 
 /// Runs `settings` on the fleet as `mode` says, and writes the summary and

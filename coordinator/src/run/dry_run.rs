@@ -76,7 +76,7 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         let cost = if spec.is_builtin() {
             Some(0.0)
         } else {
-            prices.cost(&spec.model(), e.usage)
+            prices.cost_of(&spec, e.usage)
         };
         let shown = match cost {
             Some(c) => {

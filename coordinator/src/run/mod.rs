@@ -59,6 +59,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(d) => d.clone(),
         None => Path::new("runs").join(settings.default_dir_name()),
     };
+    warn_unmatched_prices(&settings);
     if args.dry_run {
         let items = load_items(&settings)?.0;
         print!("{}", dry_run::plan(&settings, &items)?);
@@ -79,4 +80,30 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     execute(&RunDir(dir), &settings, display)
+}
+
+/// Warns of each entry of the run's price file that prices none of its
+/// models: a misspelt key would otherwise leave a model unpriced in silence.
+fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
+    let Some(path) = &settings.prices else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return; // reading it again fails with its own message
+    };
+    let specs: Vec<_> = settings
+        .plan
+        .models
+        .iter()
+        .filter_map(|m| autoeval_models::ModelSpec::parse_with_settings(m).ok())
+        .map(|(spec, _)| spec)
+        .collect();
+    let unmatched = autoeval_models::PriceTable::unmatched(&text, &specs);
+    if !unmatched.is_empty() {
+        eprintln!(
+            "warning: {} prices no model of this run: {} (a key is a model spec as written, e.g. openai-compatible:NAME@URL, or a model's name, e.g. NAME)",
+            path.display(),
+            unmatched.join(", ")
+        );
+    }
 }

@@ -33,6 +33,8 @@ pub enum Ending {
         why: String,
         /// Units with a final outcome.
         done: u64,
+        /// Caps that would let it go on, as flags (`--budget-usd 4.00`).
+        more: String,
     },
     /// The operator stopped following (Ctrl-C); the fleet goes on with the run.
     Detached,
@@ -340,6 +342,7 @@ pub async fn follow(
         }
         if let Ok(budget) = store.budget().await {
             reconciler.saw_budget(budget.clone());
+            let seen = budget.clone();
             if let Some(why) = budget.paused {
                 // Tasks in hand finish (and are recorded) before the run is called paused.
                 quiet(store).await;
@@ -349,8 +352,11 @@ pub async fn follow(
                 if let Some(why) = budget.halted {
                     return Ok(Ending::Halted { why });
                 }
+                // Caps for the rest from what the run spent and did once its tasks in hand ended.
                 let done = store.done().await.unwrap_or(done);
-                return Ok(Ending::Paused { why, done });
+                let spent = store.budget().await.unwrap_or(seen);
+                let more = crate::raised_caps(&spent, done, units);
+                return Ok(Ending::Paused { why, done, more });
             }
         }
         if recorded != last_recorded {

@@ -18,7 +18,7 @@ use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::TranslateTask;
 use autoeval_proto::{ResultRecord, RoundKey};
-use autoeval_redis_store::{Cap, CapsSet, RunStore};
+use autoeval_redis_store::{Budget, Cap, CapsSet, RunStore};
 use autoeval_run_dir::{claim_dir, run_name, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
 use autoeval_run_settings::{load_items, stage_settings};
@@ -138,15 +138,41 @@ pub struct Paused {
     pub units: usize,
     /// Its directory.
     pub dir: String,
+    /// Caps that would let it go on, as flags.
+    pub more: String,
 }
 
 impl std::fmt::Display for Paused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "run {} is paused: {}; {} of {} units are done. Continue it with `autoeval resume {} --fleet --budget-usd MORE` (or --budget-tokens MORE)",
-            self.run, self.why, self.done, self.units, self.dir
+            "run {} is paused: {}; {} of {} units are done. Continue it with `autoeval resume {} --fleet {}` (or caps of your choosing)",
+            self.run, self.why, self.done, self.units, self.dir, self.more
         )
+    }
+}
+
+/// Caps for the whole run at twice the rate spent so far (`done` of
+/// `units` cost what `budget` spent; units differ in cost, and the first
+/// done may be the cheap ones), and never less than twice the caps it has,
+/// as the flags of `resume`: a hint that works when pasted.
+pub fn raised_caps(budget: &Budget, done: u64, units: usize) -> String {
+    let whole = if done == 0 {
+        2.0
+    } else {
+        (units as f64 / done as f64).max(1.0) * 2.0
+    };
+    let usd = |cap: f64| (2.0 * cap).max(budget.spent_usd * whole).max(0.01);
+    let tokens = |cap: u64| {
+        ((2 * cap) as f64)
+            .max(budget.spent_tokens as f64 * whole)
+            .ceil() as u64
+    };
+    match (budget.cap_usd, budget.cap_tokens) {
+        (Some(u), Some(t)) => format!("--budget-usd {:.2} --budget-tokens {}", usd(u), tokens(t)),
+        (None, Some(t)) => format!("--budget-tokens {}", tokens(t)),
+        (Some(u), None) => format!("--budget-usd {:.2}", usd(u)),
+        (None, None) => format!("--budget-usd {:.2}", usd(0.0).max(1.0)),
     }
 }
 
@@ -355,15 +381,23 @@ pub fn execute(
                 CapsSet::Spent => {
                     let b = store.budget().await?;
                     bail!(
-                        "the run has already spent ${:.4} and {} tokens, which its caps do not exceed; give more",
+                        "the run has already spent ${:.4} and {} tokens, as much as the caps given allow; nothing was changed. Give caps above that, e.g. `autoeval resume {} --fleet --budget-usd {:.2}` (or --budget-tokens {})",
                         b.spent_usd,
-                        b.spent_tokens
+                        b.spent_tokens,
+                        dir.0.display(),
+                        (b.spent_usd * 1.5).max(b.spent_usd + 1.0),
+                        b.spent_tokens.saturating_mul(3) / 2 + 1
                     );
                 }
-                CapsSet::Paused => bail!(
-                    "run {run} is paused at its budget; continue it with `autoeval resume {} --fleet --budget-usd MORE`",
-                    dir.0.display()
-                ),
+                CapsSet::Paused => {
+                    let b = store.budget().await?;
+                    let done = store.done().await?;
+                    bail!(
+                        "run {run} is paused at its budget; continue it with `autoeval resume {} --fleet {}`",
+                        dir.0.display(),
+                        raised_caps(&b, done, units)
+                    )
+                }
                 CapsSet::Running => {}
                 CapsSet::Resumed(tasks) => parked = Some(tasks),
             }
@@ -442,7 +476,7 @@ pub fn execute(
         // What was recorded is written; the rest waits for the cause to be fixed.
         return Err(autoeval_run_dir::halted_error(why, dir, true).into());
     }
-    if let Ending::Paused { why, done } = ending {
+    if let Ending::Paused { why, done, more } = ending {
         // What was recorded is written; the report waits for the whole run.
         return Err(Paused {
             run,
@@ -450,6 +484,7 @@ pub fn execute(
             done,
             units,
             dir: dir.0.display().to_string(),
+            more,
         }
         .into());
     }
@@ -490,7 +525,7 @@ fn refuse_unpriced(settings: &Resolved) -> Result<()> {
     let prices = stage_settings(settings)?.prices;
     for model in &settings.plan.models {
         let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
-        if !spec.is_builtin() && prices.price(&spec.model()).is_none() {
+        if !spec.is_builtin() && prices.price_of(&spec).is_none() {
             bail!(
                 "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
                 spec.model(),

@@ -387,7 +387,7 @@ impl Backend {
         });
         let cost = match builtin {
             Some(zero) => Some(zero),
-            None => self.options.prices.cost(&self.spec.model(), usage),
+            None => self.options.prices.cost_of(&self.spec, usage),
         };
         if let Some(o) = &self.options.observer {
             o.paid(&self.spec, usage, cost);

@@ -69,6 +69,52 @@ impl PriceTable {
         self.models.get(undated).copied()
     }
 
+    /// The price of the model `spec` calls: an entry keyed by the spec as
+    /// written (`openai-compatible:qwen2.5@http://…`), else by its model's
+    /// name (dated snapshots as in [`PriceTable::price`]).
+    pub fn price_of(&self, spec: &crate::ModelSpec) -> Option<Price> {
+        self.models
+            .get(&spec.to_string())
+            .copied()
+            .or_else(|| self.price(&spec.model()))
+    }
+
+    /// Cost of `usage` on the model `spec` calls, when the table prices it.
+    pub fn cost_of(&self, spec: &crate::ModelSpec, usage: Usage) -> Option<f64> {
+        let p = self.price_of(spec)?;
+        Some(
+            (usage.prompt_tokens as f64 * p.input + usage.completion_tokens as f64 * p.output)
+                / 1e6,
+        )
+    }
+
+    /// The entries of a price file (`json`) that price none of `specs`: a
+    /// key that matches nothing is most likely misspelt.
+    pub fn unmatched(json: &str, specs: &[crate::ModelSpec]) -> Vec<String> {
+        let keys: Vec<String> = match serde_json::from_str(json) {
+            Ok(PriceFile::Dated { models, .. }) | Ok(PriceFile::Bare(models)) => {
+                models.into_keys().collect()
+            }
+            Err(_) => return Vec::new(),
+        };
+        keys.into_iter()
+            .filter(|key| {
+                let alone = PriceTable {
+                    taken: None,
+                    models: [(
+                        key.clone(),
+                        Price {
+                            input: 0.0,
+                            output: 0.0,
+                        },
+                    )]
+                    .into(),
+                };
+                !specs.iter().any(|s| alone.price_of(s).is_some())
+            })
+            .collect()
+    }
+
     /// Cost of `usage` on `model`, when the table knows the model.
     pub fn cost(&self, model: &str, usage: Usage) -> Option<f64> {
         let p = self.price(model)?;

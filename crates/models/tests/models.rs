@@ -151,6 +151,36 @@ fn prices_are_extensible() {
 }
 
 #[test]
+fn a_price_matches_by_spec_as_written_or_by_model_name_and_a_stray_entry_is_named() {
+    let usage = Usage {
+        prompt_tokens: 2_000_000,
+        completion_tokens: 1_000_000,
+    };
+    let local: ModelSpec = "openai-compatible:qwen@http://127.0.0.1:8080/v1"
+        .parse()
+        .unwrap();
+    let file = r#"{"openai-compatible:qwen@http://127.0.0.1:8080/v1": {"input": 1.0, "output": 3.0},
+                   "gpt-4o-mini": {"input": 0.15, "output": 0.6},
+                   "qwen-typo": {"input": 9.0, "output": 9.0}}"#;
+    let table = PriceTable::builtin().extended_with(file).unwrap();
+    let near = |got: Option<f64>, want: f64| got.is_some_and(|g| (g - want).abs() < 1e-9);
+    // 2 Mtok in at $1 and 1 Mtok out at $3.
+    assert!(near(table.cost_of(&local, usage), 2.0 + 3.0));
+    let mini: ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
+    assert!(near(table.cost_of(&mini, usage), 2.0 * 0.15 + 0.6));
+    let other: ModelSpec = "openai-compatible:qwen@http://10.0.0.1/v1".parse().unwrap();
+    assert_eq!(
+        table.cost_of(&other, usage),
+        None,
+        "another server's qwen is not priced"
+    );
+    assert_eq!(
+        PriceTable::unmatched(file, &[local, mini]),
+        vec!["qwen-typo".to_string()]
+    );
+}
+
+#[test]
 fn backoff_grows_is_jittered_capped_and_yields_to_retry_after() {
     let p = RetryPolicy {
         max_attempts: 5,

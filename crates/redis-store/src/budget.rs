@@ -44,9 +44,9 @@ local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
 local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
 local why = false
 if cap_usd and usd >= cap_usd then
-  why = string.format('the cost cap of $%.4f is reached ($%.4f spent)', cap_usd, usd)
+  why = string.format('the cost cap of $%.4f is reached', cap_usd)
 elseif cap_tokens and tokens >= cap_tokens then
-  why = string.format('the token cap of %d is reached (%d spent)', cap_tokens, tokens)
+  why = string.format('the token cap of %d is reached', cap_tokens)
 end
 if why then redis.call('HSET', KEYS[1], 'paused', why) end
 return why
@@ -83,32 +83,33 @@ return 1
 ";
 
 // Caps: ARGV[1] (USD) and ARGV[2] (tokens), '' keeping a cap, '-' removing it.
-// Reached: answers 'spent' (and pauses the run). Otherwise, resuming
+// Reached: answers 'spent' and changes nothing. Otherwise, resuming
 // (ARGV[3] == '1'): unpauses the run and answers the tasks set aside, which
 // stay in their set until their publish is confirmed (`unpark`), so a crash
 // in between leaves them to the next resume. Not resuming, a paused run
-// stays paused: 'paused'.
+// stays paused, its caps as they were: 'paused'.
 const SET_CAPS: &str = r"
 local function cap(field, value)
+  if value == '-' then return nil end
+  if value == '' then return tonumber(redis.call('HGET', KEYS[1], field) or '') end
+  return tonumber(value)
+end
+local cap_usd = cap('cap_usd', ARGV[1])
+local cap_tokens = cap('cap_tokens', ARGV[2])
+local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
+-- Refused, nothing changes: not the caps, not the run's state.
+if (cap_usd and usd >= cap_usd) or (cap_tokens and tokens >= cap_tokens) then
+  return {'spent'}
+end
+if ARGV[3] ~= '1' and redis.call('HGET', KEYS[1], 'paused') then return {'paused'} end
+local function set(field, value)
   if value == '-' then redis.call('HDEL', KEYS[1], field)
   elseif value ~= '' then redis.call('HSET', KEYS[1], field, value) end
 end
-cap('cap_usd', ARGV[1])
-cap('cap_tokens', ARGV[2])
-local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
-local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
-local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
-if (cap_usd and usd >= cap_usd) or (cap_tokens and tokens >= cap_tokens) then
-  if not redis.call('HGET', KEYS[1], 'paused') then
-    redis.call('HSET', KEYS[1], 'paused', 'the budget given is already spent')
-  end
-  return {'spent'}
-end
-if ARGV[3] ~= '1' then
-  if redis.call('HGET', KEYS[1], 'paused') then return {'paused'} end
-  return {'running'}
-end
+set('cap_usd', ARGV[1])
+set('cap_tokens', ARGV[2])
+if ARGV[3] ~= '1' then return {'running'} end
 if redis.call('HEXISTS', KEYS[1], 'halted') == 1 then redis.call('HINCRBY', KEYS[1], 'lifts', 1) end
 redis.call('HDEL', KEYS[1], 'paused', 'halted')
 local parked = redis.call('SMEMBERS', KEYS[2])
@@ -165,7 +166,7 @@ impl<T: ToString> Cap<T> {
 /// What setting the caps did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CapsSet {
-    /// The run has already spent what the caps allow; it is (or stays) paused.
+    /// The run has already spent what the caps asked for allow; nothing was changed.
     Spent,
     /// The run is paused, and only `resume` continues it.
     Paused,

@@ -37,6 +37,14 @@ pub enum StoreError {
         /// Why.
         source: redis::RedisError,
     },
+    /// Redis is not there at the address given.
+    #[error("cannot reach Redis at {url} ({detail}); start it, or point --redis (or AUTOEVAL_REDIS) at it")]
+    Unreachable {
+        /// Where, without a password.
+        url: String,
+        /// Why, in one line.
+        detail: String,
+    },
     /// A stored value is not what this build writes.
     #[error("redis holds an unreadable {what}: {detail}")]
     Corrupt {
@@ -54,10 +62,39 @@ fn redis_err(what: impl Into<String>) -> impl FnOnce(redis::RedisError) -> Store
 
 /// Connects to Redis; the connection reconnects by itself when Redis comes back.
 pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
-    let client = redis::Client::open(url).map_err(redis_err("read the Redis URL"))?;
+    let unreachable = |detail: String| StoreError::Unreachable {
+        url: without_password(url),
+        detail,
+    };
+    let client = redis::Client::open(url).map_err(|e| unreachable(e.to_string()))?;
     ConnectionManager::new(client)
         .await
-        .map_err(redis_err(format!("connect to {url}")))
+        .map_err(|e| unreachable(once_each(&e.to_string())))
+}
+
+/// A message whose parts (`a: b: b`) repeat, each part once.
+fn once_each(message: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in message.split(": ") {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(": ")
+}
+
+/// `url` with any password replaced by `***`, for messages.
+fn without_password(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(at)) if at > scheme.len() + 3 => {
+            let user = rest[..at - scheme.len() - 3]
+                .split(':')
+                .next()
+                .unwrap_or("");
+            format!("{scheme}://{user}:***@{}", &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
 }
 
 // Each round is five arguments: field, record, counter, unit, final verdict
@@ -446,5 +483,26 @@ impl RunStore {
         conn.del::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::{once_each, without_password};
+
+    #[test]
+    fn a_redis_url_is_shown_without_its_password_and_a_cause_once() {
+        assert_eq!(
+            without_password("redis://app:s3cret@redis.internal:6379/0"),
+            "redis://app:***@redis.internal:6379/0"
+        );
+        assert_eq!(
+            without_password("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+        assert_eq!(
+            once_each("Connection refused (os error 111): Connection refused (os error 111)"),
+            "Connection refused (os error 111)"
+        );
     }
 }

@@ -110,7 +110,10 @@ impl<R: Registry> RunTranslators<R> {
 
 impl<R: Registry> Stages<Translator> for RunTranslators<R> {
     async fn stage(&self, run: &str) -> Result<Arc<Translator>, SetupError> {
-        let cached = self.built.lock().await.get(run).cloned();
+        // Held while a stage is built: bundles arriving together share one
+        // translator (one set of backends, one halt) instead of racing to build several.
+        let mut built = self.built.lock().await;
+        let cached = built.get(run).cloned();
         let mut lifts = 0;
         if let Some((s, built_under)) = cached {
             if s.halted().is_none() {
@@ -127,10 +130,7 @@ impl<R: Registry> Stages<Translator> for RunTranslators<R> {
             lifts = now;
         }
         let stage = self.build(run).await?;
-        self.built
-            .lock()
-            .await
-            .insert(run.to_string(), (stage.clone(), lifts));
+        built.insert(run.to_string(), (stage.clone(), lifts));
         Ok(stage)
     }
 }
@@ -160,7 +160,9 @@ impl<R: Registry> Judges for RunJudges<R> {
 
     async fn judge(&self, run: &str, judge: &JudgeKey) -> Result<Arc<Judging>, SetupError> {
         let id = (run.to_string(), judge.clone());
-        if let Some(j) = self.built.lock().await.get(&id) {
+        // Held while the judge is built, so that one backend serves it.
+        let mut judges = self.built.lock().await;
+        if let Some(j) = judges.get(&id) {
             return Ok(j.clone());
         }
         let settings = self.registry.judge_settings(run, judge).await?;
@@ -177,7 +179,7 @@ impl<R: Registry> Judges for RunJudges<R> {
             backend: Arc::new(backend),
             templates: self.templates.clone(),
         });
-        self.built.lock().await.insert(id, built.clone());
+        judges.insert(id, built.clone());
         Ok(built)
     }
 }

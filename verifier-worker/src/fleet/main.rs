@@ -44,7 +44,7 @@ pub struct Args {
 }
 
 fn main() -> Result<()> {
-    autoeval_telemetry::init_logs("info,lapin=warn");
+    autoeval_telemetry::init_logs("info");
     let args = Args::parse();
     if args.prover_child {
         return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);

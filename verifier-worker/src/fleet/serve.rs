@@ -37,7 +37,9 @@ const OWN_MEMORY_MB: u64 = 512;
 
 impl Stages<VerifyStage> for RunStages {
     async fn stage(&self, run: &str) -> Result<Arc<VerifyStage>, SetupError> {
-        if let Some(s) = self.built.lock().await.get(run) {
+        // Held while the stage is built: bundles arriving together build it (and warn) once.
+        let mut built = self.built.lock().await;
+        if let Some(s) = built.get(run) {
             return Ok(s.clone());
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
@@ -60,10 +62,7 @@ impl Stages<VerifyStage> for RunStages {
                     message: format!("run {run:?}: {e}"),
                 })?,
         );
-        self.built
-            .lock()
-            .await
-            .insert(run.to_string(), stage.clone());
+        built.insert(run.to_string(), stage.clone());
         Ok(stage)
     }
 }
