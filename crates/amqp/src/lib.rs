@@ -424,10 +424,12 @@ impl Broker {
                 payload,
                 properties,
             )
-            .bounded(format!("publish to {routing_key}"))
-            .await?
-            .bounded(format!("confirm a publish to {routing_key}"))
-            .await?;
+            // Bounded by the caller's CONFIRM_TIMEOUT, which also closes the
+            // connection so that what it held returns to the queues.
+            .await
+            .map_err(amqp(format!("publish to {routing_key}")))?
+            .await
+            .map_err(amqp(format!("confirm a publish to {routing_key}")))?;
         if confirm.is_nack() {
             return Err(BrokerError::Nacked {
                 routing_key: routing_key.into(),
