@@ -176,19 +176,23 @@ pub fn run(args: Args) -> Result<()> {
         if judging > 0 {
             out!("  judge questions in hand: {judging}");
         }
-        let queues: Vec<String> = settings
+        let queues: Vec<(String, String)> = settings
             .plan
             .models
             .iter()
-            .map(|m| translate_queue(m))
-            .chain([VERIFY_QUEUE.to_string()])
+            .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
+            .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())])
             .collect();
-        let width = queues.iter().map(String::len).max().unwrap_or(0);
+        let width = queues.iter().map(|(q, _)| q.len()).max().unwrap_or(0);
         out!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
-        for q in &queues {
+        for (q, serve) in &queues {
             match broker.depth(q).await? {
+                Some((ready, 0)) if ready > 0 => out!(
+                    "  {q:<width$} {ready:>7} {:>9}  nothing takes these: start `{serve}`",
+                    0
+                ),
                 Some((ready, consumers)) => out!("  {q:<width$} {ready:>7} {consumers:>9}"),
-                None => out!("  {q:<width$}       - (no worker has declared it)"),
+                None => out!("  {q:<width$}       - (no worker has declared it: start `{serve}`)"),
             }
         }
         let letters = broker.dead_letters(usize::MAX).await?;

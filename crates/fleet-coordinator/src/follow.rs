@@ -40,6 +40,11 @@ pub enum Ending {
     Detached,
 }
 
+/// How long a stage with tasks goes without a consumer before the progress line names it.
+const NAME_WAIT_AFTER: Duration = Duration::from_secs(5);
+/// How long without a round recorded before the progress line names the stall.
+const NAME_STALL_AFTER: Duration = Duration::from_secs(30);
+
 /// Quiet time, with the queues empty, before the dead letters are counted.
 const SETTLE: Duration = Duration::from_secs(3);
 
@@ -175,22 +180,35 @@ pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
 
 /// Messages ready in the run's stage queues; every depth read, the
 /// dead-letter queue's included, goes to the gauges.
-async fn queued(broker: &Broker, models: &[String], gauges: &RunGauges<'_>) -> Result<u64> {
+async fn queued(
+    broker: &Broker,
+    models: &[String],
+    gauges: &RunGauges<'_>,
+) -> Result<(u64, Vec<String>)> {
     let mut total = 0u64;
-    for q in models
+    let mut unserved = Vec::new();
+    let stages = models
         .iter()
-        .map(|m| translate_queue(m))
-        .chain([VERIFY_QUEUE.to_string()])
-    {
-        if let Some((ready, consumers)) = broker.depth(&q).await? {
-            total += u64::from(ready);
-            gauges.queue(&q, ready, consumers);
+        .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
+        .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())]);
+    for (q, serve) in stages {
+        match broker.depth(&q).await? {
+            Some((ready, consumers)) => {
+                total += u64::from(ready);
+                gauges.queue(&q, ready, consumers);
+                if ready > 0 && consumers == 0 {
+                    unserved.push(format!(
+                        "{ready} bundles in {q} and nothing takes them (start `{serve}`)"
+                    ));
+                }
+            }
+            None => unserved.push(format!("no {q} yet (start `{serve}`)")),
         }
     }
     if let Some((ready, consumers)) = broker.depth(DEAD_QUEUE).await? {
         gauges.queue(DEAD_QUEUE, ready, consumers);
     }
-    Ok(total)
+    Ok((total, unserved))
 }
 
 /// A quiet run with nothing queued: ended if its units left are all dead
@@ -291,6 +309,8 @@ pub async fn follow(
     } = watch;
     let mut broker = Arc::new(broker);
     let mut last_change = Instant::now();
+    // Since when a stage has had tasks and no consumer.
+    let mut unserved_since: Option<Instant> = None;
     let mut last_recorded = u64::MAX;
     let mut state_checked = Instant::now();
     loop {
@@ -319,7 +339,24 @@ pub async fn follow(
         gauges.progress(done);
         gauges.rounds(&counts);
         let waiting = match queued(&broker, models, &*gauges).await {
-            Ok(n) => n,
+            Ok((n, unserved)) => {
+                // Named in the progress line once it lasts: a moment between
+                // a consumer's reconnects is no news.
+                let since = *unserved_since.get_or_insert_with(Instant::now);
+                if unserved.is_empty() {
+                    unserved_since = None;
+                }
+                let stood = last_change.elapsed();
+                let why = if !unserved.is_empty() && since.elapsed() >= NAME_WAIT_AFTER {
+                    unserved.join("; ")
+                } else if stood >= NAME_STALL_AFTER {
+                    format!("no round recorded for {} s", stood.as_secs())
+                } else {
+                    String::new()
+                };
+                progress.waiting_on(&why);
+                n
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "lost the broker; reconnecting");
                 broker = Arc::new(

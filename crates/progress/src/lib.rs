@@ -40,6 +40,8 @@ struct Tally {
     recorded: AtomicUsize,
     equivalent: AtomicUsize,
     measured: AtomicUsize,
+    /// What the run waits on, when it waits (a stage nobody consumes, a stall).
+    waiting_on: std::sync::Mutex<String>,
 }
 
 /// Counts rounds and draws them.
@@ -94,6 +96,17 @@ impl Progress {
         }
     }
 
+    /// Names what the run waits on in the progress line (empty: nothing).
+    pub fn waiting_on(&self, why: &str) {
+        if let Ok(mut w) = self.tally.waiting_on.lock() {
+            if *w == why {
+                return;
+            }
+            *w = why.to_string();
+        }
+        self.translate.set_message(why.to_string());
+    }
+
     /// Stops drawing.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -115,11 +128,23 @@ fn accuracy(t: &Tally) -> String {
 
 fn line(t: &Tally, total: usize, elapsed: Duration) -> String {
     let done = t.recorded.load(Ordering::Relaxed);
+    let waiting = t
+        .waiting_on
+        .lock()
+        .map(|w| {
+            if w.is_empty() {
+                String::new()
+            } else {
+                format!("; waiting: {w}")
+            }
+        })
+        .unwrap_or_default();
+    let accuracy = accuracy(t);
     format!(
-        "run: {} translated, {done}/{total} verified ({}/s) {}",
+        "run: {} translated, {done}/{total} verified ({}/s){}{accuracy}{waiting}",
         t.translated.load(Ordering::Relaxed),
         rate(done as f64 / elapsed.as_secs_f64().max(1e-9)),
-        accuracy(t)
+        if accuracy.is_empty() { "" } else { " " },
     )
 }
 
