@@ -95,13 +95,7 @@ fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_fini
         first.iter().all(|r| r.verdict == Verdict::ApiFailure),
         "only failed calls are recorded"
     );
-    let store = fleet.store();
-    let units: usize = fleet
-        .block_on(store.meta())
-        .expect("the run's meta")
-        .get(autoeval_proto::meta::UNITS)
-        .and_then(|u| u.parse().ok())
-        .expect("the run's unit count");
+    let units = unit_count(&fleet);
     assert!(
         first.len() < units && plan_units < units,
         "a halt leaves units pending: {} and {plan_units} recorded of {units}",
@@ -109,22 +103,7 @@ fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_fini
     );
 
     // The line's command, once the server is back, finishes the run.
-    fleet.start_mock(&[]);
-
-    let out = fleet.out.to_string_lossy().into_owned();
-    let rerun = [
-        "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
-    ];
-    let finished = fleet.autoeval_output(&rerun);
-    assert!(
-        finished.status.success(),
-        "{}",
-        String::from_utf8_lossy(&finished.stderr)
-    );
-    let last = records(&fleet.out);
-    let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
-    assert_eq!(ended.len(), units, "every unit has its outcome");
-    assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+    rerun_once_the_server_is_back(&mut fleet);
 }
 
 #[test]
@@ -176,27 +155,7 @@ fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same
 
     // The provider is back: the printed command finishes the run, with the
     // workers that saw the outage.
-    fleet.start_mock(&[]);
-    let rerun = [
-        "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
-    ];
-    let finished = fleet.autoeval_output(&rerun);
-    assert!(
-        finished.status.success(),
-        "{}",
-        String::from_utf8_lossy(&finished.stderr)
-    );
-    let store = fleet.store();
-    let units: usize = fleet
-        .block_on(store.meta())
-        .expect("the run's meta")
-        .get(autoeval_proto::meta::UNITS)
-        .and_then(|u| u.parse().ok())
-        .expect("the run's unit count");
-    let last = records(&fleet.out);
-    let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
-    assert_eq!(ended.len(), units, "every unit has its outcome");
-    assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+    rerun_once_the_server_is_back(&mut fleet);
     // Logs that go to a file or a pipe carry no colour codes.
     let worker_log = std::fs::read(fleet.dir.join("worker-0.log")).expect("the worker's log");
     assert!(
@@ -226,4 +185,34 @@ fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same
             "no service was restarted"
         );
     }
+}
+
+/// The run's unit count, as its registration in Redis says.
+fn unit_count(fleet: &Fleet) -> usize {
+    fleet
+        .block_on(fleet.store().meta())
+        .expect("the run's meta")
+        .get(autoeval_proto::meta::UNITS)
+        .and_then(|u| u.parse().ok())
+        .expect("the run's unit count")
+}
+
+/// Starts the mock server again and runs `autoeval rerun DIR --failed
+/// --fleet`: it must succeed and leave every unit of the run equivalent.
+fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
+    fleet.start_mock(&[]);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let rerun = [
+        "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
+    ];
+    let finished = fleet.autoeval_output(&rerun);
+    assert!(
+        finished.status.success(),
+        "{}",
+        String::from_utf8_lossy(&finished.stderr)
+    );
+    let last = records(&fleet.out);
+    let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
+    assert_eq!(ended.len(), unit_count(fleet), "every unit has its outcome");
+    assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
 }
