@@ -119,8 +119,11 @@ fn main() -> std::process::ExitCode {
 }
 
 fn dispatch() -> anyhow::Result<()> {
-    match Cli::parse().command {
-        Command::Run(args) => run::run(*args),
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match cli.command {
+        Command::Run(args) => run::run(*args, matches.subcommand_matches("run")),
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Resume(args) => resume::run(args),

@@ -19,7 +19,8 @@ pub struct Args {
     /// The run's settings; each overrides the config file's.
     #[command(flatten)]
     settings: RunConfig,
-    /// TOML file with any of the settings above (keys are the flag names: per-bucket = 5),
+    /// TOML file with any of this command's flags (keys are the long flag names: per-bucket = 5,
+    /// model = ["reference"], fleet = true, budget-usd = 2.5; a flag given here wins),
     /// and per-model settings as [model."SPEC"] tables (temperature, max-tokens, seed,
     /// reasoning, system, concurrency, request-timeout-s, requests-per-minute, tokens-per-minute, extra = { top_p = 0.9 }).
     #[arg(long)]
@@ -48,11 +49,105 @@ pub struct Args {
     budget: autoeval_fleet_coordinator::BudgetArgs,
 }
 
-/// Runs `autoeval run`.
-pub fn run(args: Args) -> Result<()> {
+/// The flags of `autoeval run` that are not the run's settings, as the
+/// config file may also give them. A flag given on the command line (or its
+/// environment variable) wins over the file.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct CommandKeys {
+    out: Option<PathBuf>,
+    dry_run: Option<bool>,
+    quiet: Option<bool>,
+    plain: Option<bool>,
+    log_every: Option<u64>,
+    fleet: Option<bool>,
+    amqp: Option<String>,
+    redis: Option<String>,
+    worker_wait_s: Option<u64>,
+    #[serde(alias = "metrics-addr")]
+    health_addr: Option<String>,
+    linger_s: Option<u64>,
+    budget_usd: Option<f64>,
+    budget_tokens: Option<u64>,
+    no_budget: Option<bool>,
+}
+
+/// The keys of [`CommandKeys`] as the file spells them.
+const COMMAND_KEYS: [&str; 15] = [
+    "out",
+    "dry-run",
+    "quiet",
+    "plain",
+    "log-every",
+    "fleet",
+    "amqp",
+    "redis",
+    "worker-wait-s",
+    "health-addr",
+    "metrics-addr",
+    "linger-s",
+    "budget-usd",
+    "budget-tokens",
+    "no-budget",
+];
+
+impl Args {
+    /// Takes each of the file's command keys whose flag was not given.
+    fn complete_from(&mut self, file: CommandKeys, matches: Option<&clap::ArgMatches>) {
+        use clap::parser::ValueSource;
+        let given = |id: &str| {
+            matches.is_some_and(|m| {
+                matches!(
+                    m.value_source(id),
+                    Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+                )
+            })
+        };
+        macro_rules! take {
+            ($($key:ident => $field:expr, $wrap:expr;)*) => {$(
+                if let Some(value) = file.$key {
+                    if !given(stringify!($key)) {
+                        $field = $wrap(value);
+                    }
+                }
+            )*};
+        }
+        take! {
+            out => self.out, Some;
+            dry_run => self.dry_run, std::convert::identity;
+            quiet => self.quiet, std::convert::identity;
+            plain => self.plain, std::convert::identity;
+            log_every => self.log_every, std::convert::identity;
+            fleet => self.fleet.fleet, std::convert::identity;
+            amqp => self.fleet.amqp, std::convert::identity;
+            redis => self.fleet.redis, std::convert::identity;
+            worker_wait_s => self.fleet.worker_wait_s, std::convert::identity;
+            health_addr => self.fleet.health_addr, Some;
+            linger_s => self.fleet.linger_s, std::convert::identity;
+        }
+        // Caps given on the command line replace the file's caps and its
+        // no-budget alike, and the other way round.
+        if !(given("budget_usd") || given("budget_tokens") || given("no_budget")) {
+            self.budget.budget_usd = file.budget_usd;
+            self.budget.budget_tokens = file.budget_tokens;
+            self.budget.no_budget = file.no_budget.unwrap_or(false);
+        }
+    }
+}
+
+/// Runs `autoeval run`; `matches` tell which flags the command line gave.
+pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let mut config = RunConfig::default();
-    if let Some(path) = &args.config {
-        config = RunConfig::read(path)?;
+    if let Some(path) = args.config.clone() {
+        let (file, own) = RunConfig::read_with::<CommandKeys>(&path, &COMMAND_KEYS)?;
+        config = file;
+        args.complete_from(own, matches);
+        if args.budget.no_budget && args.budget.capped() {
+            bail!(
+                "{} gives both a budget and no-budget = true; keep one",
+                path.display()
+            );
+        }
     }
     let settings = resolve_settings(config.overridden_by(args.settings.clone()))?;
     let dir = match &args.out {

@@ -105,6 +105,11 @@ pub struct RunConfig {
     pub model: Option<BTreeMap<String, ModelSettings>>,
 }
 
+/// A command with no settings beyond the run's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOtherKeys {}
+
 /// The models of a run that names none: a perfect translator beside one
 /// that errs on a tenth of the items, so the first report shows its plots
 /// telling two models apart.
@@ -161,6 +166,16 @@ pub struct Resolved {
 impl RunConfig {
     /// Reads a TOML config file.
     pub fn read(path: &Path) -> Result<RunConfig> {
+        Ok(RunConfig::read_with::<NoOtherKeys>(path, &[])?.0)
+    }
+
+    /// Reads a TOML config file whose keys `others` (as written, e.g.
+    /// `budget-usd`) are the command's own settings rather than the run's:
+    /// those are read into `T`, the rest into the run's settings.
+    pub fn read_with<T: serde::de::DeserializeOwned>(
+        path: &Path,
+        others: &[&str],
+    ) -> Result<(RunConfig, T)> {
         let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
             what: "the config file",
             path: path.to_path_buf(),
@@ -180,7 +195,16 @@ impl RunConfig {
                 table.insert("models".into(), list);
             }
         }
-        table.try_into().map_err(config)
+        let mut own = toml::Table::new();
+        for key in others {
+            if let Some(value) = table.remove(*key) {
+                own.insert(key.to_string(), value);
+            }
+        }
+        Ok((
+            table.try_into().map_err(config)?,
+            own.try_into().map_err(config)?,
+        ))
     }
 
     /// `self` with every key that `over` sets replaced.
