@@ -122,6 +122,14 @@ pub fn run(args: Args) -> Result<()> {
                 100.0 * equivalent as f64 / measured as f64
             );
         }
+        let work = store.work().await?;
+        out!(
+            "  {} round trips translated; busy s over the fleet: translate {:.1}, verify {:.1}, record {:.1}",
+            work.translated, work.translate_s, work.verify_s, work.record_s
+        );
+        for wait in store.rate_waits().await? {
+            out!("  {wait}");
+        }
         // Held: tasks a live worker has taken and not yet settled; waiting:
         // the rest of the units with no outcome, queued between stages.
         out!(
@@ -132,10 +140,12 @@ pub fn run(args: Args) -> Result<()> {
             held.get(&(stage.to_string(), shard)).copied().unwrap_or(0) as usize
         };
         for (n, s) in &shards {
-            let (translating, verifying) = (in_hand("translate", *n), in_hand("verify", *n));
-            let waiting = s
-                .units
-                .saturating_sub(s.done + s.failed + s.dead + translating + verifying);
+            // A holder tells Redis once a second: just after a shard ends, its
+            // last count may still stand, but no more units are in hand than lack an outcome.
+            let open = s.units.saturating_sub(s.done + s.failed + s.dead);
+            let translating = in_hand("translate", *n).min(open);
+            let verifying = in_hand("verify", *n).min(open - translating);
+            let waiting = open - translating - verifying;
             out!(
                 "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
                 s.units, s.done, s.failed, s.dead

@@ -6,6 +6,7 @@
 pub mod conformance;
 pub mod fleet;
 pub mod oracle;
+pub mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,8 +1,9 @@
-//! The progress line of a fleet run names what the run waits on: here, a
-//! stage whose tasks nobody takes, until a worker comes.
+//! The progress line of a run names what the run waits on: a stage whose
+//! tasks nobody takes, a rate limit (on the fleet, where `status` names it
+//! too, and on one machine).
 
-use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
-use std::io::{BufRead, BufReader};
+use autoeval_e2e::fleet::Fleet;
+use autoeval_e2e::progress::{follow, lines_of, progress_line, status};
 use std::time::Duration;
 
 #[test]
@@ -12,8 +13,54 @@ fn a_stage_nobody_serves_is_named_in_the_progress_line_until_a_worker_comes() {
     fleet.start_worker(4);
     fleet.workers.pop().expect("the worker").kill9();
     fleet.start_verifier(1);
+    let mut coordinator = follow(&fleet);
+    let said = lines_of(&mut coordinator);
+    let fix = format!("start `autoeval-worker --model '{}'`", fleet.model);
+    let named = progress_line(&said, "naming the stage nobody serves", |l| {
+        l.contains(&fix)
+    });
+    assert!(named.starts_with("run: 0 translated"), "{named}");
+    assert!(
+        named.contains("waiting: ") && named.contains("nothing takes them"),
+        "{named}"
+    );
+
+    fleet.start_worker(4);
+    let ended = coordinator.wait().expect("the run ends");
+    let rest: Vec<String> = said.try_iter().collect();
+    assert!(ended.success(), "{}", rest.join("\n"));
+}
+
+#[test]
+fn a_rate_limited_model_is_named_in_the_progress_line_and_in_status() {
+    // One request a second, then 429s that ask for a 4 s wait.
+    let mut fleet = Fleet::new(
+        "rate-limited",
+        &["--rate-limit", "60", "--retry-after", "4"],
+    );
+    fleet.start_worker(8);
+    fleet.start_verifier(1);
+    let mut coordinator = follow(&fleet);
+    let said = lines_of(&mut coordinator);
+    let wait = format!("rate-limited: {}", fleet.model);
+    let line = progress_line(&said, "naming the rate limit", |l| l.contains(&wait));
+    assert!(line.contains("answered 429"), "{line}");
+    // The wait shows in status while it lasts: the worker keeps meeting it.
+    autoeval_e2e::fleet::wait_for("status to name the wait", Duration::from_secs(60), || {
+        status(&fleet).contains(&wait)
+    });
+    let _ = coordinator.kill();
+    let _ = coordinator.wait();
+}
+
+#[test]
+fn a_rate_limited_model_is_named_in_the_progress_line_of_a_run_on_one_machine() {
+    let fleet = Fleet::new(
+        "rate-limited-here",
+        &["--rate-limit", "60", "--retry-after", "4"],
+    );
     let out = fleet.out.to_string_lossy().into_owned();
-    let mut coordinator = fleet.autoeval(&[
+    let mut run = fleet.autoeval(&[
         "run",
         "--model",
         &fleet.model,
@@ -28,41 +75,13 @@ fn a_stage_nobody_serves_is_named_in_the_progress_line_until_a_worker_comes() {
         "--plain",
         "--log-every",
         "1",
-        "--worker-wait-s",
-        "0",
         "--out",
         &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
     ]);
-    let stderr = coordinator.stderr.take().expect("its stderr");
-    let (lines, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    let fix = format!("start `autoeval-worker --model '{}'`", fleet.model);
-    let named = loop {
-        let line = said
-            .recv_timeout(Duration::from_secs(120))
-            .expect("a progress line naming the stage nobody serves");
-        if line.starts_with("run: ") && line.contains(&fix) {
-            break line;
-        }
-    };
-    eprintln!("{named}");
-    assert!(named.starts_with("run: 0 translated"), "{named}");
-    assert!(
-        named.contains("waiting: ") && named.contains("nothing takes them"),
-        "{named}"
-    );
-
-    fleet.start_worker(4);
-    let ended = coordinator.wait().expect("the run ends");
-    let rest: Vec<String> = said.try_iter().collect();
-    assert!(ended.success(), "{}", rest.join("\n"));
+    let said = lines_of(&mut run);
+    let wait = format!("rate-limited: {} waits", fleet.model);
+    let line = progress_line(&said, "naming the rate limit", |l| l.contains(&wait));
+    assert!(line.contains("answered 429"), "{line}");
+    let _ = run.kill();
+    let _ = run.wait();
 }

@@ -7,6 +7,7 @@ use crate::Args;
 use anyhow::Result;
 use autoeval_amqp::{prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError};
 use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown};
+use autoeval_models::{Observers, Waits};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::{JudgeTask, TranslateTask};
@@ -29,11 +30,16 @@ pub async fn run(args: Args) -> Result<()> {
     let bound = health.serve(&args.service.health_addr).await?;
     println!("health: http://{bound}");
     let redis = autoeval_redis_store::connect(&args.service.redis).await?;
+    // Each rate-limit wait is told with the runs this worker holds, for their progress lines.
+    let waits = Arc::new(Waits::default());
     let local = Local {
         concurrency: Some(usize::from(args.concurrency)),
         cache: None,
         secrets_file: args.secrets.clone(),
-        observer: Some(Arc::new(LlmObserver(metrics.clone()))),
+        observer: Some(Arc::new(Observers(vec![
+            Arc::new(LlmObserver(metrics.clone())),
+            waits.clone(),
+        ]))),
         // Every worker of the fleet keeps each model's limits together.
         gate: Some(Arc::new(RedisGate::new(redis.clone()))),
     };
@@ -42,7 +48,7 @@ pub async fn run(args: Args) -> Result<()> {
     // A task waits for a slot behind the others in hand, then runs.
     let in_hand = usize::from(prefetch_for(slots, BUNDLE_SIZE)) * BUNDLE_SIZE;
     let turns = in_hand.div_ceil(slots) as u32;
-    let holding = Holding::new(autoeval_service::process_name("autoeval-worker"));
+    let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
     let timeout = Duration::from_secs(args.consumer_timeout_s);
     let (models, templates) = (args.models.clone(), Arc::new(Templates::builtin()));

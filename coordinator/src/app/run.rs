@@ -62,7 +62,11 @@ pub fn progress_display(quiet: bool, plain: bool, log_every: u64) -> Display {
 }
 
 /// The stages for these settings: backends and prompts, and the verifier.
-fn build_stages(dir: &RunDir, s: &Resolved) -> Result<(Translator, VerifyStage)> {
+fn build_stages(
+    dir: &RunDir,
+    s: &Resolved,
+    waits: Arc<autoeval_models::Waits>,
+) -> Result<(Translator, VerifyStage)> {
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
     let cache: Arc<dyn ResponseCache> =
         Arc::new(DiskCache::new(&cache_dir).with_context(|| {
@@ -72,7 +76,8 @@ fn build_stages(dir: &RunDir, s: &Resolved) -> Result<(Translator, VerifyStage)>
         concurrency: None,
         cache: Some(cache),
         secrets_file: s.secrets.clone(),
-        observer: None,
+        // Told of each rate-limit wait, which the progress line names.
+        observer: Some(waits),
         // One schedule per model for the whole run: its limits and any 429 are the run's.
         gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
     };
@@ -125,13 +130,15 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
             dir.results().display()
         );
     }
-    let (translator, verifier) = build_stages(dir, settings)?;
+    let waits = Arc::new(autoeval_models::Waits::default());
+    let (translator, verifier) = build_stages(dir, settings, waits.clone())?;
     let translator = Arc::new(translator);
     let halted = {
         let translator = translator.clone();
         move || translator.halted()
     };
     let progress = Arc::new(Progress::new(pending.tasks.len(), display));
+    progress.name_rate_waits(waits);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -308,16 +308,16 @@ impl Watch for LocalWatch {
     fn taken(&self, _step: Step, _run: &str, _round: &autoeval_proto::RoundKey) {}
     fn settled(&self, _held: (), _how: &'static str) {}
 
-    fn translated(&self, task: &VerifyTask, busy: Duration) {
+    fn translated(&self, _run: &str, task: &VerifyTask, busy: Duration) {
         add(&self.translate_ns, busy);
         self.observer.translated(task);
     }
 
-    fn verified(&self, _record: &ResultRecord, busy: Duration) {
+    fn verified(&self, _run: &str, _record: &ResultRecord, busy: Duration) {
         add(&self.verify_ns, busy);
     }
 
-    fn recorded(&self, records: &[ResultRecord], new: &[bool], busy: Duration) {
+    fn recorded(&self, _run: &str, records: &[ResultRecord], new: &[bool], busy: Duration) {
         add(&self.record_ns, busy);
         for (r, _) in records.iter().zip(new).filter(|(_, n)| **n) {
             self.records.fetch_add(1, Ordering::Relaxed);

@@ -161,12 +161,12 @@ pub trait Watch: Send + Sync + 'static {
     fn settled(&self, held: Self::Held, how: &'static str);
     /// A delivery of `units` tasks was refused or dead-lettered before any was taken.
     fn refused(&self, _step: Step, _units: usize, _how: &'static str) {}
-    /// A task came back from the model after `busy`.
-    fn translated(&self, _task: &VerifyTask, _busy: Duration) {}
-    /// A round was proved in `busy`.
-    fn verified(&self, _record: &ResultRecord, _busy: Duration) {}
-    /// Rounds were stored in `busy`; `new` says which were not stored before.
-    fn recorded(&self, _records: &[ResultRecord], _new: &[bool], _busy: Duration) {}
+    /// A task of `run` came back from the model after `busy`.
+    fn translated(&self, _run: &str, _task: &VerifyTask, _busy: Duration) {}
+    /// A round of `run` was proved in `busy`.
+    fn verified(&self, _run: &str, _record: &ResultRecord, _busy: Duration) {}
+    /// Rounds of `run` were stored in `busy`; `new` says which were not stored before.
+    fn recorded(&self, _run: &str, _records: &[ResultRecord], _new: &[bool], _busy: Duration) {}
     /// A unit reached its end here: its last round was newly recorded, or a
     /// halt left it pending.
     fn unit_ended(&self) {}

@@ -126,7 +126,7 @@ async fn handle<D, O, St, S, A, W>(
             if done.translation.never_sent() && stage.halted().is_some() {
                 return (Outcome::Unsent(field), held);
             }
-            cx.watch.translated(&done, started.elapsed());
+            cx.watch.translated(run, &done, started.elapsed());
             if capped {
                 cx.admission.charge(run, &done.translation).await;
             }

@@ -105,7 +105,7 @@ async fn handle<D, O, St, S, R, W>(
             })
             .await;
             let record = proved.unwrap_or_else(|e| failed_check(&kept, &panic_message(e)));
-            cx.watch.verified(&record, started.elapsed());
+            cx.watch.verified(run, &record, started.elapsed());
             (Some((asked, record)), held)
         }
     });
@@ -141,7 +141,7 @@ async fn handle<D, O, St, S, R, W>(
             return settle.all("requeued");
         }
     };
-    watch.recorded(&records, &new, started.elapsed());
+    watch.recorded(&run, &records, &new, started.elapsed());
     // After a failed try, a write may have landed unseen: the rounds it
     // stored go on from the store, as for a delivery given back.
     let again = retried || delivery.redelivered();

@@ -45,6 +45,9 @@ const NAME_WAIT_AFTER: Duration = Duration::from_secs(5);
 /// How long without a round recorded before the progress line names the stall.
 const NAME_STALL_AFTER: Duration = Duration::from_secs(30);
 
+/// How often the rate-limit waits and the work done are read.
+const WAITS_EVERY: Duration = Duration::from_millis(500);
+
 /// Quiet time, with the queues empty, before the dead letters are counted.
 const SETTLE: Duration = Duration::from_secs(3);
 
@@ -313,6 +316,9 @@ pub async fn follow(
     let mut unserved_since: Option<Instant> = None;
     let mut last_recorded = u64::MAX;
     let mut state_checked = Instant::now();
+    // Read at most every half second: each is a read per live process.
+    let (mut waits, mut waits_read) = (String::new(), Instant::now() - WAITS_EVERY);
+    let mut translated = 0;
     loop {
         if state_checked.elapsed() >= CHECK_STATE_EVERY {
             state_checked = Instant::now();
@@ -336,6 +342,15 @@ pub async fn follow(
             }
         };
         let (recorded, equivalent, measured) = tally(&counts);
+        if waits_read.elapsed() >= WAITS_EVERY {
+            waits_read = Instant::now();
+            if let Ok(now) = store.rate_waits().await {
+                waits = autoeval_models::describe_waits(&now);
+            }
+            if let Ok(work) = store.work().await {
+                translated = work.translated;
+            }
+        }
         gauges.progress(done);
         gauges.rounds(&counts);
         let waiting = match queued(&broker, models, &*gauges).await {
@@ -347,13 +362,16 @@ pub async fn follow(
                     unserved_since = None;
                 }
                 let stood = last_change.elapsed();
-                let why = if !unserved.is_empty() && since.elapsed() >= NAME_WAIT_AFTER {
-                    unserved.join("; ")
+                let mut why = Vec::new();
+                if !waits.is_empty() {
+                    why.push(waits.clone());
+                }
+                if !unserved.is_empty() && since.elapsed() >= NAME_WAIT_AFTER {
+                    why.push(unserved.join("; "));
                 } else if stood >= NAME_STALL_AFTER {
-                    format!("no round recorded for {} s", stood.as_secs())
-                } else {
-                    String::new()
-                };
+                    why.push(format!("no round recorded for {} s", stood.as_secs()));
+                }
+                let why = why.join("; ");
                 progress.waiting_on(&why);
                 n
             }
@@ -365,7 +383,7 @@ pub async fn follow(
                 continue;
             }
         };
-        progress.show(recorded, recorded, equivalent, measured);
+        progress.show(translated.max(recorded), recorded, equivalent, measured);
         if let Err(e) = arrivals.take(store).await {
             tracing::warn!(error = %e, "cannot read the rounds recorded lately; retrying");
         }

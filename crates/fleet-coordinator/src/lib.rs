@@ -18,7 +18,7 @@ use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::TranslateTask;
 use autoeval_proto::{ResultRecord, RoundKey};
-use autoeval_redis_store::{Budget, Cap, CapsSet, RunStore};
+use autoeval_redis_store::{Budget, Cap, CapsSet, RunStore, Work};
 use autoeval_run_dir::{claim_dir, run_name, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
 use autoeval_run_settings::{load_items, stage_settings};
@@ -339,7 +339,7 @@ pub fn execute(
         .context("cannot start the async runtime")?;
     let started = Instant::now();
     let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
-    let (ending, records) = runtime.block_on(async {
+    let (ending, records, work) = runtime.block_on(async {
         let health = autoeval_service::Health::with_metrics(metrics.clone());
         if let Some(addr) = &fleet.health_addr {
             let bound = health.serve(addr).await?;
@@ -349,6 +349,9 @@ pub fn execute(
         }
         let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
         register(&store, settings, units, items.len()).await?;
+        // This session's busy times are what the fleet's processes did since.
+        let work_before = store.work().await.unwrap_or_default();
+        let recorded_before = store.recorded().await.unwrap_or_default();
         let mut reconciler = reconcile::Reconciler::new(settings, &initial, items.len());
         if let Some(why) = reconciler.restore(&store, known.len(), || known).await? {
             if display != Display::Quiet {
@@ -461,8 +464,15 @@ pub fn execute(
         };
         progress.finish();
         let records = watch.arrivals.into_records(&store).await?;
-
-        anyhow::Ok((ending?, records))
+        let work = settled_work(&store, &work_before, recorded_before).await;
+        let work = Work {
+            translated: work.translated.saturating_sub(work_before.translated),
+            proved: work.proved.saturating_sub(work_before.proved),
+            translate_s: (work.translate_s - work_before.translate_s).max(0.0),
+            verify_s: (work.verify_s - work_before.verify_s).max(0.0),
+            record_s: (work.record_s - work_before.record_s).max(0.0),
+        };
+        anyhow::Ok((ending?, records, work))
     })?;
     write_results(dir, &records)?;
     if let Ending::Detached = ending {
@@ -488,10 +498,14 @@ pub fn execute(
         }
         .into());
     }
+    // Busy seconds summed over the fleet's processes, as they reported them
+    // (each reports once a second, so the last second may be missing).
     let times = StageTimes {
         wall_s: started.elapsed().as_secs_f64(),
         records: records.len(),
-        ..StageTimes::default()
+        translate_s: work.translate_s,
+        verify_s: work.verify_s,
+        record_s: work.record_s,
     };
     let finished = finish(Finished {
         items: items.len(),
@@ -517,6 +531,22 @@ pub fn execute(
         );
     }
     finished
+}
+
+/// The fleet's work once its processes have told the proving of every
+/// round recorded since `recorded_before` (they tell once a second), or
+/// after three seconds, whichever comes first.
+async fn settled_work(store: &RunStore, before: &Work, recorded_before: u64) -> Work {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let work = store.work().await.unwrap_or_default();
+        let recorded = store.recorded().await.unwrap_or_default();
+        let proved = work.proved.saturating_sub(before.proved);
+        if proved >= recorded.saturating_sub(recorded_before) || Instant::now() >= deadline {
+            return work;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A cost cap cannot be kept for a model the price table does not price:

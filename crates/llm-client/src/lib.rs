@@ -15,7 +15,7 @@ mod secret;
 
 pub use autoeval_models::{
     estimate_tokens, AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallObserver,
-    Cell, LocalGate, RateGate, RateLimits, ResponseCache, TokenHistory,
+    Cell, LocalGate, RateGate, RateLimits, ResponseCache, TokenHistory, WaitCause,
 };
 pub use cache::DiskCache;
 use claim::while_cache_away;
@@ -484,6 +484,9 @@ impl Backend {
             if failure.cause == Cause::Status(429) {
                 // The provider's limit is the fleet's: every caller of this model waits.
                 self.gate.back_off(&self.gate_key, wait).await;
+                if let Some(o) = &self.options.observer {
+                    o.waited(&self.spec, WaitCause::TooManyRequests, wait.as_secs_f64());
+                }
             }
             tracing::debug!(attempt, ?wait, status = ?failure.status, "retrying");
             tokio::time::sleep(wait).await;
@@ -507,7 +510,7 @@ impl Backend {
                 return tokens;
             }
             if let Some(o) = &self.options.observer {
-                o.waited(&self.spec, wait.as_secs_f64());
+                o.waited(&self.spec, WaitCause::Limit, wait.as_secs_f64());
             }
             // A little jitter, so that callers told the same wait do not all ask at once.
             tokio::time::sleep(wait + Duration::from_millis((jitter() * 5.0) as u64)).await;

@@ -135,6 +135,6 @@ pub trait CallObserver: Send + Sync {
     fn paid(&self, spec: &ModelSpec, usage: Usage, cost: Option<f64>);
     /// A call failed for good.
     fn failed(&self, spec: &ModelSpec);
-    /// A request waited `seconds` for its turn under the model's rate limit or a 429's backoff.
-    fn waited(&self, _spec: &ModelSpec, _seconds: f64) {}
+    /// A request waits `seconds` for its turn under the model's rate limit or a 429's backoff.
+    fn waited(&self, _spec: &ModelSpec, _cause: crate::WaitCause, _seconds: f64) {}
 }

@@ -9,6 +9,7 @@ mod interfaces;
 mod prices;
 mod settings;
 mod spec;
+mod waits;
 
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{
@@ -19,6 +20,7 @@ pub use interfaces::{
 pub use prices::{Price, PriceTable};
 pub use settings::ModelSettings;
 pub use spec::{ModelSpec, SpecError};
+pub use waits::{describe_waits, Observers, RateWait, WaitCause, Waits};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -98,13 +98,23 @@ impl Progress {
 
     /// Names what the run waits on in the progress line (empty: nothing).
     pub fn waiting_on(&self, why: &str) {
-        if let Ok(mut w) = self.tally.waiting_on.lock() {
-            if *w == why {
-                return;
+        name_wait(&self.tally, &self.translate, why);
+    }
+
+    /// Names each rate-limit wait of `waits` in the progress line while it lasts.
+    pub fn name_rate_waits(&self, waits: Arc<autoeval_models::Waits>) {
+        let (tally, bar, stop) = (
+            self.tally.clone(),
+            self.translate.clone(),
+            self.stop.clone(),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let now = autoeval_models::describe_waits(&waits.current());
+                name_wait(&tally, &bar, &now);
+                std::thread::sleep(Duration::from_millis(250));
             }
-            *w = why.to_string();
-        }
-        self.translate.set_message(why.to_string());
+        });
     }
 
     /// Stops drawing.
@@ -113,6 +123,16 @@ impl Progress {
         self.translate.finish_and_clear();
         self.record.finish_and_clear();
     }
+}
+
+fn name_wait(tally: &Tally, bar: &ProgressBar, why: &str) {
+    if let Ok(mut w) = tally.waiting_on.lock() {
+        if *w == why {
+            return;
+        }
+        *w = why.to_string();
+    }
+    bar.set_message(why.to_string());
 }
 
 fn accuracy(t: &Tally) -> String {

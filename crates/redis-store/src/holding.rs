@@ -4,6 +4,7 @@
 //! vanishes by itself.
 
 use crate::{redis_err, RunStore, StoreError};
+use autoeval_models::{RateWait, WaitCause, Waits};
 use autoeval_proto::fleet::run_key;
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
@@ -19,11 +20,49 @@ const EXPIRES_S: i64 = 5;
 /// (run, stage, shard) → tasks held.
 type Counts = HashMap<(String, &'static str, u32), u64>;
 
-/// This process's tasks in hand, counted as they are taken and settled.
+/// What this process did for one run since it started, told whole each
+/// time, so a retried or lost report costs nothing and a Redis that lost
+/// the run has the totals back with the next report.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Round trips translated (the model answered, or the call failed for good).
+    pub translated: u64,
+    /// Rounds proved.
+    pub proved: u64,
+    /// Seconds spent translating, summed over the tasks.
+    pub translate_s: f64,
+    /// Seconds spent proving, summed over the checks.
+    pub verify_s: f64,
+    /// Seconds spent storing rounds.
+    pub record_s: f64,
+}
+
+/// A stage whose busy time [`Holding::worked`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Busy {
+    /// One round trip translated.
+    Translate,
+    /// One round proved.
+    Verify,
+    /// Rounds stored.
+    Record,
+}
+
+/// A run's work, and whether it changed since the last report.
+#[derive(Default)]
+struct Told {
+    work: Work,
+    changed: bool,
+}
+
+/// This process's tasks in hand, counted as they are taken and settled,
+/// with its work per run and its backends' rate-limit waits.
 #[derive(Clone)]
 pub struct Holding {
     holder: String,
     counts: Arc<Mutex<Counts>>,
+    work: Arc<Mutex<HashMap<String, Told>>>,
+    waits: Option<Arc<Waits>>,
 }
 
 /// One task in hand; dropping it counts the task settled.
@@ -48,7 +87,36 @@ impl Holding {
         Holding {
             holder: holder.into(),
             counts: Arc::default(),
+            work: Arc::default(),
+            waits: None,
         }
+    }
+
+    /// Also tells, with each run it holds, the rate-limit waits of `waits`.
+    pub fn with_waits(mut self, waits: Arc<Waits>) -> Holding {
+        self.waits = Some(waits);
+        self
+    }
+
+    /// Counts `busy` time of `stage` for `run` (and a round trip translated).
+    pub fn worked(&self, run: &str, stage: Busy, busy: Duration) {
+        let Ok(mut all) = self.work.lock() else {
+            return;
+        };
+        let told = all.entry(run.to_string()).or_default();
+        let s = busy.as_secs_f64();
+        match stage {
+            Busy::Translate => {
+                told.work.translated += 1;
+                told.work.translate_s += s;
+            }
+            Busy::Verify => {
+                told.work.proved += 1;
+                told.work.verify_s += s;
+            }
+            Busy::Record => told.work.record_s += s,
+        }
+        told.changed = true;
     }
 
     /// Counts one task of `run`'s `stage` in `shard` as held until the guard drops.
@@ -95,7 +163,19 @@ impl Holding {
                     .push((format!("{stage}|{shard}"), *n));
             }
         }
-        if by_run.is_empty() {
+        // A run's work is told when it changed, and again while the run is
+        // held, so a Redis that lost it has it back.
+        let mut work: Vec<(String, Work)> = Vec::new();
+        if let Ok(mut all) = self.work.lock() {
+            for (run, told) in all.iter_mut() {
+                if told.changed || by_run.contains_key(run) {
+                    work.push((run.clone(), told.work));
+                    told.changed = false;
+                }
+            }
+        }
+        let waits = self.waits.as_ref().map(|w| w.current()).unwrap_or_default();
+        if by_run.is_empty() && work.is_empty() {
             return Ok(());
         }
         let mut pipe = redis::pipe();
@@ -109,11 +189,50 @@ impl Holding {
                 .ignore()
                 .sadd(run_key(run, "holders"), &self.holder)
                 .ignore();
+            let waiting = waiting_key(run, &self.holder);
+            pipe.del(&waiting).ignore();
+            if !waits.is_empty() {
+                let fields: Vec<(String, u64)> = waits
+                    .iter()
+                    .map(|w| {
+                        (
+                            format!("{}|{}", w.cause.name(), w.model),
+                            w.remaining.as_millis() as u64,
+                        )
+                    })
+                    .collect();
+                pipe.hset_multiple(&waiting, &fields)
+                    .ignore()
+                    .expire(&waiting, EXPIRES_S)
+                    .ignore();
+            }
+        }
+        for (run, w) in &work {
+            let h = &self.holder;
+            pipe.hset_multiple(
+                run_key(run, "work"),
+                &[
+                    (format!("{h}|translated"), w.translated as f64),
+                    (format!("{h}|proved"), w.proved as f64),
+                    (format!("{h}|translate_s"), w.translate_s),
+                    (format!("{h}|verify_s"), w.verify_s),
+                    (format!("{h}|record_s"), w.record_s),
+                ],
+            )
+            .ignore();
         }
         let mut conn = conn.clone();
-        pipe.query_async::<()>(&mut conn)
-            .await
-            .map_err(redis_err("tell Redis the tasks in hand"))?;
+        if let Err(e) = pipe.query_async::<()>(&mut conn).await {
+            // Told again next time.
+            if let Ok(mut all) = self.work.lock() {
+                for (run, _) in &work {
+                    if let Some(told) = all.get_mut(run) {
+                        told.changed = true;
+                    }
+                }
+            }
+            return Err(redis_err("tell Redis the tasks in hand")(e));
+        }
         // Zeros told once are dropped, so a run no longer worked on stops
         // being told and its key expires.
         if let Ok(mut counts) = self.counts.lock() {
@@ -129,6 +248,10 @@ impl Holding {
 
 fn holding_key(run: &str, holder: &str) -> String {
     run_key(run, &format!("holding:{holder}"))
+}
+
+fn waiting_key(run: &str, holder: &str) -> String {
+    run_key(run, &format!("waiting:{holder}"))
 }
 
 impl RunStore {
@@ -161,6 +284,62 @@ impl RunStore {
         Ok(out)
     }
 
+    /// What every process did for this run so far, summed.
+    pub async fn work(&self) -> Result<Work, StoreError> {
+        let mut conn = self.conn.clone();
+        let fields: HashMap<String, f64> = conn
+            .hgetall(self.key("work"))
+            .await
+            .map_err(redis_err("read the run's work"))?;
+        let mut sum = Work::default();
+        for (field, v) in fields {
+            match field.rsplit_once('|').map(|(_, what)| what) {
+                Some("translated") => sum.translated += v.max(0.0) as u64,
+                Some("proved") => sum.proved += v.max(0.0) as u64,
+                Some("translate_s") => sum.translate_s += v,
+                Some("verify_s") => sum.verify_s += v,
+                Some("record_s") => sum.record_s += v,
+                _ => {}
+            }
+        }
+        Ok(sum)
+    }
+
+    /// The rate-limit waits the run's live processes report, the longest per model and cause.
+    pub async fn rate_waits(&self) -> Result<Vec<RateWait>, StoreError> {
+        let mut conn = self.conn.clone();
+        let holders: Vec<String> = conn
+            .smembers(self.key("holders"))
+            .await
+            .map_err(redis_err("read the run's holders"))?;
+        let mut longest: BTreeMap<(String, WaitCause), u64> = BTreeMap::new();
+        for holder in holders {
+            let waits: HashMap<String, u64> = conn
+                .hgetall(waiting_key(&self.run, &holder))
+                .await
+                .map_err(redis_err("read the rate-limit waits"))?;
+            for (field, ms) in waits {
+                let Some((cause, model)) = field.split_once('|') else {
+                    continue;
+                };
+                if let Some(cause) = WaitCause::from_name(cause) {
+                    let at = longest.entry((model.to_string(), cause)).or_default();
+                    *at = (*at).max(ms);
+                }
+            }
+        }
+        let mut waits: Vec<RateWait> = longest
+            .into_iter()
+            .map(|((model, cause), ms)| RateWait {
+                model,
+                cause,
+                remaining: Duration::from_millis(ms),
+            })
+            .collect();
+        waits.sort_by_key(|w| std::cmp::Reverse(w.remaining));
+        Ok(waits)
+    }
+
     /// The keys of the processes holding this run's tasks, for deletion.
     pub(crate) async fn holding_keys(&self) -> Result<Vec<String>, StoreError> {
         let mut conn = self.conn.clone();
@@ -170,8 +349,8 @@ impl RunStore {
             .map_err(redis_err("read the run's holders"))?;
         Ok(holders
             .iter()
-            .map(|h| holding_key(&self.run, h))
-            .chain([self.key("holders")])
+            .flat_map(|h| [holding_key(&self.run, h), waiting_key(&self.run, h)])
+            .chain([self.key("holders"), self.key("work")])
             .collect())
     }
 }

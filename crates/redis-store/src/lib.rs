@@ -14,7 +14,7 @@ mod records;
 pub use budget::{Budget, Budgets, Cap, CapsSet};
 pub use cache::RedisCache;
 pub use gate::{limit_key, RedisGate};
-pub use holding::{Held, Holding};
+pub use holding::{Busy, Held, Holding, Work};
 pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;

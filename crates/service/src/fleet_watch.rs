@@ -5,7 +5,7 @@
 use autoeval_engine::{Step, Watch};
 use autoeval_proto::RoundKey;
 use autoeval_proto::{ResultRecord, Verdict};
-use autoeval_redis_store::{Held, Holding};
+use autoeval_redis_store::{Busy, Held, Holding};
 use autoeval_telemetry::Metrics;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,7 +77,16 @@ impl Watch for FleetWatch {
         }
     }
 
-    fn verified(&self, r: &ResultRecord, _busy: Duration) {
+    fn translated(&self, run: &str, _task: &autoeval_proto::VerifyTask, busy: Duration) {
+        self.holding.worked(run, Busy::Translate, busy);
+    }
+
+    fn recorded(&self, run: &str, _records: &[ResultRecord], _new: &[bool], busy: Duration) {
+        self.holding.worked(run, Busy::Record, busy);
+    }
+
+    fn verified(&self, run: &str, r: &ResultRecord, busy: Duration) {
+        self.holding.worked(run, Busy::Verify, busy);
         let m = &self.metrics;
         m.verify_duration
             .with_label_values(&[

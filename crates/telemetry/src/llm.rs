@@ -82,7 +82,7 @@ impl CallObserver for LlmObserver {
         self.0.llm_calls_failed.with_label_values(&[&b, &m]).inc();
     }
 
-    fn waited(&self, spec: &ModelSpec, seconds: f64) {
+    fn waited(&self, spec: &ModelSpec, _cause: autoeval_models::WaitCause, seconds: f64) {
         let [b, m] = labels(spec);
         self.0
             .llm_rate_limit_wait
