@@ -2,7 +2,7 @@
 //! tasks nobody takes, a rate limit (on the fleet, where `status` names it
 //! too, and on one machine).
 
-use autoeval_e2e::fleet::Fleet;
+use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
 use autoeval_e2e::progress::{follow, lines_of, progress_line, status};
 use std::time::Duration;
 
@@ -84,4 +84,90 @@ fn a_rate_limited_model_is_named_in_the_progress_line_of_a_run_on_one_machine() 
     assert!(line.contains("answered 429"), "{line}");
     let _ = run.kill();
     let _ = run.wait();
+}
+
+#[test]
+fn a_misspelt_model_is_answered_with_the_models_workers_serve() {
+    let mut fleet = Fleet::new("misspelt", &[]);
+    fleet.start_worker(2);
+    let misspelt = fleet.model.replace("reference@", "refrence@");
+    let out = fleet.out.to_string_lossy().into_owned();
+    let mut run = fleet.autoeval(&[
+        "run",
+        "--model",
+        &misspelt,
+        "--dataset",
+        "ksat",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--plain",
+        "--out",
+        &out,
+        "--fleet",
+        "--amqp",
+        AMQP,
+        "--redis",
+        REDIS,
+    ]);
+    let said = lines_of(&mut run);
+    let line = loop {
+        let line = said
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a line saying what the coordinator waits for");
+        if line.starts_with("fleet: waiting for a worker serving") {
+            break line;
+        }
+    };
+    eprintln!("{line}");
+    // The worker stamps what it serves each second: the first look may come before it.
+    assert!(
+        line.contains(&misspelt) && line.contains("workers serve: ")
+            || line.contains("no worker serves any model now"),
+        "{line}"
+    );
+    let _ = run.kill();
+    let _ = run.wait();
+    let rest: Vec<String> = said.try_iter().collect();
+    assert!(rest.len() < 5, "one line per cause, not a flood: {rest:?}");
+    // Asked again once the worker has said what it serves, the list names it.
+    autoeval_e2e::fleet::wait_for(
+        "the worker to say what it serves",
+        Duration::from_secs(30),
+        || {
+            let mut run = fleet.autoeval(&[
+                "run",
+                "--model",
+                &misspelt,
+                "--dataset",
+                "ksat",
+                "--per-bucket",
+                "1",
+                "--batches",
+                "1",
+                "--plain",
+                "--out",
+                &out,
+                "--fleet",
+                "--amqp",
+                AMQP,
+                "--redis",
+                REDIS,
+            ]);
+            let said = lines_of(&mut run);
+            let line = loop {
+                let line = said
+                    .recv_timeout(Duration::from_secs(60))
+                    .expect("a waiting line");
+                if line.starts_with("fleet: waiting for a worker serving") {
+                    break line;
+                }
+            };
+            let _ = run.kill();
+            let _ = run.wait();
+            eprintln!("{line}");
+            line.contains("workers serve: ") && line.contains(&fleet.model)
+        },
+    );
 }

@@ -50,6 +50,7 @@ pub async fn run(args: Args) -> Result<()> {
     let turns = in_hand.div_ceil(slots) as u32;
     let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
+    autoeval_redis_store::spawn_serving_reporter(redis.clone(), args.models.clone());
     let timeout = Duration::from_secs(args.consumer_timeout_s);
     let (models, templates) = (args.models.clone(), Arc::new(Templates::builtin()));
     let loops = Loops {

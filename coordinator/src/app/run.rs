@@ -98,6 +98,11 @@ fn build_stages(
     Ok((translator, verifier))
 }
 
+/// `1 model`, `2 models`.
+fn counted(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Peak resident memory of this process in MiB, where the system tells.
 fn peak_memory_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -120,11 +125,11 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let pending = pending_tasks(initial, &recorded);
     if display != Display::Quiet {
         eprintln!(
-            "run: {} items, {units} units ({} models × {} prompt styles × {} repeats); {} already done, {} to do; results in {}",
+            "run: {} items, {units} units ({} × {} × {}); {} already done, {} to do; results in {}",
             items.len(),
-            settings.plan.models.len(),
-            settings.plan.prompts.len(),
-            settings.plan.repeats,
+            counted(settings.plan.models.len(), "model"),
+            counted(settings.plan.prompts.len(), "prompt style"),
+            counted(settings.plan.repeats as usize, "repeat"),
             pending.finished_units,
             pending.tasks.len(),
             dir.results().display()

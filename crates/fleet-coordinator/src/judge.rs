@@ -94,9 +94,9 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             .context("the fleet needs its broker; is RabbitMQ running?")?;
         let queue = judge_queue(ask.judge);
         wait_for_workers(
-            &broker,
+            (&broker, &store),
             &[(ask.judge.to_string(), queue.clone())],
-            ask.fleet.worker_wait_s,
+            (ask.fleet.worker_wait_s, "run this command again"),
             ask.display,
         )
         .await?;

@@ -425,7 +425,16 @@ pub fn execute(
                 .iter()
                 .map(|m| (m.clone(), translate_queue(m)))
                 .collect();
-            wait_for_workers(&broker, &queues, fleet.worker_wait_s, display).await?;
+            wait_for_workers(
+                (&broker, &store),
+                &queues,
+                (
+                    fleet.worker_wait_s,
+                    &format!("`autoeval rerun {} --failed --fleet`", dir.0.display()),
+                ),
+                display,
+            )
+            .await?;
             if display != Display::Quiet {
                 eprintln!(
                     "fleet: run {run}: {units} units; {} finished, {} to publish",
@@ -599,9 +608,9 @@ async fn register(store: &RunStore, settings: &Resolved, units: usize, items: us
 
 /// Waits until each `(model, queue)` has a consumer, for at most `wait_s` seconds.
 async fn wait_for_workers(
-    broker: &Broker,
+    (broker, store): (&Broker, &RunStore),
     queues: &[(String, String)],
-    wait_s: u64,
+    (wait_s, then): (u64, &str),
     display: Display,
 ) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(wait_s);
@@ -615,14 +624,20 @@ async fn wait_for_workers(
             if served {
                 break;
             }
+            // What is served instead: a misspelt spec shows beside the right one.
+            let others = match store.served_models().await {
+                Ok(m) if m.is_empty() => "no worker serves any model now".to_string(),
+                Ok(m) => format!("workers serve: {}", m.join(", ")),
+                Err(_) => String::new(),
+            };
             if Instant::now() >= deadline {
                 eprintln!(
-                    "fleet: no worker serves {model}; its tasks go to the dead-letter queue until one does (start `autoeval-worker --model '{model}'`, then `autoeval rerun DIR --failed --fleet`)"
+                    "fleet: no worker serves {model} ({others}); its tasks go to the dead-letter queue until one does: start `autoeval-worker --model '{model}'`, then {then}"
                 );
                 break;
             }
             if !told && display != Display::Quiet {
-                eprintln!("fleet: waiting for a worker serving {model}");
+                eprintln!("fleet: waiting for a worker serving {model} ({others})");
                 told = true;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -10,6 +10,7 @@ mod cache;
 mod gate;
 mod holding;
 mod records;
+mod serving;
 
 pub use budget::{Budget, Budgets, Cap, CapsSet};
 pub use cache::RedisCache;
@@ -18,6 +19,7 @@ pub use holding::{Busy, Held, Holding, Work};
 pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
+pub use serving::spawn_serving_reporter;
 
 use autoeval_proto::fleet::{judged_pair, run_key};
 use autoeval_proto::{JudgeKey, JudgeRecord, NotAKey, ResultRecord, UnitKey, Verdict};

@@ -1,0 +1,74 @@
+//! Which model specs the fleet's workers serve: each worker stamps its
+//! specs every second with Redis's clock, so a coordinator waiting for a
+//! worker of a misspelt spec can list the specs that are served.
+
+use crate::{redis_err, RunStore, StoreError};
+use redis::aio::ConnectionManager;
+use redis::Script;
+use std::time::Duration;
+
+/// The sorted set of served specs, scored by when a worker last said so (ms).
+const SERVING: &str = "autoeval:serving";
+/// How often a worker says what it serves.
+const TELL_EVERY: Duration = Duration::from_secs(1);
+/// A spec not stamped for this long is no longer served.
+const FRESH_MS: u64 = 5_000;
+
+const NOW: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+";
+
+// Stamps each spec in ARGV with now.
+const STAMP: &str = r"
+for _, model in ipairs(ARGV) do
+  redis.call('ZADD', KEYS[1], now, model)
+end
+return 1
+";
+
+// The specs stamped within ARGV[1] ms; forgets those a day stale.
+const FRESH: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 86400000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf')
+";
+
+/// Says every second, until the runtime ends, that this worker serves `models`.
+pub fn spawn_serving_reporter(
+    conn: ConnectionManager,
+    models: Vec<String>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let stamp = Script::new(&format!("{NOW}{STAMP}"));
+        let mut tick = tokio::time::interval(TELL_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let mut call = stamp.prepare_invoke();
+            call.key(SERVING);
+            for m in &models {
+                call.arg(m);
+            }
+            let mut conn = conn.clone();
+            if let Err(e) = call.invoke_async::<()>(&mut conn).await {
+                tracing::debug!(error = %e, "cannot tell Redis the models served");
+            }
+        }
+    })
+}
+
+impl RunStore {
+    /// The model specs that live workers serve, sorted.
+    pub async fn served_models(&self) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        let fresh = Script::new(&format!("{NOW}{FRESH}"));
+        let mut call = fresh.prepare_invoke();
+        call.key(SERVING).arg(FRESH_MS);
+        let mut models: Vec<String> = call
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("read the models workers serve"))?;
+        models.sort();
+        Ok(models)
+    }
+}
