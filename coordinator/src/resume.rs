@@ -31,7 +31,17 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     if !args.fleet.fleet {
-        bail!("resume continues a fleet run paused at its budget: add --fleet (a one-machine run resumes with `autoeval run --out DIR` again)");
+        if dir.is_fleet() {
+            bail!(
+                "resume continues a fleet run: add --fleet, `autoeval resume {} --fleet`",
+                args.dir.display()
+            );
+        }
+        bail!(
+            "resume continues a fleet run paused at its budget; a run on this machine resumes with the command that started it, or `autoeval run --config {} --out {}`",
+            dir.config().display(),
+            args.dir.display()
+        );
     }
     let settings = dir.settings()?;
     let display = progress_display(args.quiet, args.plain, 10);

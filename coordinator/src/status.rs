@@ -174,7 +174,7 @@ pub fn run(args: Args) -> Result<()> {
                 out!("    {n:>6} {reason} [{}]", shards.join(", "));
             }
             out!(
-                "  redo them once the cause is fixed: autoeval rerun {} --failed --fleet",
+                "  redo them once the cause is fixed: `autoeval rerun {} --failed --fleet`",
                 args.dir.display()
             );
         }
@@ -222,7 +222,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         if !others.is_empty() {
             out!(
-                "  the dead-letter queue holds {} more of {} other run{} (`autoeval status` on their directories says why)",
+                "  the dead-letter queue holds {} more of {} other run{} (status on their own directories says why)",
                 letters.len() - letters.iter().filter(|l| l.run == run).count(),
                 others.len(),
                 if others.len() == 1 { "" } else { "s" }

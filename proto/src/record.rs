@@ -202,8 +202,8 @@ pub struct ResultRecord {
     /// Tokens of both calls.
     #[serde(default)]
     pub usage: Tokens,
-    /// Cost of both calls in USD, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Cost of both calls in USD; null when the price table has no price for the model.
+    #[serde(default)]
     pub cost: Option<f64>,
     /// Wall time of both calls in milliseconds.
     #[serde(default)]

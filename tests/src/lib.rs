@@ -41,3 +41,14 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+/// Every command `text` advises: each backticked `autoeval…` command, split
+/// as a shell would split it when pasted.
+pub fn advised(text: &str) -> Vec<Vec<String>> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|c| c.starts_with("autoeval"))
+        .filter_map(shlex::split)
+        .collect()
+}

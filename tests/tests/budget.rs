@@ -143,10 +143,21 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         said.contains("is paused at its budget; continue it with `autoeval resume"),
         "{said}"
     );
+    // Every other command advised while the run is paused: the refusal's,
+    // status's, and that of a resume whose cap the run has already spent.
+    let mut advice = autoeval_e2e::advised(&said);
+    advice.extend(autoeval_e2e::advised(&shown));
+    let low = fleet.autoeval_output(&["resume", &out, "--fleet", "--budget-usd", "1", "--quiet"]);
+    let said_low = String::from_utf8_lossy(&low.stderr).into_owned();
+    assert_eq!(low.status.code(), Some(1), "{said_low}");
+    assert!(said_low.contains("nothing was changed"), "{said_low}");
+    advice.extend(autoeval_e2e::advised(&said_low));
+    assert_eq!(advice.len(), 3, "{advice:?}");
 
     // Resumed with the pasted command, the run ends, each unit once, each prompt asked once.
     eprintln!("pasted: {hint}");
-    let pasted: Vec<&str> = hint.split_whitespace().skip(1).collect();
+    let pasted = &autoeval_e2e::advised(&format!("`{hint}`"))[0];
+    let pasted: Vec<&str> = pasted.iter().skip(1).map(String::as_str).collect();
     let resumed = fleet.autoeval_output(&pasted);
     assert!(
         resumed.status.success(),
@@ -178,6 +189,22 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
     );
     let budget = fleet.block_on(fleet.store().budget()).unwrap();
     assert!(budget.paused.is_none());
+    // The other advice, pasted once the run is done, works as well, and pays for nothing more.
+    for command in &advice {
+        eprintln!("pasted: {}", command.join(" "));
+        let args: Vec<&str> = command.iter().skip(1).map(String::as_str).collect();
+        let again = fleet.autoeval_output(&args);
+        assert!(
+            again.status.success(),
+            "`{}` failed: {}",
+            command.join(" "),
+            String::from_utf8_lossy(&again.stderr)
+        );
+    }
+    assert_eq!(
+        fleet.mock_stats()["requests"].as_u64(),
+        Some(2 * units as u64)
+    );
     eprintln!(
         "resumed: {units} units, {} requests, ${:.2} spent in all, {} tasks set aside while paused",
         2 * units,

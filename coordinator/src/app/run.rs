@@ -36,7 +36,7 @@ impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rounds ended in an API failure or a verifier error and are not counted{}; once the cause is fixed, redo them with: autoeval rerun {} --failed{}",
+            "{} rounds ended in an API failure or a verifier error and are not counted{}; once the cause is fixed, redo them with `autoeval rerun {} --failed{}`",
             self.failed,
             if self.causes.is_empty() {
                 String::new()

@@ -383,13 +383,14 @@ pub fn execute(
             {
                 CapsSet::Spent => {
                     let b = store.budget().await?;
+                    let done = store.done().await?;
+                    // The same caps a pause proposes: enough, at the rate so far, for the rest.
                     bail!(
-                        "the run has already spent ${:.4} and {} tokens, as much as the caps given allow; nothing was changed. Give caps above that, e.g. `autoeval resume {} --fleet --budget-usd {:.2}` (or --budget-tokens {})",
+                        "the run has already spent ${:.4} and {} tokens, as much as the caps given allow; nothing was changed. Give caps above that, e.g. `autoeval resume {} --fleet {}`",
                         b.spent_usd,
                         b.spent_tokens,
                         dir.0.display(),
-                        (b.spent_usd * 1.5).max(b.spent_usd + 1.0),
-                        b.spent_tokens.saturating_mul(3) / 2 + 1
+                        raised_caps(&b, done, units)
                     );
                 }
                 CapsSet::Paused => {

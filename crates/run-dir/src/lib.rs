@@ -127,7 +127,10 @@ impl RunDir {
         let path = self.fleet_marker();
         std::fs::write(
             &path,
-            "This run runs on a fleet: redo it with `autoeval rerun DIR --failed --fleet`.\n",
+            format!(
+                "This run runs on a fleet: redo it with `autoeval rerun {} --failed --fleet`.\n",
+                self.0.display()
+            ),
         )
         .map_err(io("write", &path))
     }
