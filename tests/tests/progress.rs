@@ -171,3 +171,48 @@ fn a_misspelt_model_is_answered_with_the_models_workers_serve() {
         },
     );
 }
+
+#[test]
+fn the_consumer_timeout_warning_comes_only_for_settings_past_the_defaults_and_once_per_run() {
+    let mut fleet = Fleet::new("consumer-timeout", &[]);
+    fleet.start_worker(4);
+    fleet.start_verifier(1);
+    let warning = "could outlast the broker's consumer timeout";
+    let log = fleet.dir.join("worker-0.log");
+    let out = fleet.out.to_string_lossy().into_owned();
+    let run = |out: &str, more: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--model",
+            &fleet.model,
+            "--dataset",
+            "ksat",
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--quiet",
+            "--out",
+            out,
+            "--fleet",
+            "--amqp",
+            AMQP,
+            "--redis",
+            REDIS,
+        ];
+        args.extend_from_slice(more);
+        let done = fleet.autoeval_output(&args);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    };
+    run(&out, &[]);
+    let said = std::fs::read_to_string(&log).expect("the worker's log");
+    assert_eq!(said.matches(warning).count(), 0, "defaults fit: {said}");
+    // A request time limit past the default's: warned once for the run.
+    run(&format!("{out}-long"), &["--request-timeout-s", "3000"]);
+    let said = std::fs::read_to_string(&log).expect("the worker's log");
+    assert_eq!(said.matches(warning).count(), 1, "{said}");
+}

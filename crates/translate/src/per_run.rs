@@ -82,14 +82,24 @@ impl<R: Registry> RunTranslators<R> {
                 .max()
                 .unwrap_or_default();
             (longest > share).then(|| {
-                tracing::info!(
-                    run,
-                    task_budget_s = longest.as_secs(),
-                    deadline_s = share.as_secs(),
-                    consumer_timeout_s = timeout.as_secs(),
-                    turns,
-                    "a task's retries could outlast the broker's consumer timeout; each round trip is cut at deadline_s"
-                );
+                // The defaults' retries are cut so by design: only settings
+                // that ask for more than the defaults are worth a warning.
+                if longest > crate::StageSettings::default_task_budget() {
+                    tracing::warn!(
+                        run,
+                        task_budget_s = longest.as_secs(),
+                        deadline_s = share.as_secs(),
+                        consumer_timeout_s = timeout.as_secs(),
+                        turns,
+                        "the run's request time limit and attempts could outlast the broker's consumer timeout; each round trip is cut at deadline_s (lower --request-timeout-s or --max-attempts, or raise the broker's consumer_timeout and --consumer-timeout-s)"
+                    );
+                } else {
+                    tracing::info!(
+                        run,
+                        deadline_s = share.as_secs(),
+                        "each round trip is cut at deadline_s, its share of the broker's consumer timeout"
+                    );
+                }
                 share
             })
         });

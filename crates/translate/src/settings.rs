@@ -123,9 +123,16 @@ impl StageSettings {
     pub fn task_budget(&self, model: &str) -> Duration {
         let settings = self.models.get(model).cloned().unwrap_or_default();
         let request = Duration::from_secs(settings.request_timeout_s.unwrap_or(120));
-        let attempts = self.max_attempts.max(1);
-        let backoff = RetryPolicy::default().max_delay;
-        2 * (request * attempts + backoff * (attempts - 1))
+        budget_of(request, self.max_attempts)
+    }
+
+    /// The task budget of a run on the default settings (a 120 s request
+    /// time limit, the default attempts).
+    pub fn default_task_budget() -> Duration {
+        budget_of(
+            Duration::from_secs(120),
+            RetryPolicy::default().max_attempts,
+        )
     }
 
     /// The translate stage for `models` of the run.
@@ -175,4 +182,12 @@ mod tests {
             Duration::from_secs(2 * 3 * 60) + 4 * backoff
         );
     }
+}
+
+/// Two calls, each of `attempts` attempts running to `request` with the
+/// longest backoff between them.
+fn budget_of(request: Duration, attempts: u32) -> Duration {
+    let attempts = attempts.max(1);
+    let backoff = RetryPolicy::default().max_delay;
+    2 * (request * attempts + backoff * (attempts - 1))
 }
