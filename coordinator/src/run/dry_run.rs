@@ -54,9 +54,14 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "dry run: {} items of {} datasets; nothing is sent\n",
+        "dry run: {} items of {} dataset{}; nothing is sent\n",
         items.len(),
-        settings.plan.datasets.len()
+        settings.plan.datasets.len(),
+        if settings.plan.datasets.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     );
     let w = per_model
         .keys()

@@ -543,16 +543,19 @@ pub fn execute(
     finished
 }
 
-/// The fleet's work once its processes have told the proving of every
-/// round recorded since `recorded_before` (they tell once a second), or
+/// The fleet's work once its processes have told the translating and
+/// proving of every round recorded since `recorded_before` (they tell once a second), or
 /// after three seconds, whichever comes first.
 async fn settled_work(store: &RunStore, before: &Work, recorded_before: u64) -> Work {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let work = store.work().await.unwrap_or_default();
         let recorded = store.recorded().await.unwrap_or_default();
-        let proved = work.proved.saturating_sub(before.proved);
-        if proved >= recorded.saturating_sub(recorded_before) || Instant::now() >= deadline {
+        // Every round recorded was translated, then proved.
+        let new = recorded.saturating_sub(recorded_before);
+        let told = work.proved.saturating_sub(before.proved) >= new
+            && work.translated.saturating_sub(before.translated) >= new;
+        if told || Instant::now() >= deadline {
             return work;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
