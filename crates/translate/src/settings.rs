@@ -153,6 +153,14 @@ impl StageSettings {
     }
 }
 
+/// Two calls, each of `attempts` attempts running to `request` with the
+/// longest backoff between them.
+fn budget_of(request: Duration, attempts: u32) -> Duration {
+    let attempts = attempts.max(1);
+    let backoff = RetryPolicy::default().max_delay;
+    2 * (request * attempts + backoff * (attempts - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,12 +190,4 @@ mod tests {
             Duration::from_secs(2 * 3 * 60) + 4 * backoff
         );
     }
-}
-
-/// Two calls, each of `attempts` attempts running to `request` with the
-/// longest backoff between them.
-fn budget_of(request: Duration, attempts: u32) -> Duration {
-    let attempts = attempts.max(1);
-    let backoff = RetryPolicy::default().max_delay;
-    2 * (request * attempts + backoff * (attempts - 1))
 }
