@@ -161,6 +161,32 @@ fn the_advice_of_a_run_on_the_fleet_works_when_pasted() {
         paste(&fleet, command);
     }
 
+    // A server that fails half the calls: the run ends with rounds to redo
+    // (exit 3), and status says why and what redoes them.
+    fleet.stop_mock();
+    fleet.start_mock(&["--error-rate", "0.5"]);
+    let flaky = format!("{out}-flaky");
+    let incomplete = fleet.autoeval_output(&run_args(
+        &fleet,
+        &flaky,
+        &["--fleet", "--max-attempts", "1"],
+    ));
+    assert_eq!(incomplete.status.code(), Some(3), "{}", said(&incomplete));
+    let mut advice = advice_of(&incomplete);
+    let status = fleet.autoeval_output(&["status", &flaky]);
+    assert!(status.status.success(), "{}", said(&status));
+    assert!(
+        said(&status).contains("failed units by reason"),
+        "{}",
+        said(&status)
+    );
+    advice.extend(advice_of(&status));
+    fleet.stop_mock();
+    fleet.start_mock(&[]);
+    for command in &advice {
+        paste(&fleet, command);
+    }
+
     // Ctrl-C while following: the fleet goes on, and the advice says where the run is.
     fleet.stop_mock();
     fleet.start_mock(&["--latency-ms", "200"]);

@@ -37,12 +37,12 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum BrokerError {
     /// The broker cannot be reached or refused us.
-    #[error("cannot connect to the broker at {url}: {source}")]
+    #[error("cannot reach the broker at {url} ({detail}); start it, or point --amqp (or AUTOEVAL_AMQP) at it")]
     Connect {
         /// Where, without credentials.
         url: String,
-        /// Why.
-        source: lapin::Error,
+        /// Why, in one line: the innermost cause the client gave.
+        detail: String,
     },
     /// A broker operation failed (often: the connection was lost).
     #[error("broker: {what}: {source}")]
@@ -225,9 +225,15 @@ impl Broker {
             match tokio::time::timeout(OPERATION_TIMEOUT, Connection::connect(url, properties))
                 .await
             {
-                Ok(made) => made.map_err(|source| BrokerError::Connect {
+                Ok(made) => made.map_err(|e| BrokerError::Connect {
                     url: redact(url),
-                    source,
+                    // The client repeats its cause at each layer ("IO error: X"): X says it.
+                    detail: e
+                        .to_string()
+                        .rsplit(": ")
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
                 })?,
                 Err(_) => {
                     return Err(BrokerError::TimedOut {

@@ -90,8 +90,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         // Every pair to ask is asked again: earlier failures are replaced.
         store.forget_failed_judgements(&judge).await?;
         let broker = Broker::connect(&ask.fleet.amqp, "autoeval-coordinator")
-            .await
-            .context("the fleet needs its broker; is RabbitMQ running?")?;
+            .await?;
         let queue = judge_queue(ask.judge);
         wait_for_workers(
             (&broker, &store),

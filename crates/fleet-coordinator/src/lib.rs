@@ -359,8 +359,7 @@ pub fn execute(
             }
         }
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
-            .await
-            .context("the fleet needs its broker; is RabbitMQ running?")?;
+            .await?;
         if mode == Mode::RedoFailed {
             forget_failures(&store, &broker, display).await?;
             // A backend that halted in a worker is built afresh for the redo,
@@ -717,10 +716,12 @@ fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec
         .filter(|r| !held.contains(&r.round_key()))
         .collect();
     if !only_here.is_empty() {
+        let n = only_here.len();
         eprintln!(
-            "fleet: {} rounds in {} are not in Redis; kept",
-            only_here.len(),
-            dir.results().display()
+            "fleet: {n} round{} in {} {} not in Redis; kept",
+            if n == 1 { "" } else { "s" },
+            dir.results().display(),
+            if n == 1 { "is" } else { "are" }
         );
         from_redis.extend(only_here);
     }
@@ -734,8 +735,6 @@ fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
 /// Shared by `status`: a handle on the fleet's broker and a run's store.
 pub async fn open(fleet: &FleetArgs, run: &str) -> Result<(Arc<Broker>, RunStore)> {
     let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, run);
-    let broker = Broker::connect(&fleet.amqp, "autoeval-status")
-        .await
-        .context("the fleet needs its broker; is RabbitMQ running?")?;
+    let broker = Broker::connect(&fleet.amqp, "autoeval-status").await?;
     Ok((Arc::new(broker), store))
 }
