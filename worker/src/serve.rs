@@ -60,7 +60,12 @@ pub async fn run(args: Args) -> Result<()> {
             models,
             Some((turns, timeout)),
         )),
-        judges: Arc::new(RunJudges::new(registry, local, templates)),
+        judges: Arc::new(RunJudges::new(
+            registry,
+            local,
+            templates,
+            args.models.clone(),
+        )),
         admission: Arc::new(Budgets::new(redis.clone())),
         records: Arc::new(RedisRecords::new(redis)),
         watch: Arc::new(FleetWatch::new(metrics, holding)),

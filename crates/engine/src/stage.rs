@@ -17,6 +17,15 @@ pub trait Translate: Send + Sync + 'static {
     /// Why the run must stop, when a model's backend halted (every attempt
     /// failed the same way: nothing listens, the key is refused).
     fn halted(&self) -> Option<String>;
+    /// Whether this stage was given `model`: a task naming another is never
+    /// called, but refused with [`Translate::refusal`].
+    fn serves(&self, _model: &str) -> bool {
+        true
+    }
+    /// Why a task naming `model`, which this stage was not given, is refused.
+    fn refusal(&self, model: &str) -> String {
+        format!("this stage was not given model {model}")
+    }
 }
 
 /// Stage two: proves one answer against φ0; runs on a blocking thread.

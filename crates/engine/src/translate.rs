@@ -1,7 +1,7 @@
 //! The translate loop: each task of a bundle on a slot of its own; the
 //! answers go on in one send, and the bundle is acknowledged after it.
 
-use crate::serve::{open, serve, Ended, Opened, Settle};
+use crate::serve::{open, refuse, serve, Ended, Opened, Settle};
 use crate::stage::{Admission, Stages, Start, Step, Translate, Watch};
 use crate::transport::{Delivery, Inbox, Incoming, Outbox};
 use crate::Shutdown;
@@ -98,6 +98,13 @@ async fn handle<D, O, St, S, A, W>(
     else {
         return;
     };
+    // A task naming a model this process was not given is never called: a
+    // message must not choose where a key goes.
+    if let Some(task) = bundle.iter().find(|t| !stage.serves(&t.model)) {
+        let reason = stage.refusal(&task.model);
+        refuse(delivery, &reason, bundle.len(), Step::Translate, watch).await;
+        return;
+    }
     // Only a run with a cap is charged, and only its tasks are ever set aside.
     let capped = cx.admission.capped(&run).await;
     let each = bundle.into_iter().map(|task| {

@@ -318,6 +318,7 @@ pub fn execute(
     if budget.budget_usd.is_some() {
         refuse_unpriced(settings)?;
     }
+    refuse_past_bounds(settings)?;
     claim_dir(dir, settings)?;
     dir.mark_fleet()?;
     let t0 = Instant::now();
@@ -573,6 +574,18 @@ fn refuse_unpriced(settings: &Resolved) -> Result<()> {
                 spec.model(),
                 spec.model()
             );
+        }
+    }
+    Ok(())
+}
+
+/// Settings a worker would refuse to take from a run are refused here,
+/// before anything is published.
+fn refuse_past_bounds(settings: &Resolved) -> Result<()> {
+    let stages = stage_settings(settings)?;
+    for (model, s) in &stages.models {
+        if let Some(why) = s.past_fleet_bounds(model) {
+            bail!("model {model}: {why}; a fleet's workers take no such setting from a run (run it on one machine, or put it in the model spec's ?… tail, which the worker is started with)");
         }
     }
     Ok(())

@@ -18,7 +18,7 @@ pub use interfaces::{
 };
 
 pub use prices::{Price, PriceTable};
-pub use settings::ModelSettings;
+pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
 pub use spec::{ModelSpec, SpecError};
 pub use waits::{describe_waits, Observers, RateWait, WaitCause, Waits};
 

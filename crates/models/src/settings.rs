@@ -131,6 +131,73 @@ fn as_int<T: TryFrom<u64>>(v: &Value) -> Option<T> {
     v.as_u64().and_then(|n| T::try_from(n).ok())
 }
 
+/// The extra request-body fields a fleet run's settings may carry: sampling
+/// parameters only, never a field that changes which model is asked, how
+/// many answers are paid for, or where the reply goes.
+pub const FLEET_EXTRA_FIELDS: [&str; 9] = [
+    "top_p",
+    "top_k",
+    "min_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "repetition_penalty",
+    "stop",
+    "logit_bias",
+    "response_format",
+];
+
+/// The largest value of one extra field, and of the system message, in bytes.
+const FLEET_FIELD_BYTES: usize = 4096;
+const FLEET_SYSTEM_BYTES: usize = 64 * 1024;
+
+impl ModelSettings {
+    /// Why these settings, as a fleet run registered them, go past what a
+    /// worker takes from a run (see [`FLEET_EXTRA_FIELDS`]); `None` when they
+    /// do not. A field the worker's own spec (`spec`, as written) sets is its own.
+    pub fn past_fleet_bounds(&self, spec: &str) -> Option<String> {
+        let own = crate::ModelSpec::parse_with_settings(spec)
+            .map(|(_, own)| own.extra)
+            .unwrap_or_default();
+        for (key, value) in &self.extra {
+            if own.get(key) == Some(value) {
+                continue;
+            }
+            if !FLEET_EXTRA_FIELDS.contains(&key.as_str()) {
+                return Some(format!(
+                    "the extra request field {key:?} is not one a fleet run may set (only {})",
+                    FLEET_EXTRA_FIELDS.join(", ")
+                ));
+            }
+            if value.to_string().len() > FLEET_FIELD_BYTES {
+                return Some(format!(
+                    "the extra request field {key:?} is longer than {FLEET_FIELD_BYTES} bytes"
+                ));
+            }
+        }
+        let out_of = |what: &str, range: &str| Some(format!("{what} is out of range ({range})"));
+        if self.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+            return out_of("temperature", "0..=2");
+        }
+        if self.max_tokens.is_some_and(|t| t > 10_000_000) {
+            return out_of("max-tokens", "at most 10000000");
+        }
+        if self.request_timeout_s.is_some_and(|t| t > 86_400) {
+            return out_of("request-timeout-s", "at most 86400");
+        }
+        if self.max_reply_bytes.is_some_and(|b| b > 64 << 20) {
+            return out_of("max-reply-bytes", "at most 64 MiB");
+        }
+        if self
+            .system
+            .as_ref()
+            .is_some_and(|s| s.len() > FLEET_SYSTEM_BYTES)
+        {
+            return out_of("the system message", "at most 64 KiB");
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +234,34 @@ mod tests {
         assert_eq!(p.seed, Some(1));
         assert_eq!(p.extra.len(), 2);
         assert_eq!(p.max_tokens, GenerationParams::default().max_tokens);
+    }
+
+    #[test]
+    fn a_fleet_run_may_set_sampling_fields_but_not_which_model_or_how_many() {
+        let mut s = ModelSettings::default();
+        s.extra.insert("top_p".into(), Value::from(0.9));
+        assert_eq!(s.past_fleet_bounds("reference"), None);
+        for key in ["model", "n", "stream", "messages"] {
+            let mut bad = s.clone();
+            bad.extra.insert(key.into(), Value::from(1));
+            let why = bad.past_fleet_bounds("reference").expect("refused");
+            assert!(why.contains(key), "{why}");
+        }
+        let mut long = s.clone();
+        long.extra
+            .insert("stop".into(), Value::from("x".repeat(5000)));
+        assert!(long.past_fleet_bounds("reference").is_some());
+        let hot = ModelSettings {
+            temperature: Some(9.0),
+            ..ModelSettings::default()
+        };
+        assert!(hot
+            .past_fleet_bounds("reference")
+            .is_some_and(|w| w.contains("temperature")));
+        // A field the worker's own spec sets is the worker's, not the run's.
+        let mut own = ModelSettings::default();
+        own.extra.insert("n".into(), Value::from(2));
+        let spec = "openai-compatible:m@http://127.0.0.1:1/v1?n=2";
+        assert_eq!(own.past_fleet_bounds(spec), None);
     }
 }

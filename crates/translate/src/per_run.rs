@@ -71,6 +71,7 @@ impl<R: Registry> RunTranslators<R> {
             .filter(|m| settings.models.contains_key(*m))
             .cloned()
             .collect();
+        within_bounds(run, &settings, &models)?;
         // A task waits behind `turns - 1` others at most: each is cut at its
         // share of the consumer timeout (a tenth kept spare), so that nothing
         // in hand outlasts it.
@@ -150,16 +151,25 @@ pub struct RunJudges<R> {
     registry: Arc<R>,
     local: Local,
     templates: Arc<Templates>,
+    /// The judge specs this process was given; a question naming another is refused.
+    given: Vec<String>,
     built: Mutex<HashMap<(String, JudgeKey), Arc<Judging>>>,
 }
 
 impl<R: Registry> RunJudges<R> {
-    /// Judges built with `local`'s backends, asking with `templates`.
-    pub fn new(registry: Arc<R>, local: Local, templates: Arc<Templates>) -> Self {
+    /// Judges built with `local`'s backends, asking with `templates`, for
+    /// the judge specs `given` and no other.
+    pub fn new(
+        registry: Arc<R>,
+        local: Local,
+        templates: Arc<Templates>,
+        given: Vec<String>,
+    ) -> Self {
         RunJudges {
             registry,
             local,
             templates,
+            given,
             built: Mutex::default(),
         }
     }
@@ -169,6 +179,18 @@ impl<R: Registry> Judges for RunJudges<R> {
     type Judge = Judging;
 
     async fn judge(&self, run: &str, judge: &JudgeKey) -> Result<Arc<Judging>, SetupError> {
+        // A message must not choose where a key goes: only a judge this
+        // process was given is ever asked.
+        if !self.given.contains(&judge.spec) {
+            return Err(SetupError {
+                message: format!(
+                    "this worker was not given judge {} (it serves {}); the question is not sent",
+                    judge.spec,
+                    self.given.join(", ")
+                ),
+                transient: false,
+            });
+        }
         let id = (run.to_string(), judge.clone());
         // Held while the judge is built, so that one backend serves it.
         let mut judges = self.built.lock().await;
@@ -177,6 +199,7 @@ impl<R: Registry> Judges for RunJudges<R> {
         }
         let settings = self.registry.judge_settings(run, judge).await?;
         let spec = judge.spec.as_str();
+        within_bounds(run, &settings, &[spec.to_string()])?;
         let local = Local {
             cache: Some(self.registry.cache(run)),
             ..self.local.clone()
@@ -192,4 +215,21 @@ impl<R: Registry> Judges for RunJudges<R> {
         judges.insert(id, built.clone());
         Ok(built)
     }
+}
+
+/// Refuses a run whose registered settings for `models` go past what a
+/// worker takes from a run: a message or a stored setting must not choose
+/// which model is asked or where its reply goes.
+fn within_bounds(run: &str, settings: &StageSettings, models: &[String]) -> Result<(), SetupError> {
+    for m in models {
+        if let Some(why) = settings.models.get(m).and_then(|s| s.past_fleet_bounds(m)) {
+            return Err(SetupError {
+                message: format!(
+                    "run {run:?}, model {m}: {why}; a worker takes no such setting from a run"
+                ),
+                transient: false,
+            });
+        }
+    }
+    Ok(())
 }

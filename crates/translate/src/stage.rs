@@ -82,4 +82,20 @@ impl autoeval_engine::Translate for Translator {
     fn halted(&self) -> Option<String> {
         Translator::halted(self)
     }
+
+    fn serves(&self, model: &str) -> bool {
+        self.backends.contains_key(model)
+    }
+
+    fn refusal(&self, model: &str) -> String {
+        let given: Vec<&str> = self.backends.keys().map(String::as_str).collect();
+        format!(
+            "this worker was not given model {model} (it serves {}); the task is not sent",
+            if given.is_empty() {
+                "none of the run's models".to_string()
+            } else {
+                given.join(", ")
+            }
+        )
+    }
 }
