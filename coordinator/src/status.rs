@@ -22,11 +22,17 @@ pub struct Args {
     #[arg(
         long,
         env = "AUTOEVAL_AMQP",
+        hide_env_values = true,
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
     )]
     pub amqp: String,
     /// Redis URL.
-    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    #[arg(
+        long,
+        env = "AUTOEVAL_REDIS",
+        hide_env_values = true,
+        default_value = "redis://127.0.0.1:6379"
+    )]
     pub redis: String,
     /// Taken and ignored, as the other commands spell a fleet run: status is always the fleet's.
     #[arg(long, hide = true)]

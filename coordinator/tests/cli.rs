@@ -539,3 +539,22 @@ fn numbers_out_of_range_are_refused_with_the_flag_and_its_range() {
         );
     }
 }
+
+#[test]
+fn help_never_shows_the_credentials_an_environment_variable_holds() {
+    for command in [["run", "--help"], ["status", "--help"], ["rerun", "--help"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_autoeval"))
+            .args(command)
+            .env("AUTOEVAL_AMQP", "amqp://user:planted-amqp-pw@10.0.0.1/%2f")
+            .env("AUTOEVAL_REDIS", "redis://:planted-redis-pw@10.0.0.1")
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        assert!(help.contains("AUTOEVAL_AMQP"), "{help}");
+        assert!(
+            !help.contains("planted-amqp-pw") && !help.contains("planted-redis-pw"),
+            "{command:?}: {help}"
+        );
+    }
+}

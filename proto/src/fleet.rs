@@ -92,9 +92,11 @@ pub const BUNDLE_SIZE: usize = 16;
 pub const REASON_HEADER: &str = "autoeval-reason";
 
 /// A model spec as a routing-key part: its readable characters, cut short,
-/// and a hash of the whole spec so two specs never share a queue.
+/// and a hash of the whole spec so two specs never share a queue. The
+/// readable part leaves out a URL's user and password and the spec's
+/// `?…` tail: queue names are listed to anyone who can see the broker.
 pub fn model_slug(model: &str) -> String {
-    let readable: String = model
+    let readable: String = without_secrets(model)
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -110,6 +112,21 @@ pub fn model_slug(model: &str) -> String {
         "{readable}-{:02x}{:02x}{:02x}",
         digest[0], digest[1], digest[2]
     )
+}
+
+/// `spec` without the user and password of its URL and without its `?…` tail.
+pub fn without_secrets(spec: &str) -> String {
+    let spec = spec.split_once('?').map_or(spec, |(head, _)| head);
+    match spec.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host);
+            format!("{scheme}://{host}{path}")
+        }
+        None => spec.to_string(),
+    }
 }
 
 /// Routing key of a model's translate tasks.
@@ -292,6 +309,22 @@ mod tests {
         let b = model_slug("openai-compatible:m@http://127.0.0.1:8001/v1");
         assert!(a.starts_with("openai-compatible-m-http---127-0-0-1-8000-v1-"));
         assert_ne!(a, b);
+        // A password or a query never shows in a queue name; the hash still tells specs apart.
+        let secret = "openai-compatible:m@http://user:hunter2@127.0.0.1:8000/v1?api_key=sk-123";
+        let s = model_slug(secret);
+        assert!(
+            !s.contains("hunter2") && !s.contains("user") && !s.contains("sk-123"),
+            "{s}"
+        );
+        assert!(
+            s.starts_with("openai-compatible-m-http---127-0-0-1-8000-v1-"),
+            "{s}"
+        );
+        assert_ne!(s, a);
+        assert_eq!(
+            without_secrets("reference-noisy:0.1"),
+            "reference-noisy:0.1"
+        );
         assert_eq!(
             translate_queue("reference"),
             format!("autoeval.translate.{}", model_slug("reference"))

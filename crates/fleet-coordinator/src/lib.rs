@@ -40,6 +40,7 @@ pub struct FleetArgs {
         arg(
             long,
             env = "AUTOEVAL_AMQP",
+            hide_env_values = true,
             default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
         )
     )]
@@ -47,7 +48,12 @@ pub struct FleetArgs {
     /// Redis URL.
     #[cfg_attr(
         feature = "cli",
-        arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")
+        arg(
+            long,
+            env = "AUTOEVAL_REDIS",
+            hide_env_values = true,
+            default_value = "redis://127.0.0.1:6379"
+        )
     )]
     pub redis: String,
     /// Seconds to wait for a worker serving each model before publishing
@@ -214,7 +220,12 @@ pub struct ReadArgs {
     /// Redis URL.
     #[cfg_attr(
         feature = "cli",
-        arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")
+        arg(
+            long,
+            env = "AUTOEVAL_REDIS",
+            hide_env_values = true,
+            default_value = "redis://127.0.0.1:6379"
+        )
     )]
     pub redis: String,
 }

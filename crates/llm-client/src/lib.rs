@@ -461,16 +461,15 @@ impl Backend {
                 Err(f) => f,
             };
             let key_variable = self.spec.key_variable();
+            // A server may echo the key in its error body: no text keeps it.
+            let message = match &self.key {
+                Some(k) => k.redact(&failure.message),
+                None => failure.message.clone(),
+            };
             let halted = self
                 .health
-                .failed(failure.cause.clone(), &failure.message, |c| {
-                    c.fix(key_variable)
-                });
+                .failed(failure.cause.clone(), &message, |c| c.fix(key_variable));
             if halted || !failure.retryable || attempt >= policy.max_attempts {
-                let message = match &self.key {
-                    Some(k) => k.redact(&failure.message),
-                    None => failure.message,
-                };
                 return Err(CallError::Api {
                     status: failure.status,
                     message,

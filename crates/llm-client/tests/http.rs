@@ -268,6 +268,16 @@ async fn keys_never_reach_errors_or_debug_output() {
     let shown = format!("{err} {err:?} {b:?}");
     assert!(!shown.contains(secret), "{shown}");
     assert!(shown.contains("***") && shown.contains("401"), "{shown}");
+    // Refused again and again, the backend halts: the halt's words, which
+    // go into records and Redis, keep no key either.
+    for _ in 0..12 {
+        let _ = b.chat("hello", &sample(0)).await;
+    }
+    let halt = b
+        .halt()
+        .expect("a key refused every time halts the backend");
+    let said = format!("{halt:?}");
+    assert!(!said.contains(secret) && said.contains("***"), "{said}");
     std::fs::remove_file(&file).unwrap();
     let missing = Backend::new(
         "anthropic:claude".parse().unwrap(),

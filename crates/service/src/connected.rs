@@ -15,11 +15,17 @@ pub struct ServiceArgs {
     #[arg(
         long,
         env = "AUTOEVAL_AMQP",
+        hide_env_values = true,
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
     )]
     pub amqp: String,
     /// Redis URL.
-    #[arg(long, env = "AUTOEVAL_REDIS", default_value = "redis://127.0.0.1:6379")]
+    #[arg(
+        long,
+        env = "AUTOEVAL_REDIS",
+        hide_env_values = true,
+        default_value = "redis://127.0.0.1:6379"
+    )]
     pub redis: String,
     /// Threads of the async runtime: one moves the bytes of hundreds of
     /// calls in flight; more only help when one core cannot keep up.
