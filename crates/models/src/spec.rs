@@ -123,6 +123,16 @@ impl std::str::FromStr for ModelSpec {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(bad("the URL must start with http:// or https://"));
                 }
+                // A spec travels in messages, queue names, Redis and every
+                // record: a credential in it would travel too.
+                let authority = url
+                    .split_once("://")
+                    .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+                if authority.contains('@') {
+                    return Err(bad(
+                        "the URL holds a user or password, which would be written wherever the spec is; give the server's key in OPENAI_COMPATIBLE_API_KEY (or the secrets file) instead",
+                    ));
+                }
                 Ok(ModelSpec::OpenaiCompatible {
                     model: model.to_string(),
                     base_url: url.trim_end_matches('/').to_string(),

@@ -50,6 +50,23 @@ fn specs_parse_print_and_explain_mistakes() {
 }
 
 #[test]
+fn a_url_with_a_user_or_password_is_refused_naming_where_the_key_goes() {
+    for spec in [
+        "openai-compatible:m@http://user:pw@127.0.0.1:8000/v1",
+        "openai-compatible:m@https://token@example.test/v1",
+    ] {
+        let e = spec.parse::<ModelSpec>().expect_err("a credential in the URL");
+        let said = e.to_string();
+        assert!(said.contains("OPENAI_COMPATIBLE_API_KEY"), "{said}");
+    }
+    // An `@` in the model name or the path is no credential.
+    let ok: ModelSpec = "openai-compatible:org@team/m@http://127.0.0.1:8000/v1/a@b"
+        .parse()
+        .expect("a model name with @");
+    assert_eq!(ok.model(), "org@team/m");
+}
+
+#[test]
 fn cache_keys_change_with_everything_that_changes_the_reply() {
     let spec: ModelSpec = "openai:gpt-4o".parse().unwrap();
     let p = GenerationParams::default();
