@@ -10,7 +10,7 @@ use autoeval_amqp::Broker;
 use autoeval_progress::Progress;
 use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
 use autoeval_proto::{ResultRecord, RoundKey, UnitKey, Verdict};
-use autoeval_redis_store::RunStore;
+use autoeval_redis_store::{RunStore, Work};
 use autoeval_run_dir::JsonlStore;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -426,5 +426,24 @@ pub async fn follow(
             }
         }
         tokio::time::sleep(LOOK_EVERY).await;
+    }
+}
+
+/// The fleet's work once its processes have told the translating and
+/// proving of every round recorded since `recorded_before` (they tell once a second), or
+/// after three seconds, whichever comes first.
+pub(crate) async fn settled_work(store: &RunStore, before: &Work, recorded_before: u64) -> Work {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let work = store.work().await.unwrap_or_default();
+        let recorded = store.recorded().await.unwrap_or_default();
+        // Every round recorded was translated, then proved.
+        let new = recorded.saturating_sub(recorded_before);
+        let told = work.proved.saturating_sub(before.proved) >= new
+            && work.translated.saturating_sub(before.translated) >= new;
+        if told || Instant::now() >= deadline {
+            return work;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

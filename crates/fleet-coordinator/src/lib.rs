@@ -7,6 +7,7 @@ mod follow;
 mod gauges;
 pub mod judge;
 mod reconcile;
+mod refuse;
 
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
@@ -327,9 +328,9 @@ pub fn execute(
     finish: impl FnOnce(Finished) -> Result<()>,
 ) -> Result<()> {
     if budget.budget_usd.is_some() {
-        refuse_unpriced(settings)?;
+        refuse::unpriced(settings)?;
     }
-    refuse_past_bounds(settings)?;
+    refuse::past_bounds(settings)?;
     claim_dir(dir, settings)?;
     dir.mark_fleet()?;
     let t0 = Instant::now();
@@ -485,7 +486,7 @@ pub fn execute(
         };
         progress.finish();
         let records = watch.arrivals.into_records(&store).await?;
-        let work = settled_work(&store, &work_before, recorded_before).await;
+        let work = follow::settled_work(&store, &work_before, recorded_before).await;
         let work = Work {
             translated: work.translated.saturating_sub(work_before.translated),
             proved: work.proved.saturating_sub(work_before.proved),
@@ -552,54 +553,6 @@ pub fn execute(
         );
     }
     finished
-}
-
-/// The fleet's work once its processes have told the translating and
-/// proving of every round recorded since `recorded_before` (they tell once a second), or
-/// after three seconds, whichever comes first.
-async fn settled_work(store: &RunStore, before: &Work, recorded_before: u64) -> Work {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let work = store.work().await.unwrap_or_default();
-        let recorded = store.recorded().await.unwrap_or_default();
-        // Every round recorded was translated, then proved.
-        let new = recorded.saturating_sub(recorded_before);
-        let told = work.proved.saturating_sub(before.proved) >= new
-            && work.translated.saturating_sub(before.translated) >= new;
-        if told || Instant::now() >= deadline {
-            return work;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// A cost cap cannot be kept for a model the price table does not price:
-/// its calls would count as free.
-fn refuse_unpriced(settings: &Resolved) -> Result<()> {
-    let prices = stage_settings(settings)?.prices;
-    for model in &settings.plan.models {
-        let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
-        if !spec.is_builtin() && prices.price_of(&spec).is_none() {
-            bail!(
-                "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
-                spec.model(),
-                spec.model()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Settings a worker would refuse to take from a run are refused here,
-/// before anything is published.
-fn refuse_past_bounds(settings: &Resolved) -> Result<()> {
-    let stages = stage_settings(settings)?;
-    for (model, s) in &stages.models {
-        if let Some(why) = s.past_fleet_bounds(model) {
-            bail!("model {model}: {why}; a fleet's workers take no such setting from a run (run it on one machine, or put it in the model spec's ?… tail, which the worker is started with)");
-        }
-    }
-    Ok(())
 }
 
 fn unix_now() -> u64 {

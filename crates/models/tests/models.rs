@@ -55,7 +55,9 @@ fn a_url_with_a_user_or_password_is_refused_naming_where_the_key_goes() {
         "openai-compatible:m@http://user:pw@127.0.0.1:8000/v1",
         "openai-compatible:m@https://token@example.test/v1",
     ] {
-        let e = spec.parse::<ModelSpec>().expect_err("a credential in the URL");
+        let e = spec
+            .parse::<ModelSpec>()
+            .expect_err("a credential in the URL");
         let said = e.to_string();
         assert!(said.contains("OPENAI_COMPATIBLE_API_KEY"), "{said}");
     }

@@ -1,7 +1,9 @@
 //! The tasks each fleet process holds, by run, stage and shard. Every
 //! process tells Redis its own counts every second with a short expiry, so
 //! `status` sums what live processes hold and a killed process's share
-//! vanishes by itself.
+//! vanishes by itself. With them go the process's rate-limit waits (same
+//! expiry) and its whole work per run so far (kept: round trips translated,
+//! rounds proved, busy seconds), which the progress line and the summary read.
 
 use crate::{redis_err, RunStore, StoreError};
 use autoeval_models::{RateWait, WaitCause, Waits};

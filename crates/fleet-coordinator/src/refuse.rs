@@ -1,0 +1,34 @@
+//! Runs the fleet refuses before anything is published: a cost cap it could
+//! not keep, settings its workers would not take.
+
+use anyhow::{bail, Result};
+use autoeval_run_settings::{stage_settings, Resolved};
+
+/// A cost cap cannot be kept for a model the price table does not price:
+/// its calls would count as free.
+pub(crate) fn unpriced(settings: &Resolved) -> Result<()> {
+    let prices = stage_settings(settings)?.prices;
+    for model in &settings.plan.models {
+        let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
+        if !spec.is_builtin() && prices.price_of(&spec).is_none() {
+            bail!(
+                "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
+                spec.model(),
+                spec.model()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Settings a worker would refuse to take from a run are refused here,
+/// before anything is published.
+pub(crate) fn past_bounds(settings: &Resolved) -> Result<()> {
+    let stages = stage_settings(settings)?;
+    for (model, s) in &stages.models {
+        if let Some(why) = s.past_fleet_bounds(model) {
+            bail!("model {model}: {why}; a fleet's workers take no such setting from a run (run it on one machine, or put it in the model spec's ?… tail, which the worker is started with)");
+        }
+    }
+    Ok(())
+}
