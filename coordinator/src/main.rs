@@ -93,6 +93,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    if let Err(e) = autoeval_service::variables_from_files() {
+        eprintln!("error: {e:#}");
+        return std::process::ExitCode::FAILURE;
+    }
     autoeval_telemetry::init_logs("warn");
     // One clean line for a failed command, whatever RUST_BACKTRACE says.
     match dispatch() {

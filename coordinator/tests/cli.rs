@@ -558,3 +558,42 @@ fn help_never_shows_the_credentials_an_environment_variable_holds() {
         );
     }
 }
+
+#[test]
+fn a_url_may_come_from_a_file_named_by_its_variable() {
+    let dir = scratch("file-variables");
+    let file = dir.join("redis-url");
+    std::fs::write(&file, "redis://:from-a-file@127.0.0.1:1\n").unwrap();
+    let out = dir.join("run");
+    let run = Command::new(env!("CARGO_BIN_EXE_autoeval"))
+        .args([
+            "run",
+            "--model",
+            "reference",
+            "--dataset",
+            "ksat",
+            "--per-bucket",
+            "1",
+        ])
+        .args(["--batches", "1", "--fleet", "--out", out.to_str().unwrap()])
+        .env_remove("AUTOEVAL_REDIS")
+        .env("AUTOEVAL_REDIS_FILE", &file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    // The file's URL was used (its port answers nothing), and its password is not shown.
+    assert!(
+        said.contains("cannot reach Redis at redis://:***@127.0.0.1:1"),
+        "{said}"
+    );
+    assert!(!said.contains("from-a-file"), "{said}");
+    let missing = Command::new(env!("CARGO_BIN_EXE_autoeval"))
+        .args(["status", out.to_str().unwrap()])
+        .env_remove("AUTOEVAL_REDIS")
+        .env("AUTOEVAL_REDIS_FILE", dir.join("no-such-file"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(1), "{said}");
+    assert!(said.contains("cannot read AUTOEVAL_REDIS_FILE"), "{said}");
+}

@@ -47,6 +47,7 @@ pub struct Args {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
+    autoeval_service::variables_from_files()?;
     autoeval_telemetry::init_logs("info");
     let args = Args::parse();
     let runtime = autoeval_service::runtime(args.service.threads)?;

@@ -2,10 +2,12 @@
 //! shutdown on SIGTERM or Ctrl-C, and the settings of each run it works for.
 
 mod connected;
+mod file_variables;
 mod fleet_watch;
 mod health;
 
 pub use connected::{serve_connected, ServiceArgs};
+pub use file_variables::{variables_from_files, FILE_VARIABLES};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
 

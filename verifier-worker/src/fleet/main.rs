@@ -44,6 +44,7 @@ pub struct Args {
 }
 
 fn main() -> Result<()> {
+    autoeval_service::variables_from_files()?;
     autoeval_telemetry::init_logs("info");
     let args = Args::parse();
     if args.prover_child {

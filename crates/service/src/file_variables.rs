@@ -1,0 +1,37 @@
+//! Settings that may come from files, as Docker and Kubernetes hand out
+//! secrets: `NAME_FILE` names a file holding NAME's value, so a password or
+//! key never needs to be in a process's arguments or environment listing.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// The variables that may be given as `NAME_FILE`.
+pub const FILE_VARIABLES: [&str; 5] = [
+    "AUTOEVAL_AMQP",
+    "AUTOEVAL_REDIS",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_COMPATIBLE_API_KEY",
+];
+
+/// For each of [`FILE_VARIABLES`] that is unset while its `NAME_FILE` is
+/// set, sets it to the file's contents without surrounding whitespace.
+/// Call it first thing in `main`, before any thread starts.
+pub fn variables_from_files() -> Result<()> {
+    for name in FILE_VARIABLES {
+        if std::env::var_os(name).is_some() {
+            continue;
+        }
+        let Some(path) = std::env::var_os(format!("{name}_FILE")) else {
+            continue;
+        };
+        let value = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "cannot read {name}_FILE ({}); point it at a readable file, or unset it",
+                Path::new(&path).display()
+            )
+        })?;
+        std::env::set_var(name, value.trim());
+    }
+    Ok(())
+}
