@@ -30,7 +30,11 @@ struct Args {
     prover_child: bool,
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    autoeval_service::exit_with(run())
+}
+
+fn run() -> Result<()> {
     autoeval_telemetry::init_logs("warn");
     let args = Args::parse();
     if args.prover_child {

@@ -46,7 +46,11 @@ pub struct Args {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    autoeval_service::exit_with(run())
+}
+
+fn run() -> Result<()> {
     autoeval_service::variables_from_files()?;
     autoeval_telemetry::init_logs("info");
     let args = Args::parse();

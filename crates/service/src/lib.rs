@@ -19,6 +19,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex};
 
+/// The exit of a service's `main`: a failure is one line saying what to
+/// fix (`error: …` with its causes), never a backtrace, whatever
+/// `RUST_BACKTRACE` says.
+pub fn exit_with(result: Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// This process's name in the fleet: its role, host and process id.
 pub fn process_name(role: &str) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
