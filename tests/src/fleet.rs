@@ -243,6 +243,31 @@ impl Fleet {
             .push(service(&binary("autoeval-verifier"), &args, &log));
     }
 
+    /// `run` of `model` on `dataset` into `out`, small: one batch, one
+    /// item per complexity value, zero-shot. Flags may be added after.
+    pub fn small_run<'a>(&self, model: &'a str, dataset: &'a str, out: &'a str) -> Vec<&'a str> {
+        vec![
+            "run",
+            "--model",
+            model,
+            "--dataset",
+            dataset,
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--prompt",
+            "zero-shot",
+            "--out",
+            out,
+        ]
+    }
+
+    /// The flags that send a command to this fleet: its broker and its Redis.
+    pub fn on_fleet(&self) -> [&str; 5] {
+        ["--fleet", "--amqp", AMQP, "--redis", &self.redis]
+    }
+
     /// `autoeval ARGS` as a child, its output kept.
     pub fn autoeval(&self, args: &[&str]) -> Child {
         Command::new(binary("autoeval"))

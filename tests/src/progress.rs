@@ -1,6 +1,6 @@
 //! Following a fleet run from the outside: its progress lines as they come, and `status`.
 
-use crate::fleet::{Fleet, AMQP, REDIS};
+use crate::fleet::Fleet;
 use std::io::{BufRead, BufReader};
 use std::process::Child;
 use std::sync::mpsc::Receiver;
@@ -10,31 +10,10 @@ use std::time::Duration;
 /// progress line every second.
 pub fn follow(fleet: &Fleet) -> Child {
     let out = fleet.out.to_string_lossy().into_owned();
-    fleet.autoeval(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--prompt",
-        "zero-shot",
-        "--plain",
-        "--log-every",
-        "1",
-        "--worker-wait-s",
-        "0",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ])
+    let mut args = fleet.small_run(&fleet.model, "ksat", &out);
+    args.extend(fleet.on_fleet());
+    args.extend(["--plain", "--log-every", "1", "--worker-wait-s", "0"]);
+    fleet.autoeval(&args)
 }
 
 /// The lines the command writes on stderr, as they come.
@@ -49,17 +28,24 @@ pub fn lines_of(child: &mut Child) -> Receiver<String> {
     said
 }
 
-/// The first progress line that `wanted` accepts.
-pub fn progress_line(said: &Receiver<String>, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+/// The first line that `wanted` accepts, within two minutes.
+pub fn first_line(said: &Receiver<String>, what: &str, wanted: impl Fn(&str) -> bool) -> String {
     loop {
         let line = said
             .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|_| panic!("no progress line {what}"));
-        if line.starts_with("run: ") && wanted(&line) {
+            .unwrap_or_else(|_| panic!("no line {what}"));
+        if wanted(&line) {
             eprintln!("{line}");
             return line;
         }
     }
+}
+
+/// The first progress line that `wanted` accepts.
+pub fn progress_line(said: &Receiver<String>, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+    first_line(said, &format!("of progress {what}"), |l| {
+        l.starts_with("run: ") && wanted(l)
+    })
 }
 
 /// The number before `after` in `line`: `12` in "12 translated".
@@ -78,7 +64,9 @@ pub fn count_before(line: &str, after: &str) -> u64 {
 /// `autoeval status` on the fleet's run, which must succeed.
 pub fn status(fleet: &Fleet) -> String {
     let out = fleet.out.to_string_lossy().into_owned();
-    let status = fleet.autoeval_output(&["status", &out, "--amqp", AMQP, "--redis", REDIS]);
+    let mut args = vec!["status", &out];
+    args.extend(fleet.on_fleet());
+    let status = fleet.autoeval_output(&args);
     assert!(status.status.success(), "{status:?}");
     String::from_utf8_lossy(&status.stdout).into_owned()
 }

@@ -37,31 +37,10 @@ fn tasks_naming_an_endpoint_the_worker_was_not_given_are_dead_lettered_unsent() 
     let out = fleet.out.to_string_lossy().into_owned();
     // The run names both models, so its settings in Redis hold the other
     // endpoint too: the worker must still not call it.
-    let registered = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--model",
-        &elsewhere,
-        "--dataset",
-        "plogic",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--prompt",
-        "zero-shot",
-        "--quiet",
-        "--worker-wait-s",
-        "0",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ]);
+    let mut args = fleet.small_run(&fleet.model, "plogic", &out);
+    args.extend(["--model", &elsewhere, "--quiet", "--worker-wait-s", "0"]);
+    args.extend(fleet.on_fleet());
+    let registered = fleet.autoeval_output(&args);
     assert_eq!(
         registered.status.code(),
         Some(1),

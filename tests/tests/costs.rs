@@ -42,31 +42,13 @@ fn an_unpriced_model_costs_unknown_everywhere_and_a_price_for_no_model_warns() {
     std::fs::write(&prices, r#"{"refrence": {"input": 1.0, "output": 2.0}}"#).unwrap();
     let prices = prices.to_string_lossy().into_owned();
     let args = |more: &[&'static str]| {
-        let mut a: Vec<String> = [
-            "run",
-            "--model",
-            &model,
-            "--dataset",
-            "ksat",
-            "--per-bucket",
-            "1",
-            "--batches",
-            "1",
-            "--prompt",
-            "zero-shot",
-            "--prices",
-            &prices,
-            "--out",
-            &out,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        a.extend(more.iter().map(|s| s.to_string()));
+        let mut a = fleet.small_run(&model, "ksat", &out);
+        a.extend(["--prices", &prices]);
+        a.extend_from_slice(more);
         a
     };
 
-    let plan = fleet.autoeval_output(&strs(&args(&["--dry-run"])));
+    let plan = fleet.autoeval_output(&args(&["--dry-run"]));
     let plan_said = said(&plan);
     assert!(plan.status.success(), "{plan_said}");
     assert!(
@@ -78,7 +60,7 @@ fn an_unpriced_model_costs_unknown_everywhere_and_a_price_for_no_model_warns() {
         "the unmatched entry is named: {plan_said}"
     );
 
-    let run = fleet.autoeval_output(&strs(&args(&[])));
+    let run = fleet.autoeval_output(&args(&[]));
     let run_said = said(&run);
     assert!(run.status.success(), "{run_said}");
     assert!(run_said.contains("prices no model of this run: refrence"));
@@ -120,8 +102,4 @@ fn an_unpriced_model_costs_unknown_everywhere_and_a_price_for_no_model_warns() {
         rows += 1;
     }
     assert_eq!(rows, records.len());
-}
-
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
 }

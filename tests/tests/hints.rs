@@ -53,24 +53,10 @@ fn paste(fleet: &Fleet, command: &[String]) -> String {
     text
 }
 
-/// `autoeval run` on a few ksat items of the fleet's model into `out`.
+/// `autoeval run --quiet` on a few ksat items of the fleet's model into `out`.
 fn run_args<'a>(fleet: &'a Fleet, out: &'a str, more: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--prompt",
-        "zero-shot",
-        "--quiet",
-        "--out",
-        out,
-    ];
+    let mut args = fleet.small_run(&fleet.model, "ksat", out);
+    args.push("--quiet");
     args.extend_from_slice(more);
     args
 }

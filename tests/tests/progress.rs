@@ -2,8 +2,8 @@
 //! tasks nobody takes, a rate limit (on the fleet, where `status` names it
 //! too, and on one machine).
 
-use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
-use autoeval_e2e::progress::{follow, lines_of, progress_line, status};
+use autoeval_e2e::fleet::Fleet;
+use autoeval_e2e::progress::{first_line, follow, lines_of, progress_line, status};
 use std::time::Duration;
 
 #[test]
@@ -60,24 +60,9 @@ fn a_rate_limited_model_is_named_in_the_progress_line_of_a_run_on_one_machine() 
         &["--rate-limit", "60", "--retry-after", "4"],
     );
     let out = fleet.out.to_string_lossy().into_owned();
-    let mut run = fleet.autoeval(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--prompt",
-        "zero-shot",
-        "--plain",
-        "--log-every",
-        "1",
-        "--out",
-        &out,
-    ]);
+    let mut args = fleet.small_run(&fleet.model, "ksat", &out);
+    args.extend(["--plain", "--log-every", "1"]);
+    let mut run = fleet.autoeval(&args);
     let said = lines_of(&mut run);
     let wait = format!("rate-limited: {} waits", fleet.model);
     let line = progress_line(&said, "naming the rate limit", |l| l.contains(&wait));
@@ -92,81 +77,35 @@ fn a_misspelt_model_is_answered_with_the_models_workers_serve() {
     fleet.start_worker(2);
     let misspelt = fleet.model.replace("reference@", "refrence@");
     let out = fleet.out.to_string_lossy().into_owned();
-    let mut run = fleet.autoeval(&[
-        "run",
-        "--model",
-        &misspelt,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--plain",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ]);
-    let said = lines_of(&mut run);
-    let line = loop {
-        let line = said
-            .recv_timeout(Duration::from_secs(60))
-            .expect("a line saying what the coordinator waits for");
-        if line.starts_with("fleet: waiting for a worker serving") {
-            break line;
-        }
+    // The coordinator's first word on a spec nobody serves, and what it said
+    // after it until it was stopped.
+    let waiting_line = || {
+        let mut args = fleet.small_run(&misspelt, "ksat", &out);
+        args.extend(fleet.on_fleet());
+        args.push("--plain");
+        let mut run = fleet.autoeval(&args);
+        let said = lines_of(&mut run);
+        let line = first_line(&said, "saying what the coordinator waits for", |l| {
+            l.starts_with("fleet: waiting for a worker serving")
+        });
+        let _ = run.kill();
+        let _ = run.wait();
+        (line, said.try_iter().collect::<Vec<String>>())
     };
-    eprintln!("{line}");
+    let (line, rest) = waiting_line();
     // The worker stamps what it serves each second: the first look may come before it.
     assert!(
         line.contains(&misspelt) && line.contains("workers serve: ")
             || line.contains("no worker serves any model now"),
         "{line}"
     );
-    let _ = run.kill();
-    let _ = run.wait();
-    let rest: Vec<String> = said.try_iter().collect();
     assert!(rest.len() < 5, "one line per cause, not a flood: {rest:?}");
     // Asked again once the worker has said what it serves, the list names it.
     autoeval_e2e::fleet::wait_for(
         "the worker to say what it serves",
         Duration::from_secs(30),
         || {
-            let mut run = fleet.autoeval(&[
-                "run",
-                "--model",
-                &misspelt,
-                "--dataset",
-                "ksat",
-                "--per-bucket",
-                "1",
-                "--batches",
-                "1",
-                "--plain",
-                "--out",
-                &out,
-                "--fleet",
-                "--amqp",
-                AMQP,
-                "--redis",
-                REDIS,
-            ]);
-            let said = lines_of(&mut run);
-            let line = loop {
-                let line = said
-                    .recv_timeout(Duration::from_secs(60))
-                    .expect("a waiting line");
-                if line.starts_with("fleet: waiting for a worker serving") {
-                    break line;
-                }
-            };
-            let _ = run.kill();
-            let _ = run.wait();
-            eprintln!("{line}");
+            let (line, _) = waiting_line();
             line.contains("workers serve: ") && line.contains(&fleet.model)
         },
     );
@@ -181,25 +120,9 @@ fn the_consumer_timeout_warning_comes_only_for_settings_past_the_defaults_and_on
     let log = fleet.dir.join("worker-0.log");
     let out = fleet.out.to_string_lossy().into_owned();
     let run = |out: &str, more: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--model",
-            &fleet.model,
-            "--dataset",
-            "ksat",
-            "--per-bucket",
-            "1",
-            "--batches",
-            "1",
-            "--quiet",
-            "--out",
-            out,
-            "--fleet",
-            "--amqp",
-            AMQP,
-            "--redis",
-            REDIS,
-        ];
+        let mut args = fleet.small_run(&fleet.model, "ksat", out);
+        args.extend(fleet.on_fleet());
+        args.push("--quiet");
         args.extend_from_slice(more);
         let done = fleet.autoeval_output(&args);
         assert!(

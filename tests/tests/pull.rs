@@ -1,7 +1,7 @@
 //! A report pulled from the fleet's Redis never discards a round that only
 //! the run directory holds (done off the fleet, or lost by Redis).
 
-use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
+use autoeval_e2e::fleet::{Fleet, REDIS};
 use serde_json::Value;
 
 #[test]
@@ -10,27 +10,10 @@ fn a_report_pulled_from_redis_keeps_the_rounds_only_the_directory_holds() {
     fleet.start_worker(4);
     fleet.start_verifier(1);
     let out = fleet.out.to_string_lossy().into_owned();
-    let run = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--prompt",
-        "zero-shot",
-        "--quiet",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ]);
+    let mut args = fleet.small_run(&fleet.model, "ksat", &out);
+    args.extend(fleet.on_fleet());
+    args.push("--quiet");
+    let run = fleet.autoeval_output(&args);
     assert!(
         run.status.success(),
         "{}",
