@@ -33,6 +33,11 @@ pub struct Args {
     /// Bytes of filler put before every answer, for replies of any size.
     #[arg(long, default_value_t = 0)]
     pad_reply_bytes: usize,
+    /// Answer 401 to requests without `Authorization: Bearer KEY`, echoing
+    /// what they sent in the error (as some providers do), to try a
+    /// client's redaction.
+    #[arg(long, env = "AUTOEVAL_MOCK_REQUIRED_KEY", hide_env_values = true)]
+    require_key: Option<String>,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -56,6 +61,7 @@ pub fn run(args: Args) -> Result<()> {
         rate_limit_rpm: args.rate_limit,
         retry_after: Some(args.retry_after),
         pad_reply_bytes: args.pad_reply_bytes,
+        require_key: args.require_key,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

@@ -129,6 +129,25 @@ pub fn without_secrets(spec: &str) -> String {
     }
 }
 
+/// A broker or Redis `url` fit to print: its password is `***` and its
+/// `?…` tail (where TLS and auth options go) is left out; the user stays,
+/// as it tells an operator which account was refused.
+pub fn redact_url(url: &str) -> String {
+    let (url, had_query) = match url.split_once('?') {
+        Some((head, _)) => (head, true),
+        None => (url, false),
+    };
+    let tail = if had_query { "?***" } else { "" };
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(_)) => {
+            let (auth, host) = rest.rsplit_once('@').unwrap_or(("", rest));
+            let user = auth.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        _ => format!("{url}{tail}"),
+    }
+}
+
 /// Routing key of a model's translate tasks.
 pub fn translate_key(model: &str) -> String {
     format!("translate.{}", model_slug(model))

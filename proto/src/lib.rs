@@ -12,6 +12,7 @@ mod key;
 pub mod meta;
 mod record;
 mod task;
+pub mod tls;
 pub mod wire;
 
 pub use dataset::DatasetKind;

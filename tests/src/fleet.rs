@@ -116,9 +116,10 @@ fn mock_server(port: u16, mock_args: &[&str]) -> Process {
 }
 
 /// Starts a service that prints `health: http://ADDR` first, and waits until it is ready.
-fn service(program: &Path, args: &[&str], log: &Path) -> Process {
+fn service(program: &Path, args: &[&str], env: &[(String, String)], log: &Path) -> Process {
     let mut child = Command::new(program)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(log).expect("a log file"))
         .spawn()
@@ -161,6 +162,11 @@ pub struct Fleet {
     pub verifiers: Vec<Process>,
     /// The Redis its processes use: the shared one unless a test starts its own.
     pub redis: String,
+    /// The broker its processes use: the shared one unless a test starts its own.
+    pub amqp: String,
+    /// Variables every process of the fleet is started with, beside the
+    /// broker's and Redis's URLs (which go there too, never in argv).
+    pub env: Vec<(String, String)>,
     mock: Option<Process>,
     runtime: tokio::runtime::Runtime,
 }
@@ -186,6 +192,8 @@ impl Fleet {
             workers: Vec::new(),
             verifiers: Vec::new(),
             redis: REDIS.to_string(),
+            amqp: AMQP.to_string(),
+            env: Vec::new(),
             mock: Some(mock),
             runtime: tokio::runtime::Runtime::new().expect("a runtime"),
         }
@@ -218,29 +226,33 @@ impl Fleet {
     pub fn start_worker(&mut self, concurrency: u16) {
         let n = self.workers.len();
         let c = concurrency.to_string();
-        let args = [
-            "--model",
-            &self.model,
-            "--concurrency",
-            &c,
-            "--amqp",
-            AMQP,
-            "--redis",
-            &self.redis,
-        ];
+        let args = ["--model", &self.model, "--concurrency", &c];
         let log = self.dir.join(format!("worker-{n}.log"));
+        let env = self.service_env();
         self.workers
-            .push(service(&binary("autoeval-worker"), &args, &log));
+            .push(service(&binary("autoeval-worker"), &args, &env, &log));
     }
 
     /// Starts a verifier worker and waits until it is ready.
     pub fn start_verifier(&mut self, jobs: usize) {
         let n = self.verifiers.len();
         let j = jobs.to_string();
-        let args = ["--jobs", &j, "--amqp", AMQP, "--redis", &self.redis];
         let log = self.dir.join(format!("verifier-{n}.log"));
-        self.verifiers
-            .push(service(&binary("autoeval-verifier"), &args, &log));
+        let env = self.service_env();
+        self.verifiers.push(service(
+            &binary("autoeval-verifier"),
+            &["--jobs", &j],
+            &env,
+            &log,
+        ));
+    }
+
+    /// The environment of the fleet's services: its variables, its broker and its Redis.
+    pub fn service_env(&self) -> Vec<(String, String)> {
+        let mut env = self.env.clone();
+        env.push(("AUTOEVAL_AMQP".into(), self.amqp.clone()));
+        env.push(("AUTOEVAL_REDIS".into(), self.redis.clone()));
+        env
     }
 
     /// `run` of `model` on `dataset` into `out`, small: one batch, one
@@ -263,15 +275,18 @@ impl Fleet {
         ]
     }
 
-    /// The flags that send a command to this fleet: its broker and its Redis.
+    /// The flags that send a command to this fleet: its broker and its Redis
+    /// (which [`Fleet::autoeval`] also puts in the environment, where
+    /// `--fleet` alone finds them).
     pub fn on_fleet(&self) -> [&str; 5] {
-        ["--fleet", "--amqp", AMQP, "--redis", &self.redis]
+        ["--fleet", "--amqp", &self.amqp, "--redis", &self.redis]
     }
 
     /// `autoeval ARGS` as a child, its output kept.
     pub fn autoeval(&self, args: &[&str]) -> Child {
         Command::new(binary("autoeval"))
             .args(args)
+            .envs(self.service_env())
             .current_dir(&self.dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -336,7 +351,7 @@ impl Fleet {
 
     /// A broker connection.
     pub fn broker(&self) -> Broker {
-        self.block_on(Broker::connect(AMQP, "autoeval-test"))
+        self.block_on(Broker::connect(&self.amqp, "autoeval-test"))
             .expect("the broker")
     }
 }
@@ -347,12 +362,12 @@ impl Drop for Fleet {
         self.verifiers.clear();
         self.mock.take();
         let (run, queue) = (self.run(), translate_queue(&self.model));
-        let redis = self.redis.clone();
+        let (redis, amqp) = (self.redis.clone(), self.amqp.clone());
         self.runtime.block_on(async {
             if let Ok(conn) = autoeval_redis_store::connect(&redis).await {
                 let _ = RunStore::new(conn, &run).delete().await;
             }
-            if let Ok(b) = Broker::connect(AMQP, "autoeval-test-cleanup").await {
+            if let Ok(b) = Broker::connect(&amqp, "autoeval-test-cleanup").await {
                 let _ = b.take_dead_letters(&run).await;
                 let _ = b.delete_queue(&queue).await;
                 b.close().await;

@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod fleet;
 pub mod oracle;
 pub mod progress;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

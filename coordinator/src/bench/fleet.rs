@@ -64,9 +64,10 @@ fn sibling(name: &str) -> Result<PathBuf> {
 }
 
 /// Starts a service and waits until `/readyz` answers 200.
-fn service(program: &Path, args: &[String]) -> Result<Proc> {
+fn service(program: &Path, args: &[String], fleet: &FleetArgs) -> Result<Proc> {
     let mut child = Command::new(program)
         .args(args)
+        .envs(connection_env(fleet))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -209,6 +210,7 @@ fn timed_run(
         .arg("run")
         .args(plan)
         .args(extra)
+        .envs(fleet.map(connection_env).unwrap_or_default())
         .args(["--quiet", "--out"])
         .arg(&out)
         .stdout(Stdio::null())
@@ -272,16 +274,16 @@ struct Setup<'a> {
     repeats: usize,
 }
 
-impl Setup<'_> {
-    fn connect(&self) -> Vec<String> {
-        vec![
-            "--amqp".into(),
-            self.fleet.amqp.clone(),
-            "--redis".into(),
-            self.fleet.redis.clone(),
-        ]
-    }
+/// The broker's and Redis's URLs for a process of the benchmark: in its
+/// environment, where other processes cannot read them, never in argv.
+fn connection_env(fleet: &FleetArgs) -> Vec<(&'static str, String)> {
+    vec![
+        ("AUTOEVAL_AMQP", fleet.amqp.clone()),
+        ("AUTOEVAL_REDIS", fleet.redis.clone()),
+    ]
+}
 
+impl Setup<'_> {
     /// Median rates of the fleet and of one machine over `plan`, run in turn.
     fn side_by_side(
         &self,
@@ -292,13 +294,11 @@ impl Setup<'_> {
         let mut fleet_runs = Vec::new();
         let mut local_runs = Vec::new();
         for k in 0..self.repeats {
-            let mut fleet_flags = vec!["--fleet".to_string()];
-            fleet_flags.extend(self.connect());
             fleet_runs.push(timed_run(
                 self.scratch,
                 &format!("{tag}-fleet-{k}-{}", std::process::id()),
                 plan,
-                &fleet_flags,
+                &["--fleet".to_string()],
                 Some(self.fleet),
             )?);
             let local = ["--concurrency".to_string(), local_concurrency.to_string()];
@@ -353,18 +353,15 @@ pub fn run(args: Args) -> Result<()> {
     // 1. A 0 ms model: what the fleet's own parts cost per unit.
     let (_m0, model0) = mock(0)?;
     models.push(model0.clone());
-    let mut common = setup.connect();
-    let mut w = vec![
+    let w = [
         "--model".to_string(),
         model0.clone(),
         "--concurrency".into(),
         "64".into(),
     ];
-    w.append(&mut common.clone());
-    let _w0 = service(&worker, &w)?;
-    let mut v = vec!["--jobs".to_string(), cores.to_string()];
-    v.append(&mut common);
-    let _v0 = service(&verifier, &v)?;
+    let _w0 = service(&worker, &w, setup.fleet)?;
+    let v = ["--jobs".to_string(), cores.to_string()];
+    let _v0 = service(&verifier, &v, setup.fleet)?;
     let (units, fleet, local) =
         setup.side_by_side("zero", &plan(&model0, args.per_bucket, 1), 64)?;
     println!("  0 ms model, {units} units (1 LLM worker × 64, 1 verifier × {cores} jobs):");
@@ -389,18 +386,15 @@ pub fn run(args: Args) -> Result<()> {
     let (workers, concurrency) = (2usize, 64usize);
     let mut procs = Vec::new();
     for _ in 0..workers {
-        let mut w = vec![
+        let w = [
             "--model".to_string(),
             model2.clone(),
             "--concurrency".into(),
             concurrency.to_string(),
         ];
-        w.append(&mut setup.connect());
-        procs.push(service(&worker, &w)?);
+        procs.push(service(&worker, &w, setup.fleet)?);
     }
-    let mut v = vec!["--jobs".to_string(), cores.to_string()];
-    v.append(&mut setup.connect());
-    procs.push(service(&verifier, &v)?);
+    procs.push(service(&verifier, &v, setup.fleet)?);
     // Each unit is two calls in a row: 0.4 s of model time.
     let bound = (workers * concurrency) as f64 / 0.4;
     let (units, fleet, local) = setup.side_by_side(
@@ -424,24 +418,19 @@ pub fn run(args: Args) -> Result<()> {
     // 3. Memory of one worker with 256 tasks in flight.
     let (_m3, model3) = mock(1000)?;
     models.push(model3.clone());
-    let mut w = vec![
+    let w = [
         "--model".to_string(),
         model3.clone(),
         "--concurrency".into(),
         "256".into(),
     ];
-    w.append(&mut setup.connect());
-    let big = service(&worker, &w)?;
-    let mut v = vec!["--jobs".to_string(), cores.to_string()];
-    v.append(&mut setup.connect());
-    let _v3 = service(&verifier, &v)?;
-    let mut fleet_flags = vec!["--fleet".to_string()];
-    fleet_flags.extend(setup.connect());
+    let big = service(&worker, &w, setup.fleet)?;
+    let _v3 = service(&verifier, &v, setup.fleet)?;
     let units = timed_run(
         &scratch,
         &format!("memory-{}", std::process::id()),
         &plan(&model3, 3, 3),
-        &fleet_flags,
+        &["--fleet".to_string()],
         Some(&args.fleet),
     )?
     .units;

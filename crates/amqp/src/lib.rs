@@ -28,6 +28,7 @@ use lapin::options::{
     BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
     QueueBindOptions, QueueDeclareOptions,
 };
+use lapin::tcp::{OwnedIdentity, OwnedTLSConfig};
 use lapin::types::{AMQPValue, FieldArray, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 use std::time::Duration;
@@ -44,6 +45,9 @@ pub enum BrokerError {
         /// Why, in one line: the innermost cause the client gave.
         detail: String,
     },
+    /// The TLS material for an `amqps://` URL cannot be read.
+    #[error(transparent)]
+    Tls(#[from] autoeval_proto::tls::TlsError),
     /// A broker operation failed (often: the connection was lost).
     #[error("broker: {what}: {source}")]
     Amqp {
@@ -135,17 +139,8 @@ fn amqp(what: impl Into<String>) -> impl FnOnce(lapin::Error) -> BrokerError {
     move |source| BrokerError::Amqp { what, source }
 }
 
-/// The URL without its password, for messages and logs.
-pub fn redact(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(_)) => {
-            let (auth, host) = rest.rsplit_once('@').unwrap_or(("", rest));
-            let user = auth.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.to_string(),
-    }
-}
+/// The URL without its password or query, for messages and logs.
+pub use autoeval_proto::fleet::redact_url as redact;
 
 /// What every message carries besides its body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -200,6 +195,28 @@ pub fn prefetch_for(concurrency: usize, bundle: usize) -> u16 {
     messages.min(usize::from(u16::MAX)) as u16
 }
 
+/// The TLS settings for `url`: the environment's CA and client certificate
+/// for `amqps://`, nothing for plaintext.
+fn tls_config(url: &str) -> Result<OwnedTLSConfig, BrokerError> {
+    if !autoeval_proto::tls::wants_tls(url) {
+        return Ok(OwnedTLSConfig::default());
+    }
+    let material = autoeval_proto::tls::TlsMaterial::from_env()?;
+    Ok(OwnedTLSConfig {
+        cert_chain: material.ca_text(),
+        identity: material
+            .identity
+            .map(|(pem, key)| OwnedIdentity::PKCS8 { pem, key }),
+    })
+}
+
+/// Why a connection failed, in one line.
+fn connect_detail(url: &str, error: &str) -> String {
+    // The client repeats its cause at each layer ("IO error: X"): X says it.
+    let cause = error.rsplit(": ").next().unwrap_or_default();
+    autoeval_proto::tls::explain_failure(url, cause)
+}
+
 /// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
 fn stage_queue_arguments() -> FieldTable {
     let mut args = FieldTable::default();
@@ -221,27 +238,24 @@ impl Broker {
     pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
         let properties =
             ConnectionProperties::default().with_connection_name(LongString::from(name));
-        let connection =
-            match tokio::time::timeout(OPERATION_TIMEOUT, Connection::connect(url, properties))
-                .await
-            {
-                Ok(made) => made.map_err(|e| BrokerError::Connect {
-                    url: redact(url),
-                    // The client repeats its cause at each layer ("IO error: X"): X says it.
-                    detail: e
-                        .to_string()
-                        .rsplit(": ")
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                })?,
-                Err(_) => {
-                    return Err(BrokerError::TimedOut {
-                        what: format!("connecting to {}", redact(url)),
-                        seconds: OPERATION_TIMEOUT.as_secs(),
-                    })
-                }
-            };
+        let tls = tls_config(url)?;
+        let runtime = lapin::runtime::default_runtime().map_err(|e| BrokerError::Connect {
+            url: redact(url),
+            detail: e.to_string(),
+        })?;
+        let connecting = Connection::connect_with_config(url, properties, tls, runtime);
+        let connection = match tokio::time::timeout(OPERATION_TIMEOUT, connecting).await {
+            Ok(made) => made.map_err(|e| BrokerError::Connect {
+                url: redact(url),
+                detail: connect_detail(url, &e.to_string()),
+            })?,
+            Err(_) => {
+                return Err(BrokerError::TimedOut {
+                    what: format!("connecting to {}", redact(url)),
+                    seconds: OPERATION_TIMEOUT.as_secs(),
+                })
+            }
+        };
         let publisher = connection
             .create_channel()
             .bounded("open a channel")
@@ -630,5 +644,9 @@ mod tests {
             "amqp://guest:***@127.0.0.1:5672/%2f"
         );
         assert_eq!(redact("amqp://127.0.0.1"), "amqp://127.0.0.1");
+        assert_eq!(
+            redact("amqps://u:p@h:5671/%2f?auth_mechanism=external&cacertfile=/s/ca.pem"),
+            "amqps://u:***@h:5671/%2f?***"
+        );
     }
 }

@@ -37,6 +37,10 @@ pub struct MockConfig {
     /// Bytes of filler added to every answer's English, to send replies
     /// as large as wanted.
     pub pad_reply_bytes: usize,
+    /// `Some(key)` to answer 401 to a request not carrying `Bearer key`,
+    /// echoing the `Authorization` it was sent in the error's message, as
+    /// some providers do: the worst a server can hand back to a client.
+    pub require_key: Option<String>,
 }
 
 impl Default for MockConfig {
@@ -49,6 +53,7 @@ impl Default for MockConfig {
             rate_limit_rpm: None,
             retry_after: None,
             pad_reply_bytes: 0,
+            require_key: None,
         }
     }
 }
@@ -77,6 +82,9 @@ pub struct Stats {
     pub server_errors: u64,
     /// Requests whose connection was dropped.
     pub dropped: u64,
+    /// Requests answered 401 (their key was not the one required).
+    #[serde(default)]
+    pub unauthorized: u64,
 }
 
 struct Shared {
@@ -86,6 +94,7 @@ struct Shared {
     rate_limited: AtomicU64,
     server_errors: AtomicU64,
     dropped: AtomicU64,
+    unauthorized: AtomicU64,
     /// Start of the current one-second window and requests in it.
     window: Mutex<(Instant, u32)>,
     /// Requests per prompt digest.
@@ -142,10 +151,27 @@ fn draw(n: u64) -> f64 {
 
 async fn chat(
     State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
     body: Result<Json<ChatRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let arrived = Instant::now();
     let n = s.requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(key) = &s.config.require_key {
+        let sent = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if sent != format!("Bearer {key}") {
+            s.unauthorized.fetch_add(1, Ordering::Relaxed);
+            s.log(arrived, StatusCode::UNAUTHORIZED, 0);
+            let message = format!("Incorrect API key provided: {sent}");
+            return (
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"error": {"message": message, "code": "invalid_api_key"}})),
+            )
+                .into_response();
+        }
+    }
     let Json(req) = match body {
         Ok(b) => b,
         Err(e) => {
@@ -276,6 +302,7 @@ async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
         rate_limited: s.rate_limited.load(Ordering::Relaxed),
         server_errors: s.server_errors.load(Ordering::Relaxed),
         dropped: s.dropped.load(Ordering::Relaxed),
+        unauthorized: s.unauthorized.load(Ordering::Relaxed),
     })
 }
 
@@ -300,6 +327,7 @@ pub fn router(config: MockConfig) -> Router {
         rate_limited: AtomicU64::new(0),
         server_errors: AtomicU64::new(0),
         dropped: AtomicU64::new(0),
+        unauthorized: AtomicU64::new(0),
         window: Mutex::new((Instant::now(), 0)),
         prompts: Mutex::default(),
         epoch: Instant::now(),

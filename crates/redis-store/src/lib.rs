@@ -65,13 +65,34 @@ fn redis_err(what: impl Into<String>) -> impl FnOnce(redis::RedisError) -> Store
 /// Connects to Redis; the connection reconnects by itself when Redis comes back.
 pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
     let unreachable = |detail: String| StoreError::Unreachable {
-        url: without_password(url),
+        url: autoeval_proto::fleet::redact_url(url),
         detail,
     };
-    let client = redis::Client::open(url).map_err(|e| unreachable(e.to_string()))?;
-    ConnectionManager::new(client)
-        .await
-        .map_err(|e| unreachable(once_each(&e.to_string())))
+    let client = client_for(url).map_err(unreachable)?;
+    ConnectionManager::new(client).await.map_err(|e| {
+        unreachable(autoeval_proto::tls::explain_failure(
+            url,
+            &once_each(&e.to_string()),
+        ))
+    })
+}
+
+/// A client for `url`: for `rediss://`, with the environment's CA and client certificate.
+fn client_for(url: &str) -> Result<redis::Client, String> {
+    if !autoeval_proto::tls::wants_tls(url) {
+        return redis::Client::open(url).map_err(|e| e.to_string());
+    }
+    let material = autoeval_proto::tls::TlsMaterial::from_env().map_err(|e| e.to_string())?;
+    let certificates = redis::TlsCertificates {
+        client_tls: material
+            .identity
+            .map(|(client_cert, client_key)| redis::ClientTlsConfig {
+                client_cert,
+                client_key,
+            }),
+        root_cert: material.ca,
+    };
+    redis::Client::build_with_tls(url, certificates).map_err(|e| e.to_string())
 }
 
 /// A message whose parts (`a: b: b`) repeat, each part once.
@@ -83,20 +104,6 @@ fn once_each(message: &str) -> String {
         }
     }
     parts.join(": ")
-}
-
-/// `url` with any password replaced by `***`, for messages.
-fn without_password(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(at)) if at > scheme.len() + 3 => {
-            let user = rest[..at - scheme.len() - 3]
-                .split(':')
-                .next()
-                .unwrap_or("");
-            format!("{scheme}://{user}:***@{}", &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
 }
 
 // Each round is five arguments: field, record, counter, unit, final verdict
@@ -490,7 +497,8 @@ impl RunStore {
 
 #[cfg(test)]
 mod message_tests {
-    use super::{once_each, without_password};
+    use super::once_each;
+    use autoeval_proto::fleet::redact_url as without_password;
 
     #[test]
     fn a_redis_url_is_shown_without_its_password_and_a_cause_once() {

@@ -6,9 +6,12 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 /// The variables that may be given as `NAME_FILE`.
-pub const FILE_VARIABLES: [&str; 5] = [
+pub const FILE_VARIABLES: [&str; 8] = [
     "AUTOEVAL_AMQP",
     "AUTOEVAL_REDIS",
+    autoeval_proto::tls::CA_VAR,
+    autoeval_proto::tls::CERT_VAR,
+    autoeval_proto::tls::KEY_VAR,
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "OPENAI_COMPATIBLE_API_KEY",

@@ -1,0 +1,118 @@
+//! The fleet over TLS: `amqps://` and `rediss://` to a RabbitMQ node and a
+//! Redis that listen only for TLS and ask every client for a certificate,
+//! all from an authority made for the test; and a TLS URL refused, never
+//! spoken in plaintext, against a plaintext port. Its own binary: it starts
+//! its own broker node and Redis, and sets the TLS variables for itself.
+
+use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
+use autoeval_e2e::tls::{Pki, TlsRabbit, TlsRedis};
+
+/// Lines of a results file.
+fn records(fleet: &Fleet) -> usize {
+    std::fs::read_to_string(fleet.out.join("results.jsonl"))
+        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintext() {
+    let mut fleet = Fleet::new("tls", &[]);
+    let pki = Pki::new(&fleet.dir);
+    let rabbit = TlsRabbit::start(&pki, &fleet.dir);
+    let redis = TlsRedis::start(&pki, &fleet.dir);
+    // This process talks to them too (to look at the run and clean up);
+    // one test in this binary, so no other thread reads the environment.
+    for (name, value) in pki.client_env() {
+        std::env::set_var(name, value);
+    }
+    fleet.amqp = rabbit.url();
+    fleet.redis = redis.url();
+    fleet.env = pki.client_env();
+    fleet.start_worker(4);
+    fleet.start_verifier(1);
+
+    let out = fleet.out.display().to_string();
+    let model = fleet.model.clone();
+    let mut args = fleet.small_run(&model, "ksat", &out);
+    args.extend(fleet.on_fleet());
+    let ran = fleet.autoeval_output(&args);
+    let said = String::from_utf8_lossy(&ran.stderr).into_owned();
+    eprintln!("{said}");
+    assert!(ran.status.success(), "the run over TLS failed: {said}");
+    let written = records(&fleet);
+    let stored = fleet.stored().len();
+    eprintln!(
+        "over {} and {}: {written} records written, {stored} rounds in Redis",
+        fleet.amqp, fleet.redis
+    );
+    assert!(written > 0, "no record: {said}");
+    assert_eq!(written, stored, "every round recorded in Redis is written");
+
+    // An amqps:// URL to the machine's plaintext broker port is refused.
+    let plaintext_broker = AMQP.replacen("amqp://", "amqps://", 1);
+    let refused = fleet.autoeval_output(&[
+        "run",
+        "--model",
+        &model,
+        "--dataset",
+        "ksat",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--out",
+        &format!("{out}-plain-broker"),
+        "--fleet",
+        "--amqp",
+        &plaintext_broker,
+        "--redis",
+        &redis.url(),
+    ]);
+    let told = String::from_utf8_lossy(&refused.stderr).into_owned();
+    eprintln!("amqps:// to a plaintext port: {told}");
+    assert!(!refused.status.success(), "{told}");
+    assert!(
+        told.contains(
+            "cannot reach the broker at amqps://guest:***@127.0.0.1:5672/%2f (TLS failed: "
+        ),
+        "{told}"
+    );
+    assert!(
+        told.contains(
+            "is that port a TLS listener? amqps:// needs one, a plaintext port takes amqp://"
+        ),
+        "{told}"
+    );
+
+    // A rediss:// URL to the machine's plaintext Redis is refused.
+    let plaintext_redis = REDIS.replacen("redis://", "rediss://", 1);
+    let refused = fleet.autoeval_output(&[
+        "run",
+        "--model",
+        &model,
+        "--dataset",
+        "ksat",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--out",
+        &format!("{out}-plain-redis"),
+        "--fleet",
+        "--amqp",
+        &rabbit.url(),
+        "--redis",
+        &plaintext_redis,
+    ]);
+    let told = String::from_utf8_lossy(&refused.stderr).into_owned();
+    eprintln!("rediss:// to a plaintext port: {told}");
+    assert!(!refused.status.success(), "{told}");
+    assert!(
+        told.contains("cannot reach Redis at rediss://127.0.0.1:6379 (TLS failed: "),
+        "{told}"
+    );
+    assert!(
+        told.contains("rediss:// needs one, a plaintext port takes redis://"),
+        "{told}"
+    );
+}
