@@ -335,6 +335,18 @@ fn planted_credentials_never_reach_an_output() {
         "the 401's echo was not redacted into the records: {records}"
     );
 
+    // The search finds what is there: the workers hold the key in their environment.
+    let mut environment = Outputs::default();
+    let worker = served.workers[0].child.id();
+    environment.add(
+        "a worker's environment",
+        std::fs::read(format!("/proc/{worker}/environ")).unwrap_or_default(),
+    );
+    assert!(
+        environment.hits().iter().any(|(_, s)| *s == KEY),
+        "the search cannot find the planted key where it is"
+    );
+
     let hits = outputs.hits();
     eprintln!(
         "searched {} places ({} broker messages, {} files, {} Redis keys): {} hits",
