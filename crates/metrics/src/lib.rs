@@ -6,6 +6,7 @@
 
 pub mod closeness;
 pub mod judge;
+pub mod paired;
 pub mod summary;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
