@@ -5,6 +5,7 @@
 //! P(x1 ≥ x2 | y1 ≥ y2), estimated over ordered pairs of models.
 
 pub mod closeness;
+pub mod compare;
 pub mod judge;
 pub mod paired;
 pub mod summary;

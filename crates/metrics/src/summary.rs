@@ -185,6 +185,12 @@ pub struct Summary {
     pub records: usize,
     /// Groups in dataset, model, prompt, round order.
     pub groups: Vec<Group>,
+    /// Every pair of arms compared on the items both answered.
+    #[serde(default)]
+    pub comparisons: Vec<crate::compare::Comparison>,
+    /// Each arm's A2 and A3 with intervals clustered by item.
+    #[serde(default)]
+    pub clustered: Vec<crate::compare::ClusteredScores>,
 }
 
 /// Units of `records` by (dataset, model, prompt) and complexity that reached round 1.
@@ -236,9 +242,12 @@ pub fn summarize(records: &[ResultRecord]) -> Summary {
             .or_default()
             .add(r.verdict);
     }
+    let outcomes = crate::compare::item_outcomes(records);
     let mut out = Summary {
         records: records.len(),
         groups: Vec::new(),
+        comparisons: crate::compare::compare(&outcomes),
+        clustered: crate::compare::clustered_scores(&outcomes),
     };
     for (key, (list, parts)) in groups {
         let mut total = Counts::default();
