@@ -4,6 +4,7 @@
 //! At the end come `summary.json`, `report.html` and a terminal summary.
 
 pub mod dry_run;
+pub mod power;
 
 use crate::app::run::{execute, on_fleet, progress_display};
 use anyhow::{bail, Result};
@@ -32,6 +33,14 @@ pub struct Args {
     /// and stop before anything is sent.
     #[arg(long)]
     dry_run: bool,
+    /// With --dry-run: the accuracy both models of a comparison are assumed
+    /// to score near, for the power figures.
+    #[arg(long, default_value_t = 0.5, value_parser = share)]
+    baseline: f64,
+    /// With --dry-run: a difference in accuracy to plan for (0.03 is three
+    /// points); the plan proposes the items per complexity value it needs.
+    #[arg(long, value_parser = share)]
+    detect: Option<f64>,
     /// Print nothing but where the report is.
     #[arg(long, short)]
     quiet: bool,
@@ -135,6 +144,16 @@ impl Args {
     }
 }
 
+/// A share strictly between 0 and 1.
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!(
+            "{text} is not a share between 0 and 1 (0.03 is three points)"
+        )),
+    }
+}
+
 /// Runs `autoeval run`; `matches` tell which flags the command line gave.
 pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let mut config = RunConfig::default();
@@ -158,7 +177,15 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     if args.dry_run {
         let items = load_items(&settings)?.0;
         print!("{}", dry_run::plan(&settings, &items)?);
+        let ask = power::Ask {
+            baseline: args.baseline,
+            detect: args.detect,
+        };
+        print!("{}", power::lines(&settings, &items, ask));
         return Ok(());
+    }
+    if args.detect.is_some() {
+        bail!("--detect plans a run's size: add --dry-run");
     }
     if args.budget.capped() && !args.fleet.fleet {
         bail!("--budget-usd and --budget-tokens cap fleet runs (their workers share the spending in Redis); add --fleet, or run without a cap");

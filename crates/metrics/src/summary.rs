@@ -6,6 +6,7 @@
 //! left out of both denominators and counted apart; timeouts and unknowns stay in the
 //! denominators (they are not proved equivalent) and are counted apart too.
 
+use crate::compare::{Metric, Reading};
 use autoeval_proto::{ResultRecord, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -341,6 +342,13 @@ pub struct Standing {
     pub cost: Option<f64>,
     /// Model-call time per round trip (ms).
     pub latency_ms: Percentiles,
+    /// A3 with its interval clustered by item (repeats are not independent).
+    #[serde(default)]
+    pub accuracy_clustered: Option<crate::paired::Clustered>,
+    /// True when the paired test cannot tell this line's A3 from the line
+    /// above's (Holm-adjusted p at least 0.05): a tie in this run.
+    #[serde(default)]
+    pub tied_with_above: bool,
 }
 
 impl Counts {
@@ -376,12 +384,45 @@ pub fn leaderboard(summary: &Summary, dataset: &str) -> Vec<Standing> {
                 tokens: g.prompt_tokens + g.completion_tokens,
                 cost: g.cost,
                 latency_ms: g.latency_ms,
+                accuracy_clustered: summary
+                    .clustered
+                    .iter()
+                    .find(|c| {
+                        c.dataset == dataset
+                            && c.round == 1
+                            && c.reading == Reading::Strict
+                            && c.arm.model == g.key.model
+                            && c.arm.prompt == g.key.prompt
+                    })
+                    .and_then(|c| c.accuracy),
+                tied_with_above: false,
             }
         })
         .collect();
     let a3 = |s: &Standing| s.accuracy.map_or(-1.0, |a| a.0);
     out.sort_by(|a, b| a3(b).total_cmp(&a3(a)).then_with(|| a.model.cmp(&b.model)));
+    for i in 1..out.len() {
+        let (above, here) = (&out[i - 1], &out[i]);
+        let (above, here) = (standing_arm(above), standing_arm(here));
+        let separated = summary.comparisons.iter().find(|c| {
+            c.dataset == dataset
+                && c.round == 1
+                && c.reading == Reading::Strict
+                && c.metric == Metric::A3
+                && ((arm_of(&c.a), arm_of(&c.b)) == (above, here)
+                    || (arm_of(&c.b), arm_of(&c.a)) == (above, here))
+        });
+        out[i].tied_with_above = separated.is_some_and(|c| !c.separated);
+    }
     out
+}
+
+fn standing_arm(s: &Standing) -> (&str, &str) {
+    (s.model.as_str(), s.prompt.as_str())
+}
+
+fn arm_of(arm: &crate::compare::Arm) -> (&str, &str) {
+    (arm.model.as_str(), arm.prompt.as_str())
 }
 
 /// A3 of `records` by the value of one of φ0's metrics (App. I), for one round.

@@ -4,6 +4,7 @@
 
 mod examples;
 mod inputs;
+mod pairwise;
 pub mod svg;
 mod tables;
 
@@ -144,6 +145,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
             pct(g.lenient_accuracy),
         );
     }
+    out.push_str(&pairwise::terminal(summary));
     out
 }
 
@@ -459,6 +461,7 @@ pub fn html(input: &ReportInput) -> String {
     }
     out.push_str(r##"<a href="#outcomes">outcomes</a> · <a href="#closeness">closeness of misses</a> · <a href="#cost">cost</a> · <a href="#examples">examples</a></p>"##);
     tables::leaderboards(&mut out, input, &datasets);
+    pairwise::html(&mut out, input.summary, &datasets);
     for d in &datasets {
         dataset_section(&mut out, input, d, rounds);
     }

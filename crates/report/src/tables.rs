@@ -49,7 +49,7 @@ fn interval_bar(share: f64, (lo, hi): (f64, f64), from: f64, colour: &str) -> St
 
 /// The leaderboard of each dataset: which model is better, by how much, how sure.
 pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) {
-    out.push_str(r#"<h2 id="leaderboard">Leaderboard</h2><p class="note">Round 1 of each model and prompt style, best accuracy first. Brackets and bars are 95% confidence intervals (Wilson score) over the n rounds measured; two models whose intervals overlap much are not told apart by this run. Parsing is strict (the paper's).</p>"#);
+    out.push_str(r#"<h2 id="leaderboard">Leaderboard</h2><p class="note">Round 1 of each model and prompt style, best accuracy first. Brackets and bars are 95% confidence intervals (Wilson score) over the n rounds measured. "=" before a rank marks a tie: the paired test on the same items cannot tell that line's A3 from the line above's after Holm's adjustment (see Pairwise comparisons). With repeats, "clustered by item" is the interval that counts each item once, which is the honest one; Wilson's treats repeats as independent. Parsing is strict (the paper's).</p>"#);
     for d in datasets {
         let board = leaderboard(input.summary, d);
         // The bars' scale starts at the lowest interval, rounded down to 10%,
@@ -61,7 +61,7 @@ pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) 
         let from = ((lowest * 10.0).floor() / 10.0).min(0.9);
         let _ = write!(
             out,
-            r#"<h3>{}</h3><table class="board"><tr><th>#</th><th class="l">model</th><th class="l">prompt</th><th>n</th><th>A3 accuracy [95% CI]</th><th class="l">A3 and its interval, on {:.0}–100%</th><th>A2 compliance [95% CI]</th><th>tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th></tr>"#,
+            r#"<h3>{}</h3><table class="board"><tr><th>#</th><th class="l">model</th><th class="l">prompt</th><th>n</th><th>A3 accuracy [95% CI]</th><th>clustered by item</th><th class="l">A3 and its interval, on {:.0}–100%</th><th>A2 compliance [95% CI]</th><th>tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th></tr>"#,
             escape(d),
             100.0 * from
         );
@@ -78,12 +78,19 @@ pub fn leaderboards(out: &mut String, input: &ReportInput, datasets: &[String]) 
                 .map_or(String::new(), |(v, ci)| interval_bar(v, ci, from, colour));
             let _ = write!(
                 out,
-                r#"<tr><td>{}</td><td class="l"><span class="swatch" style="background:{colour}"></span>{}</td><td class="l">{}</td><td>{}</td><td><b>{}</b></td><td class="l">{bar}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td></tr>"#,
+                r#"<tr><td>{}{}</td><td class="l"><span class="swatch" style="background:{colour}"></span>{}</td><td class="l">{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td class="l">{bar}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td></tr>"#,
+                if s.tied_with_above { "=" } else { "" },
                 rank + 1,
                 escape(&s.model),
                 escape(&s.prompt),
                 s.n,
                 with_ci(s.accuracy),
+                s.accuracy_clustered.map_or("–".into(), |c| format!(
+                    "{} [{}, {}]",
+                    pct(Some(c.mean)),
+                    pct(Some(c.low)),
+                    pct(Some(c.high))
+                )),
                 with_ci(s.compliance),
                 s.tokens,
                 usd(s.cost),
