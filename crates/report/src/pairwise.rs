@@ -93,6 +93,8 @@ pub fn terminal(summary: &Summary) -> String {
         .comparisons
         .iter()
         .filter(|c| c.round == 1 && c.reading == Reading::Strict && c.metric == Metric::A3)
+        // Two models in one style, or two styles of one model; the report has every pair.
+        .filter(|c| c.a.prompt == c.b.prompt || c.a.model == c.b.model)
         .collect();
     if rows.is_empty() {
         return out;
@@ -105,7 +107,7 @@ pub fn terminal(summary: &Summary) -> String {
     );
     let _ = writeln!(
         out,
-        "\npairwise A3, round 1, strict (A − B on the items both answered; Holm-adjusted p):"
+        "\npairwise A3, round 1, strict (A − B on the items both answered; Holm-adjusted p over every pair, all in the report):"
     );
     let _ = writeln!(
         out,
