@@ -524,4 +524,40 @@ mod tests {
         let p = Percentiles::of((1..=100).map(f64::from).collect());
         assert_eq!((p.p50, p.p90, p.p99, p.max), (50.0, 90.0, 99.0, 100.0));
     }
+
+    #[test]
+    fn the_leaderboard_marks_a_tie_the_paired_test_cannot_break() {
+        let mut records = Vec::new();
+        for i in 0..40 {
+            for (model, right) in [
+                ("twin-a", i % 4 != 0),
+                ("twin-b", i % 4 != 0),
+                ("weak", false),
+            ] {
+                records.push(ResultRecord {
+                    id: format!("i{i}"),
+                    model: model.into(),
+                    verdict: if right {
+                        Verdict::Equivalent
+                    } else {
+                        Verdict::NotEquivalent
+                    },
+                    ..rec(1, 0, 1, Verdict::Equivalent)
+                });
+            }
+        }
+        let board = leaderboard(&summarize(&records), "plogic");
+        let order: Vec<(&str, bool)> = board
+            .iter()
+            .map(|s| (s.model.as_str(), s.tied_with_above))
+            .collect();
+        // The twins answer alike: tied. The weak model is behind on 30 items and ahead on none.
+        assert_eq!(
+            order,
+            vec![("twin-a", false), ("twin-b", true), ("weak", false)]
+        );
+        let clustered = board[0].accuracy_clustered.expect("clustered");
+        assert_eq!((clustered.items, clustered.trials), (40, 40));
+        assert_eq!(clustered.mean, 0.75);
+    }
 }
