@@ -60,6 +60,8 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "out" => path("run"),
         // The file asks for the plan only, so nothing below is reached.
         "dry-run" => "true".into(),
+        "baseline" => "0.6".into(),
+        "detect" => "0.05".into(),
         "quiet" | "plain" | "fleet" => "true".into(),
         "log-every" => "5".into(),
         "amqp" => r#""amqp://guest:guest@127.0.0.1:1/%2f""#.into(),

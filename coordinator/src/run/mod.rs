@@ -66,6 +66,8 @@ pub struct Args {
 struct CommandKeys {
     out: Option<PathBuf>,
     dry_run: Option<bool>,
+    baseline: Option<f64>,
+    detect: Option<f64>,
     quiet: Option<bool>,
     plain: Option<bool>,
     log_every: Option<u64>,
@@ -82,9 +84,11 @@ struct CommandKeys {
 }
 
 /// The keys of [`CommandKeys`] as the file spells them.
-const COMMAND_KEYS: [&str; 15] = [
+const COMMAND_KEYS: [&str; 17] = [
     "out",
     "dry-run",
+    "baseline",
+    "detect",
     "quiet",
     "plain",
     "log-every",
@@ -124,6 +128,8 @@ impl Args {
         take! {
             out => self.out, Some;
             dry_run => self.dry_run, std::convert::identity;
+            baseline => self.baseline, std::convert::identity;
+            detect => self.detect, Some;
             quiet => self.quiet, std::convert::identity;
             plain => self.plain, std::convert::identity;
             log_every => self.log_every, std::convert::identity;
@@ -167,6 +173,10 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
                 path.display()
             );
         }
+    }
+    // A config file's values have not passed the flags' parser.
+    for value in [Some(args.baseline), args.detect].into_iter().flatten() {
+        share(&value.to_string()).map_err(anyhow::Error::msg)?;
     }
     let settings = resolve_settings(config.overridden_by(args.settings.clone()))?;
     let dir = match &args.out {
