@@ -18,8 +18,10 @@ pub const FILE_VARIABLES: [&str; 8] = [
 ];
 
 /// For each of [`FILE_VARIABLES`] that is unset while its `NAME_FILE` is
-/// set, sets it to the file's contents without surrounding whitespace.
-/// Call it first thing in `main`, before any thread starts.
+/// set, sets it to the file's contents without surrounding whitespace; an
+/// empty file leaves it unset (a deployment mounts an empty file for a
+/// provider whose key it does not have). Call it first thing in `main`,
+/// before any thread starts.
 pub fn variables_from_files() -> Result<()> {
     for name in FILE_VARIABLES {
         if std::env::var_os(name).is_some() {
@@ -34,7 +36,9 @@ pub fn variables_from_files() -> Result<()> {
                 Path::new(&path).display()
             )
         })?;
-        std::env::set_var(name, value.trim());
+        if !value.trim().is_empty() {
+            std::env::set_var(name, value.trim());
+        }
     }
     Ok(())
 }
