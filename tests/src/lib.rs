@@ -4,6 +4,7 @@
 //! RabbitMQ and Redis.
 
 pub mod conformance;
+pub mod deploy;
 pub mod fleet;
 pub mod oracle;
 pub mod progress;
