@@ -130,22 +130,25 @@ pub fn without_secrets(spec: &str) -> String {
 }
 
 /// A broker or Redis `url` fit to print: its password is `***` and its
-/// `?…` tail (where TLS and auth options go) is left out; the user stays,
-/// as it tells an operator which account was refused.
+/// `?…` tail (where TLS and auth options go) is `?***`; the user stays, as
+/// it tells an operator which account was refused. A text that does not
+/// parse as a URL with a host is not shown at all: a mistyped URL is the
+/// one most likely to hold a password where no parser would find it.
 pub fn redact_url(url: &str) -> String {
-    let (url, had_query) = match url.split_once('?') {
-        Some((head, _)) => (head, true),
-        None => (url, false),
+    let Some(mut parsed) = url::Url::parse(url).ok().filter(|u| u.has_host()) else {
+        return match url.split_once("://") {
+            Some((scheme, _)) => format!("{scheme}://<a URL that does not parse, not shown>"),
+            None => "<a URL that does not parse, not shown>".into(),
+        };
     };
-    let tail = if had_query { "?***" } else { "" };
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(_)) => {
-            let (auth, host) = rest.rsplit_once('@').unwrap_or(("", rest));
-            let user = auth.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}{tail}")
-        }
-        _ => format!("{url}{tail}"),
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
     }
+    if parsed.query().is_some() {
+        parsed.set_query(Some("***"));
+    }
+    parsed.set_fragment(None);
+    parsed.to_string()
 }
 
 /// Routing key of a model's translate tasks.
@@ -301,6 +304,38 @@ pub fn run_key(run: &str, part: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_printed_url_never_holds_its_password_whatever_its_shape() {
+        let cases = [
+            (
+                "amqp://guest:secret@127.0.0.1:5672/%2f",
+                "amqp://guest:***@127.0.0.1:5672/%2f",
+            ),
+            ("redis://:secret@127.0.0.1:1", "redis://:***@127.0.0.1:1"),
+            ("rediss://user@h:6380", "rediss://user@h:6380"),
+            ("amqp://127.0.0.1", "amqp://127.0.0.1"),
+            (
+                "amqps://u:se?cret@h:5671/%2f",
+                "amqps://<a URL that does not parse, not shown>",
+            ),
+            ("amqps://u:s%40cret@h:5671/v", "amqps://u:***@h:5671/v"),
+            (
+                "amqps://u:p@[::1]:5671/%2f?cacertfile=/s/ca.pem",
+                "amqps://u:***@[::1]:5671/%2f?***",
+            ),
+            ("u:secret@h:5672", "<a URL that does not parse, not shown>"),
+            ("amqp:/u:secret@h", "<a URL that does not parse, not shown>"),
+        ];
+        for (url, shown) in cases {
+            let got = redact_url(url);
+            assert_eq!(got, shown, "{url}");
+            assert!(
+                !got.contains("secret") && !got.contains("cret"),
+                "{url}: {got}"
+            );
+        }
+    }
 
     #[test]
     fn a_counter_reads_back_what_it_wrote_even_with_a_bar_in_the_model() {

@@ -130,10 +130,12 @@ impl TlsRedis {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts (it is Debian's redis-server package)");
+        // Made before the wait, so that a Redis that never listens is still killed.
+        let redis = TlsRedis { port, child };
         wait_for("the TLS Redis listens", Duration::from_secs(30), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
-        TlsRedis { port, child }
+        redis
     }
 
     /// Its URL.

@@ -49,14 +49,17 @@ impl Outputs {
 struct PlantedUsers;
 
 impl PlantedUsers {
+    /// The guard comes first, so that a failure halfway still removes both users.
     fn create() -> PlantedUsers {
+        let guard = PlantedUsers;
         let ctl = |args: &[&str]| {
             let done = Command::new("rabbitmqctl")
                 .args(args)
                 .stdout(Stdio::null())
+                .stderr(Stdio::null())
                 .status()
                 .expect("rabbitmqctl runs");
-            assert!(done.success(), "rabbitmqctl {args:?}");
+            assert!(done.success(), "rabbitmqctl {}", args[0]);
         };
         let _ = Command::new("rabbitmqctl")
             .args(["delete_user", USER])
@@ -72,7 +75,7 @@ impl PlantedUsers {
             .output()
             .expect("redis-cli runs");
         assert_eq!(String::from_utf8_lossy(&acl.stdout).trim(), "OK");
-        PlantedUsers
+        guard
     }
 }
 
@@ -154,7 +157,8 @@ fn run_and_collect(fleet: &Fleet, outputs: &mut Outputs, tag: &str) -> bool {
     let out = fleet.out.display().to_string();
     let port = free_port();
     let health = format!("127.0.0.1:{port}");
-    let mut args = fleet.small_run(&fleet.model, "ksat", &out);
+    // First-order logic, with answers that differ from φ0, goes to the provers.
+    let mut args = fleet.small_run(&fleet.model, "fol", &out);
     args.extend(["--fleet", "--worker-wait-s", "60", "--health-addr", &health]);
     let child = fleet.autoeval(&args);
     outputs.add(
@@ -195,7 +199,10 @@ fn planted_credentials_never_reach_an_output() {
     let redis = format!("redis://{USER}:{REDIS_PASSWORD}@127.0.0.1:6379");
     // One model served with the planted key, one whose server refuses it
     // and echoes it back in its 401.
-    let mut served = Fleet::new("secrets", &["--require-key", KEY]);
+    let mut served = Fleet::new(
+        "secrets",
+        &["--require-key", KEY, "--model", "reference-noisy:0.5"],
+    );
     let mut refused = Fleet::new("secrets-refused", &["--require-key", "another-key"]);
     for fleet in [&mut served, &mut refused] {
         fleet.amqp = amqp.clone();
@@ -302,6 +309,28 @@ fn planted_credentials_never_reach_an_output() {
         .output()
         .expect("rabbitmqctl runs");
     outputs.add("the broker's queue names", &queues.stdout);
+    // The verifier's provers are its children: their environment is an output too.
+    let verifier = served.verifiers[0].child.id();
+    // Any of its threads may have started one: each thread lists its own children.
+    let provers: Vec<String> = std::fs::read_dir(format!("/proc/{verifier}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|task| {
+            std::fs::read_to_string(task.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(!provers.is_empty(), "the verifier started no prover");
+    for pid in &provers {
+        outputs.add(
+            format!("environment of prover {pid}"),
+            std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default(),
+        );
+    }
     for (key, value) in redis_contents() {
         outputs.add(
             format!("redis key {key}"),
@@ -330,9 +359,10 @@ fn planted_credentials_never_reach_an_output() {
         outputs.add(format!("/metrics of {health}"), metrics);
     }
     let records = std::fs::read_to_string(refused.out.join("results.jsonl")).unwrap_or_default();
+    // The server's echo of the key reached the records, redacted.
     assert!(
-        records.contains("***"),
-        "the 401's echo was not redacted into the records: {records}"
+        records.contains(r#"Incorrect API key provided: Bearer ***"#),
+        "the 401's echo is not in the records, redacted: {records}"
     );
 
     // The search finds what is there: the workers hold the key in their environment.

@@ -16,10 +16,13 @@ fn records(fleet: &Fleet) -> usize {
 
 #[test]
 fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintext() {
+    // The servers outlive the fleet (dropped in reverse order), so that its
+    // processes stop and its run is cleaned up while they still answer.
+    let dir = autoeval_e2e::scratch("tls-servers");
+    let pki = Pki::new(&dir);
+    let rabbit = TlsRabbit::start(&pki, &dir);
+    let redis = TlsRedis::start(&pki, &dir);
     let mut fleet = Fleet::new("tls", &[]);
-    let pki = Pki::new(&fleet.dir);
-    let rabbit = TlsRabbit::start(&pki, &fleet.dir);
-    let redis = TlsRedis::start(&pki, &fleet.dir);
     // This process talks to them too (to look at the run and clean up);
     // one test in this binary, so no other thread reads the environment.
     for (name, value) in pki.client_env() {
@@ -48,29 +51,21 @@ fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintex
     assert!(written > 0, "no record: {said}");
     assert_eq!(written, stored, "every round recorded in Redis is written");
 
+    // A run to these URLs, refused: what it said.
+    let refused = |amqp: &str, redis: &str, tag: &str| {
+        let out = format!("{out}-{tag}");
+        let mut args = fleet.small_run(&model, "ksat", &out);
+        args.extend(["--fleet", "--amqp", amqp, "--redis", redis]);
+        let ran = fleet.autoeval_output(&args);
+        let told = String::from_utf8_lossy(&ran.stderr).into_owned();
+        eprintln!("{tag}: {told}");
+        assert!(!ran.status.success(), "{told}");
+        told
+    };
+
     // An amqps:// URL to the machine's plaintext broker port is refused.
     let plaintext_broker = AMQP.replacen("amqp://", "amqps://", 1);
-    let refused = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--out",
-        &format!("{out}-plain-broker"),
-        "--fleet",
-        "--amqp",
-        &plaintext_broker,
-        "--redis",
-        &redis.url(),
-    ]);
-    let told = String::from_utf8_lossy(&refused.stderr).into_owned();
-    eprintln!("amqps:// to a plaintext port: {told}");
-    assert!(!refused.status.success(), "{told}");
+    let told = refused(&plaintext_broker, &redis.url(), "amqps-to-plaintext");
     assert!(
         told.contains(
             "cannot reach the broker at amqps://guest:***@127.0.0.1:5672/%2f (TLS failed: "
@@ -86,27 +81,7 @@ fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintex
 
     // A rediss:// URL to the machine's plaintext Redis is refused.
     let plaintext_redis = REDIS.replacen("redis://", "rediss://", 1);
-    let refused = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--out",
-        &format!("{out}-plain-redis"),
-        "--fleet",
-        "--amqp",
-        &rabbit.url(),
-        "--redis",
-        &plaintext_redis,
-    ]);
-    let told = String::from_utf8_lossy(&refused.stderr).into_owned();
-    eprintln!("rediss:// to a plaintext port: {told}");
-    assert!(!refused.status.success(), "{told}");
+    let told = refused(&rabbit.url(), &plaintext_redis, "rediss-to-plaintext");
     assert!(
         told.contains("cannot reach Redis at rediss://127.0.0.1:6379 (TLS failed: "),
         "{told}"

@@ -6,15 +6,21 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 /// The variables that may be given as `NAME_FILE`.
-pub const FILE_VARIABLES: [&str; 8] = [
+pub const FILE_VARIABLES: [&str; 5] = [
     "AUTOEVAL_AMQP",
     "AUTOEVAL_REDIS",
-    autoeval_proto::tls::CA_VAR,
-    autoeval_proto::tls::CERT_VAR,
-    autoeval_proto::tls::KEY_VAR,
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "OPENAI_COMPATIBLE_API_KEY",
+];
+
+/// The TLS variables, which take a file's path themselves: their
+/// `NAME_FILE` is copied as a path, so a private key never enters the
+/// process's environment, which its children would inherit.
+pub const PATH_VARIABLES: [&str; 3] = [
+    autoeval_proto::tls::CA_VAR,
+    autoeval_proto::tls::CERT_VAR,
+    autoeval_proto::tls::KEY_VAR,
 ];
 
 /// For each of [`FILE_VARIABLES`] that is unset while its `NAME_FILE` is
@@ -38,6 +44,14 @@ pub fn variables_from_files() -> Result<()> {
         })?;
         if !value.trim().is_empty() {
             std::env::set_var(name, value.trim());
+        }
+    }
+    for name in PATH_VARIABLES {
+        if std::env::var_os(name).is_some() {
+            continue;
+        }
+        if let Some(path) = std::env::var_os(format!("{name}_FILE")) {
+            std::env::set_var(name, path);
         }
     }
     Ok(())

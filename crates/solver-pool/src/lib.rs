@@ -96,6 +96,8 @@ impl SolverPool {
     fn spawn(&self) -> std::io::Result<Worker> {
         let mut child = Command::new(&self.config.program)
             .args(&self.config.args)
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| name.to_str().is_some_and(inherited)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -227,4 +229,15 @@ impl Drop for SolverPool {
             let _ = child.wait();
         }
     }
+}
+
+/// Whether a prover inherits the variable `name`: what a program needs to
+/// run and log, never the rest (the parent's URLs with passwords, API keys,
+/// TLS keys), which a child's environment would expose to whoever reads it.
+fn inherited(name: &str) -> bool {
+    matches!(
+        name,
+        "PATH" | "HOME" | "TMPDIR" | "LANG" | "NO_COLOR" | "LD_LIBRARY_PATH" | "AUTOEVAL_LOG"
+    ) || name.starts_with("LC_")
+        || name.starts_with("RUST_")
 }
