@@ -2,8 +2,8 @@
 //!
 //! Three environment variables, each either a PEM file's path or the PEM
 //! text itself (what a `NAME_FILE` secret leaves in `NAME`):
-//! `AUTOEVAL_TLS_CA` (the certificate authorities to trust, instead of the
-//! system's), `AUTOEVAL_TLS_CERT` and `AUTOEVAL_TLS_KEY` (a client
+//! `AUTOEVAL_TLS_CA` (certificate authorities to trust: the broker's client
+//! adds them to the system's, Redis's trusts them instead of the system's), `AUTOEVAL_TLS_CERT` and `AUTOEVAL_TLS_KEY` (a client
 //! certificate and its key, for servers that ask for one). Broker and Redis
 //! share them: one fleet, one authority.
 
@@ -40,7 +40,7 @@ pub enum TlsError {
 /// PEM bytes for a TLS connection; empty parts fall back to the system's trust and no client certificate.
 #[derive(Clone, Default)]
 pub struct TlsMaterial {
-    /// Certificate authorities to trust (PEM), instead of the system's.
+    /// Certificate authorities to trust (PEM).
     pub ca: Option<Vec<u8>>,
     /// Client certificate chain and private key (PEM), both or neither.
     pub identity: Option<(Vec<u8>, Vec<u8>)>,

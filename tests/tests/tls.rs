@@ -46,7 +46,8 @@ fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintex
     let stored = fleet.stored().len();
     eprintln!(
         "over {} and {}: {written} records written, {stored} rounds in Redis",
-        fleet.amqp, fleet.redis
+        autoeval_proto::fleet::redact_url(&fleet.amqp),
+        fleet.redis
     );
     assert!(written > 0, "no record: {said}");
     assert_eq!(written, stored, "every round recorded in Redis is written");

@@ -32,42 +32,51 @@ pub fn lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
         *n += 1;
         values.insert(item.complexity());
     }
+    // The report separates two arms after Holm's adjustment over every pair:
+    // the most separated pair must pass α/m, the others more.
+    let arms = settings.plan.models.len() * settings.plan.prompts.len();
+    let pairs = (arms * arms.saturating_sub(1) / 2).max(1);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "\npower: the smallest difference in A3 between two models this plan detects \
          (paired on the same items, two-sided α = {ALPHA}, {:.0}% power, both near {:.0}% accuracy: --baseline); \
-         repeats do not add items",
+         repeats do not add items; \"after Holm\" is at α/{pairs}, as the report's first step over the {pairs} pair{} of {arms} models and styles",
         100.0 * POWER,
-        100.0 * ask.baseline
+        100.0 * ask.baseline,
+        if pairs == 1 { "" } else { "s" }
     );
     let _ = writeln!(
         out,
-        "{:<12} {:>7} {:>11} {:>16} {:>26}",
-        "dataset", "items", "complexity", "overall", "within one complexity value"
+        "{:<12} {:>7} {:>11} {:>16} {:>13} {:>26}",
+        "dataset", "items", "complexity", "overall", "after Holm", "within one complexity value"
     );
     for (dataset, (n, values)) in &per_dataset {
         let per_value = n / values.len().max(1);
-        let shown = |items: usize| {
-            detectable_difference(items, ask.baseline, ALPHA, POWER)
+        let shown = |items: usize, alpha: f64| {
+            detectable_difference(items, ask.baseline, alpha, POWER)
                 .map_or("–".into(), |d| format!("±{:.1} pp", 100.0 * d))
         };
         let _ = writeln!(
             out,
-            "{dataset:<12} {n:>7} {:>11} {:>16} {:>26}",
+            "{dataset:<12} {n:>7} {:>11} {:>16} {:>13} {:>26}",
             values.len(),
-            shown(*n),
-            shown(per_value)
+            shown(*n, ALPHA),
+            shown(*n, ALPHA / pairs as f64),
+            shown(per_value, ALPHA)
         );
     }
     if let Some(wanted) = ask.detect {
         match items_needed(wanted, ask.baseline, ALPHA, POWER) {
             Some(needed) => {
                 let batches = settings.plan.batches.max(1);
+                let after_holm = items_needed(wanted, ask.baseline, ALPHA / pairs as f64, POWER)
+                    .unwrap_or(needed);
                 let _ = writeln!(
                     out,
-                    "to detect {:.1} pp: {needed} items per dataset overall, or {needed} per complexity value to detect it within each value",
-                    100.0 * wanted
+                    "to detect {:.1} pp: {needed} items per dataset overall ({after_holm} after Holm over {pairs} pair{}), or {needed} per complexity value to detect it within each value",
+                    100.0 * wanted,
+                    if pairs == 1 { "" } else { "s" }
                 );
                 for (dataset, (n, values)) in &per_dataset {
                     let per_value = (needed as usize).div_ceil(values.len().max(1));

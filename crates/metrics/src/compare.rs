@@ -5,7 +5,10 @@
 //! A unit's round counts as a trial unless it was an API failure or a
 //! verifier error (they say nothing about the model), and a unit that
 //! stopped before the round (an earlier round was measured and not
-//! equivalent) counts as a failed trial, as in the summary's denominators.
+//! equivalent) counts as a failed trial. Unlike the summary's per-round
+//! counts, a unit whose earlier round failed for the infrastructure, or that
+//! has not reached the round yet, is no trial at all: from round 2 on, the
+//! two can differ by those units.
 
 use crate::paired::{clustered, difference, holm, Clustered, Difference, Outcomes};
 use autoeval_proto::{ResultRecord, Verdict};

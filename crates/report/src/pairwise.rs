@@ -39,7 +39,7 @@ fn arm(model: &str, prompt: &str) -> String {
     format!("{model} ({prompt})")
 }
 
-/// A p-value to three significant figures, or below a floor.
+/// A p-value to four decimals, or below a floor.
 pub fn p_text(p: f64) -> String {
     if p < 1e-4 {
         "<0.0001".into()
