@@ -59,6 +59,13 @@ fn detect_without_a_dry_run_and_a_baseline_outside_zero_and_one_are_refused() {
         said.contains("--detect plans a run's size: add --dry-run"),
         "{said}"
     );
+    let out = autoeval(&["run", "--model", "reference", "--baseline", "0.7"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("--baseline sets the power figures of a plan: add --dry-run"),
+        "{said}"
+    );
     let out = autoeval(&["run", "--dry-run", "--baseline", "1.5"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

@@ -197,6 +197,15 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     if args.detect.is_some() {
         bail!("--detect plans a run's size: add --dry-run");
     }
+    let baseline_given = matches.is_some_and(|m| {
+        matches!(
+            m.value_source("baseline"),
+            Some(clap::parser::ValueSource::CommandLine)
+        )
+    });
+    if baseline_given {
+        bail!("--baseline sets the power figures of a plan: add --dry-run");
+    }
     if args.budget.capped() && !args.fleet.fleet {
         bail!("--budget-usd and --budget-tokens cap fleet runs (their workers share the spending in Redis); add --fleet, or run without a cap");
     }

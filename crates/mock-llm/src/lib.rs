@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How the server behaves.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct MockConfig {
     /// `None` for the exact reference model, `Some(rate)` for reference-noisy.
     pub noise: Option<f64>,
@@ -41,6 +41,22 @@ pub struct MockConfig {
     /// echoing the `Authorization` it was sent in the error's message, as
     /// some providers do: the worst a server can hand back to a client.
     pub require_key: Option<String>,
+}
+
+impl std::fmt::Debug for MockConfig {
+    // The key it requires is a secret: a debug print says only whether there is one.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockConfig")
+            .field("noise", &self.noise)
+            .field("chatty", &self.chatty)
+            .field("latency", &self.latency)
+            .field("error_rate", &self.error_rate)
+            .field("rate_limit_rpm", &self.rate_limit_rpm)
+            .field("retry_after", &self.retry_after)
+            .field("pad_reply_bytes", &self.pad_reply_bytes)
+            .field("require_key", &self.require_key.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 impl Default for MockConfig {
