@@ -903,9 +903,7 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
     assert!(rs
         .iter()
         .all(|r| r.id.starts_with("plogic-5-0-") && r.prompt_set.starts_with("extended@")));
-    assert!(rs
-        .iter()
-        .all(|r| r.lenient.as_ref().is_some_and(|l| l.verdict == r.verdict)));
+    assert!(rs.iter().all(|r| r.lenient_verdict() == r.verdict));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("Prompt set: <b>extended@"),
@@ -971,7 +969,7 @@ fn strict_and_lenient_reading_of_dressed_answers() {
     let (mut plain, mut dressed, mut equations) = (0.0, 0.0, 0.0);
     for r in &rs {
         let raw = r.raw_answer.as_deref().unwrap();
-        let lenient = r.lenient.as_ref().unwrap();
+        let lenient = r.lenient_reading();
         // Classified here from the answer's text alone.
         if raw.contains(" = ") {
             equations += 1.0;

@@ -250,6 +250,16 @@ impl ResultRecord {
         self.lenient.as_ref().map_or(self.verdict, |l| l.verdict)
     }
 
+    /// The answer read leniently: as recorded, or, where the record holds
+    /// none because it read the same, the strict reading.
+    pub fn lenient_reading(&self) -> LenientReading {
+        self.lenient.clone().unwrap_or_else(|| LenientReading {
+            verdict: self.verdict,
+            phi1: self.phi1.clone(),
+            reason: self.reason.clone(),
+        })
+    }
+
     /// A metric of φ0 as a number, when the item has it.
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.get(name).and_then(Value::as_f64)

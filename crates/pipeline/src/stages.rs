@@ -118,7 +118,12 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     record.counterexample = strict.counterexample;
     record.method = strict.method;
     record.verify_ms = strict.verify_ms + lenient.verify_ms;
-    record.lenient = Some(LenientReading {
+    // Written only where it differs: the strict fields say the rest, and a
+    // record is read back the same either way (`ResultRecord::lenient_reading`).
+    let differs = lenient.verdict != record.verdict
+        || translation.lenient.phi1 != record.phi1
+        || lenient.reason != record.reason;
+    record.lenient = differs.then(|| LenientReading {
         verdict: lenient.verdict,
         phi1: translation.lenient.phi1.clone(),
         reason: lenient.reason,
