@@ -192,9 +192,14 @@ pub fn compare(outcomes: &BTreeMap<Cell, ArmOutcomes>) -> Vec<Comparison> {
     let mut out = Vec::new();
     for ((dataset, round, reading), arms) in families {
         for metric in [Metric::A2, Metric::A3] {
+            // Each arm split by complexity value once, not once per pair and value.
+            let split: Vec<BTreeMap<u32, Outcomes>> = arms
+                .iter()
+                .map(|(_, o)| by_value(o.of(metric), &o.complexity))
+                .collect();
             let mut family = Vec::new();
             for (i, (a, oa)) in arms.iter().enumerate() {
-                for (b, ob) in &arms[i + 1..] {
+                for (j, (b, ob)) in arms.iter().enumerate().skip(i + 1) {
                     let Some(overall) = difference(oa.of(metric), ob.of(metric)) else {
                         continue;
                     };
@@ -208,7 +213,7 @@ pub fn compare(outcomes: &BTreeMap<Cell, ArmOutcomes>) -> Vec<Comparison> {
                         overall,
                         adjusted_p: overall.p_value,
                         separated: false,
-                        by_complexity: by_complexity(oa, ob, metric),
+                        by_complexity: by_complexity(&split[i], &split[j]),
                     });
                 }
             }
@@ -223,22 +228,24 @@ pub fn compare(outcomes: &BTreeMap<Cell, ArmOutcomes>) -> Vec<Comparison> {
     out
 }
 
-/// A minus B on the items of each complexity value.
-fn by_complexity(a: &ArmOutcomes, b: &ArmOutcomes, metric: Metric) -> Vec<AtComplexity> {
-    let values: BTreeSet<u32> = a.complexity.values().copied().collect();
-    values
-        .into_iter()
-        .filter_map(|complexity| {
-            let only = |o: &ArmOutcomes| -> Outcomes {
-                o.of(metric)
-                    .iter()
-                    .filter(|(item, _)| a.complexity.get(*item) == Some(&complexity))
-                    .map(|(item, v)| (item.clone(), *v))
-                    .collect()
-            };
+/// `outcomes` split by each item's complexity value.
+fn by_value(outcomes: &Outcomes, complexity: &BTreeMap<String, u32>) -> BTreeMap<u32, Outcomes> {
+    let mut split: BTreeMap<u32, Outcomes> = BTreeMap::new();
+    for (item, v) in outcomes {
+        if let Some(value) = complexity.get(item) {
+            split.entry(*value).or_default().insert(item.clone(), *v);
+        }
+    }
+    split
+}
+
+/// A minus B on the items of each complexity value, from their splits.
+fn by_complexity(a: &BTreeMap<u32, Outcomes>, b: &BTreeMap<u32, Outcomes>) -> Vec<AtComplexity> {
+    a.iter()
+        .filter_map(|(complexity, oa)| {
             Some(AtComplexity {
-                complexity,
-                difference: difference(&only(a), &only(b))?,
+                complexity: *complexity,
+                difference: difference(oa, b.get(complexity)?)?,
             })
         })
         .collect()

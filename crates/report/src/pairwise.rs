@@ -48,6 +48,22 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
+/// One comparison's cells, as both tables show them: A, B, items, A − B
+/// with its interval, A better, B better, p, Holm p, separated.
+fn cells(c: &Comparison) -> [String; 9] {
+    [
+        arm(&c.a.model, &c.a.prompt),
+        arm(&c.b.model, &c.b.prompt),
+        c.overall.items.to_string(),
+        difference_text(c),
+        c.overall.a_better.to_string(),
+        c.overall.b_better.to_string(),
+        p_text(c.overall.p_value),
+        p_text(c.adjusted_p),
+        if c.separated { "yes" } else { "no" }.to_string(),
+    ]
+}
+
 /// The pairwise tables of the report, one per dataset.
 pub fn html(out: &mut String, summary: &Summary, datasets: &[String]) {
     out.push_str(r#"<h2 id="pairwise">Pairwise comparisons</h2><p class="note">Round 1, strict reading. Each pair of models (and prompt styles) on the items both answered: A minus B in percentage points with its 95% interval (normal, from the items' differences, so repeats of an item count once), the items on which each did better, the exact two-sided sign test on those items (McNemar's exact test when there is one repeat), and that p-value after Holm's adjustment over every pair of the dataset. "separated": the adjusted p is below 0.05.</p>"#);
@@ -67,19 +83,17 @@ pub fn html(out: &mut String, summary: &Summary, datasets: &[String]) {
                 escape(d)
             );
             for c in rows {
+                let [a, b, rest @ ..] = cells(c);
                 let _ = write!(
                     out,
-                    r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
-                    escape(&arm(&c.a.model, &c.a.prompt)),
-                    escape(&arm(&c.b.model, &c.b.prompt)),
-                    c.overall.items,
-                    difference_text(c),
-                    c.overall.a_better,
-                    c.overall.b_better,
-                    p_text(c.overall.p_value),
-                    p_text(c.adjusted_p),
-                    if c.separated { "yes" } else { "no" },
+                    r#"<tr><td class="l">{}</td><td class="l">{}</td>"#,
+                    escape(&a),
+                    escape(&b)
                 );
+                for cell in rest {
+                    let _ = write!(out, "<td>{}</td>", escape(&cell));
+                }
+                out.push_str("</tr>");
             }
             out.push_str("</table>");
         }
@@ -115,19 +129,11 @@ pub fn terminal(summary: &Summary) -> String {
         "dataset", "A", "B", "items", "A − B pp [95% CI]", "A>B", "B>A", "p", "Holm p"
     );
     for c in rows {
+        let [a, b, items, diff, a_better, b_better, p, holm, separated] = cells(c);
         let _ = writeln!(
             out,
-            "{:<12} {:<wa$} {:<wb$} {:>6} {:>26} {:>5} {:>5} {:>9} {:>9}  {}",
+            "{:<12} {a:<wa$} {b:<wb$} {items:>6} {diff:>26} {a_better:>5} {b_better:>5} {p:>9} {holm:>9}  {separated}",
             c.dataset,
-            arm(&c.a.model, &c.a.prompt),
-            arm(&c.b.model, &c.b.prompt),
-            c.overall.items,
-            difference_text(c),
-            c.overall.a_better,
-            c.overall.b_better,
-            p_text(c.overall.p_value),
-            p_text(c.adjusted_p),
-            if c.separated { "yes" } else { "no" },
         );
     }
     out
