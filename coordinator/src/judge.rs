@@ -184,7 +184,7 @@ pub fn run(args: Args) -> Result<()> {
         // What the file held first, then the fleet's: the first answer of a pair stands.
         let merged = latest_judgements(&(recorded.clone() + &lines));
         rewrite_judgements(&path, &merged)?;
-        return finish(&dir, &path, &records, args.quiet);
+        return finish(&dir, &path, args.quiet);
     }
     let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
         None
@@ -234,21 +234,16 @@ pub fn run(args: Args) -> Result<()> {
             h.fix
         );
     }
-    finish(&dir, &path, &records, args.quiet)
+    finish(&dir, &path, args.quiet)
 }
 
 /// Prints the confusion table of the judge file and writes the report.
-fn finish(
-    dir: &RunDir,
-    path: &std::path::Path,
-    records: &[autoeval_proto::ResultRecord],
-    quiet: bool,
-) -> Result<()> {
+fn finish(dir: &RunDir, path: &std::path::Path, quiet: bool) -> Result<()> {
     let all = latest_judgements(&std::fs::read_to_string(path)?);
     if !quiet {
         print_table(&all);
     }
-    let report = crate::app::report::write(dir, records, Vec::new())?;
+    let report = crate::app::report::write(dir)?;
     println!("judgements: {}", path.display());
     println!("report: {}", report.display());
     Ok(())

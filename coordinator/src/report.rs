@@ -1,8 +1,8 @@
 //! `autoeval report`: the HTML report and terminal summary of a run directory.
 
-use crate::app::report::{correlation, write_with};
+use crate::app::report::{correlation, digest, write_with};
 use anyhow::Result;
-use autoeval_metrics::{paper_max_complexity, summary::summarize};
+use autoeval_metrics::paper_max_complexity;
 use autoeval_run_dir::RunDir;
 use std::path::PathBuf;
 
@@ -38,14 +38,16 @@ pub fn run(args: Args) -> Result<()> {
     if args.fleet.fleet {
         autoeval_fleet_coordinator::pull(&dir, &args.fleet)?;
     }
-    let records = dir.records()?;
+    let digested = digest(&dir, args.examples)?;
     let mut correlations = Vec::new();
     if let Some(other) = &args.other {
         let datasets: Vec<String> = match &args.dataset {
             Some(d) => vec![d.clone()],
-            None => records
+            None => digested
+                .summary
+                .groups
                 .iter()
-                .map(|r| r.dataset.clone())
+                .map(|g| g.key.dataset.clone())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect(),
@@ -54,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
             let cut = args
                 .max_complexity
                 .unwrap_or_else(|| paper_max_complexity(&d));
-            let c = correlation(&records, &d, cut, other, &args.other_name)?;
+            let c = correlation(&digested.summary, &d, cut, other, &args.other_name)?;
             println!(
                 "A1 {d} (zero-shot, round 1, complexity <= {cut}) vs {}: rho {:.3}, p {:.3e}, {} models",
                 args.other_name,
@@ -65,11 +67,8 @@ pub fn run(args: Args) -> Result<()> {
             correlations.push(c);
         }
     }
-    let path = write_with(&dir, &records, correlations, args.examples)?;
-    print!(
-        "{}",
-        autoeval_report::terminal_summary(&summarize(&records))
-    );
+    let path = write_with(&dir, &digested, correlations, args.examples)?;
+    print!("{}", autoeval_report::terminal_summary(&digested.summary));
     println!("report: {}", path.display());
     Ok(())
 }

@@ -342,7 +342,8 @@ fn noisy_accuracy_matches_the_injected_rate_by_an_independent_oracle() {
             (acc - (1.0 - failed / mine)).abs() < 1e-9,
             "{dataset}: {acc}"
         );
-        let shown = autoeval_report::failing_examples(&rs, dataset, 4);
+        let all: Vec<&ResultRecord> = rs.iter().collect();
+        let shown = autoeval_report::failing_examples(&all, dataset, 4);
         assert!(!shown.is_empty(), "{dataset} shows failing examples");
         for r in shown {
             assert!(

@@ -6,10 +6,10 @@ use crate::app::provers::prover_pool;
 use anyhow::{Context, Result};
 use autoeval_engine::local::{run_local, Concurrency, StageTimes};
 use autoeval_llm_client::{DiskCache, ResponseCache};
-use autoeval_pipeline::{initial_tasks, pending_tasks, VerifyStage};
+use autoeval_pipeline::{initial_tasks, RecordedUnits, VerifyStage};
 use autoeval_progress::{Display, Progress};
 use autoeval_run_dir::{claim_dir, JsonlStore, RunDir};
-use autoeval_run_settings::{load_items, stage_settings, Resolved};
+use autoeval_run_settings::{count_items, item_batches, stage_settings, Resolved};
 use autoeval_translate::{Local, Translator};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -115,26 +115,34 @@ fn peak_memory_mib() -> Option<f64> {
 pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
     claim_dir(dir, settings)?;
     let t0 = Instant::now();
-    let (items, short) = load_items(settings)?;
+    // Counted first and made again as the run goes: the run holds a few
+    // batches of items at a time, never all of them.
+    let (items, short) = count_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
-    tracing::info!(items = items.len(), shortfalls = short.len(), "generated");
-    let store = Arc::new(JsonlStore::open(&dir.results())?);
-    let recorded = store.load()?;
-    let initial = initial_tasks(&settings.plan, &items);
-    let units = initial.len();
-    let pending = pending_tasks(initial, &recorded);
+    tracing::info!(items, shortfalls = short.len(), "generated");
+    let mut recorded = RecordedUnits::new(settings.plan.rounds);
+    let store = Arc::new(JsonlStore::open_with(&dir.results(), |r| recorded.add(&r))?);
+    let units = settings.plan.units(items);
+    let finished = recorded.finished();
+    let to_do = units.saturating_sub(finished);
     if display != Display::Quiet {
         eprintln!(
-            "run: {} items, {units} units ({} × {} × {}); {} already done, {} to do; results in {}",
-            items.len(),
+            "run: {items} items, {units} units ({} × {} × {}); {finished} already done, {to_do} to do; results in {}",
             counted(settings.plan.models.len(), "model"),
             counted(settings.plan.prompts.len(), "prompt style"),
             counted(settings.plan.repeats as usize, "repeat"),
-            pending.finished_units,
-            pending.tasks.len(),
             dir.results().display()
         );
     }
+    let plan = settings.plan.clone();
+    let tasks = item_batches(settings)?
+        .map_while(|batch| {
+            batch
+                .map_err(|e| tracing::error!(error = %e, "cannot make the items again; the run stops short"))
+                .ok()
+        })
+        .flat_map(move |batch| initial_tasks(&plan, &batch.items))
+        .filter_map(move |task| recorded.next(task));
     let waits = Arc::new(autoeval_models::Waits::default());
     let (translator, verifier) = build_stages(dir, settings, waits.clone())?;
     let translator = Arc::new(translator);
@@ -142,7 +150,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         let translator = translator.clone();
         move || translator.halted()
     };
-    let progress = Arc::new(Progress::new(pending.tasks.len(), display));
+    let progress = Arc::new(Progress::new(to_do, display));
     progress.name_rate_waits(waits);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -150,7 +158,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         .context("cannot start the async runtime")?;
     let times = runtime.block_on(run_local(
         &dir.0.display().to_string(),
-        pending.tasks,
+        tasks,
         translator,
         Arc::new(verifier),
         store.clone(),
@@ -166,15 +174,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
     }
     drop(store);
-    finish(
-        dir,
-        settings,
-        items.len(),
-        units,
-        generate_s,
-        &times,
-        display,
-    )
+    finish(dir, settings, items, units, generate_s, &times, display)
 }
 
 /// Writes the summary and report of a run whose results are all in
@@ -189,8 +189,8 @@ pub fn finish(
     times: &StageTimes,
     display: Display,
 ) -> Result<()> {
-    let records = autoeval_run_dir::read_all(&dir.results())?;
-    let summary = autoeval_metrics::summary::summarize(&records);
+    let digested = crate::app::report::digest(dir, 4)?;
+    let summary = &digested.summary;
     let run_info = serde_json::json!({
         "schema_version": autoeval_proto::SCHEMA_VERSION,
         "settings": settings,
@@ -206,7 +206,7 @@ pub fn finish(
     });
     std::fs::write(dir.summary(), serde_json::to_string_pretty(&run_info)?)
         .with_context(|| format!("cannot write {}", dir.summary().display()))?;
-    let report = crate::app::report::write(dir, &records, Vec::new())?;
+    let report = crate::app::report::write_with(dir, &digested, Vec::new(), 4)?;
     if display != Display::Quiet {
         eprintln!(
             "run: {} rounds recorded in {:.1} s ({}/s; busy s: generate {generate_s:.2}, translate {:.2}, verify {:.2}, record {:.2}); peak memory {}",
@@ -218,40 +218,19 @@ pub fn finish(
             times.record_s,
             peak_memory_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB")),
         );
-        print!("{}", autoeval_report::terminal_summary(&summary));
+        print!("{}", autoeval_report::terminal_summary(summary));
     }
     println!("report: {}", report.display());
-    let failed: Vec<_> = records
-        .iter()
-        .filter(|r| r.verdict.is_infrastructure_failure())
-        .collect();
-    if !failed.is_empty() {
+    if digested.failed > 0 {
         return Err(Incomplete {
-            failed: failed.len(),
+            failed: digested.failed,
             dir: dir.0.clone(),
             fleet: dir.is_fleet(),
-            causes: commonest_causes(&failed),
+            causes: digested.commonest_causes(),
         }
         .into());
     }
     Ok(())
-}
-
-/// The three commonest reasons among `failed`, with how many rounds each, commonest first.
-fn commonest_causes(failed: &[&autoeval_proto::ResultRecord]) -> Vec<(String, usize)> {
-    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for r in failed {
-        *counts
-            .entry(r.reason.as_deref().unwrap_or("no reason recorded"))
-            .or_default() += 1;
-    }
-    let mut causes: Vec<(String, usize)> = counts
-        .into_iter()
-        .map(|(why, n)| (why.to_string(), n))
-        .collect();
-    causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    causes.truncate(3);
-    causes
 }
 
 /// Runs `settings` on the fleet as `mode` says, and writes the summary and

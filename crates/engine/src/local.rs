@@ -290,7 +290,10 @@ pub struct StageTimes {
 /// The watch of a one-machine run: progress, times, and its end.
 struct LocalWatch {
     observer: Arc<dyn Observer>,
+    /// Units begun and not ended, plus one while the feeder feeds.
     outstanding: AtomicUsize,
+    /// Told each time a unit ends.
+    ended: tokio::sync::Notify,
     done: ShutdownHandle,
     failure: Mutex<Option<StoreError>>,
     translate_ns: AtomicU64,
@@ -329,6 +332,7 @@ impl Watch for LocalWatch {
         if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.done.signal();
         }
+        self.ended.notify_waiters();
     }
 
     fn store_failed(&self, error: &StoreError) {
@@ -336,31 +340,41 @@ impl Watch for LocalWatch {
             f.get_or_insert_with(|| error.clone());
         }
         self.done.signal();
+        self.ended.notify_waiters();
     }
 }
 
+/// Units a one-machine run has begun and not ended, at most: tasks are
+/// made and fed as units end, so memory holds this many units' work, not the run's.
+pub const UNITS_IN_FLIGHT: usize = 4096;
+
 /// Runs `tasks` of `run` (and the later rounds they lead to) to the end on
 /// this machine: the translate and verify loops over in-process queues,
-/// each round stored in `store` as soon as it is proved. A store that
-/// fails stops the run with its error; everything stored before stays. A
-/// backend that halts stops the run early: no new task is started, calls
-/// already made are recorded, and tasks never sent stay pending.
-pub async fn run_local<T: Translate, V: Verify, R: RecordStore>(
+/// each round stored in `store` as soon as it is proved. The tasks are
+/// drawn lazily (on a thread of their own, as they may be generated on the
+/// way), at most [`UNITS_IN_FLIGHT`] units ahead of the units ended. A
+/// store that fails stops the run with its error; everything stored before
+/// stays. A backend that halts stops the run early: no new task is started,
+/// calls already made are recorded, and tasks never sent stay pending.
+pub async fn run_local<T: Translate, V: Verify, R: RecordStore, I>(
     run: &str,
-    tasks: Vec<TranslateTask>,
+    tasks: I,
     translator: Arc<T>,
     verifier: Arc<V>,
     store: Arc<R>,
     observer: Arc<dyn Observer>,
     concurrency: Concurrency,
-) -> Result<StageTimes, StoreError> {
+) -> Result<StageTimes, StoreError>
+where
+    I: IntoIterator<Item = TranslateTask>,
+    I::IntoIter: Send + 'static,
+{
     let started = Instant::now();
-    if tasks.is_empty() {
-        return Ok(StageTimes::default());
-    }
     let watch = Arc::new(LocalWatch {
         observer,
-        outstanding: AtomicUsize::new(tasks.len()),
+        // One for the feeder, which lets go once every task is fed.
+        outstanding: AtomicUsize::new(1),
+        ended: tokio::sync::Notify::new(),
         done: ShutdownHandle::new(),
         failure: Mutex::default(),
         translate_ns: AtomicU64::default(),
@@ -370,20 +384,13 @@ pub async fn run_local<T: Translate, V: Verify, R: RecordStore>(
     });
     let (to_translate, mut translate_inbox) = local_queue::<TranslateTask>();
     let (to_verify, mut verify_inbox) = local_queue::<VerifyTask>();
-    let grouped = bundles(
-        tasks,
-        |t| {
-            let shard = t.unit().shard();
-            (t.model.clone(), shard)
-        },
-        BUNDLE_SIZE,
+    let feeding = feed(
+        run,
+        tasks.into_iter(),
+        to_translate.clone(),
+        watch.clone(),
+        translator.clone(),
     );
-    for bundle in grouped {
-        to_translate
-            .send(run, bundle)
-            .await
-            .map_err(|e| StoreError::fatal(e.0))?;
-    }
     let translating = serve_translate(
         &mut translate_inbox,
         Arc::new(to_verify),
@@ -402,10 +409,11 @@ pub async fn run_local<T: Translate, V: Verify, R: RecordStore>(
         concurrency.verify,
         watch.done.subscribe(),
     );
-    tokio::join!(translating, verifying);
+    let (fed, _, _) = tokio::join!(feeding, translating, verifying);
     if let Some(e) = watch.failure.lock().ok().and_then(|mut f| f.take()) {
         return Err(e);
     }
+    fed?;
     let secs = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
     Ok(StageTimes {
         translate_s: secs(&watch.translate_ns),
@@ -414,4 +422,64 @@ pub async fn run_local<T: Translate, V: Verify, R: RecordStore>(
         wall_s: started.elapsed().as_secs_f64(),
         records: watch.records.load(Ordering::Relaxed),
     })
+}
+
+/// Tasks drawn on their own thread and handed over in chunks of this many.
+const CHUNK: usize = 256;
+
+/// Feeds `tasks` to the translate queue in bundles, keeping at most
+/// [`UNITS_IN_FLIGHT`] units begun and not ended; stops early when the run
+/// ends otherwise (a failed store) or a backend halted.
+async fn feed<T: Translate>(
+    run: &str,
+    tasks: impl Iterator<Item = TranslateTask> + Send + 'static,
+    to_translate: LocalOutbox<TranslateTask>,
+    watch: Arc<LocalWatch>,
+    translator: Arc<T>,
+) -> Result<(), StoreError> {
+    let (tx, mut rx) = mpsc::channel::<Vec<TranslateTask>>(2);
+    let drawing = std::thread::spawn(move || {
+        let mut tasks = tasks;
+        loop {
+            let chunk: Vec<TranslateTask> = tasks.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() || tx.blocking_send(chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let stopped = watch.done.subscribe();
+    let mut fed = Ok(());
+    while let Some(chunk) = rx.recv().await {
+        if stopped.is_signalled() || translator.halted().is_some() {
+            break;
+        }
+        loop {
+            // Registered before the count is read, so that no ending is missed.
+            let ended = watch.ended.notified();
+            if watch.outstanding.load(Ordering::Acquire) <= UNITS_IN_FLIGHT
+                || stopped.is_signalled()
+            {
+                break;
+            }
+            ended.await;
+        }
+        if stopped.is_signalled() || translator.halted().is_some() {
+            break;
+        }
+        watch.outstanding.fetch_add(chunk.len(), Ordering::AcqRel);
+        let grouped = bundles(chunk, |t| (t.model.clone(), t.unit().shard()), BUNDLE_SIZE);
+        for bundle in grouped {
+            if let Err(e) = to_translate.send(run, bundle).await {
+                fed = Err(StoreError::fatal(e.0));
+            }
+        }
+        if fed.is_err() {
+            break;
+        }
+    }
+    // The thread drawing tasks ends once nothing more is taken from it.
+    drop(rx);
+    let _ = tokio::task::spawn_blocking(move || drawing.join()).await;
+    watch.unit_ended();
+    fed
 }

@@ -64,24 +64,30 @@ pub fn misses(records: &[ResultRecord]) -> Vec<Misses> {
     }
     by.into_iter()
         .map(|((dataset, model), scores)| {
-            let column = |get: fn(&Closeness) -> Option<f64>| {
-                quartiles(&mut scores.iter().filter_map(|c| get(c)).collect::<Vec<_>>())
-            };
-            let mut le_histogram = [0; 5];
-            for le in scores.iter().filter_map(|c| c.le) {
-                le_histogram[((le * 5.0) as usize).min(4)] += 1;
-            }
-            Misses {
-                dataset: dataset.to_string(),
-                model: model.to_string(),
-                n: scores.len(),
-                le: column(|c| c.le),
-                smatch: column(|c| c.smatch),
-                bleu: column(|c| Some(c.bleu)),
-                le_histogram,
-            }
+            let scores: Vec<Closeness> = scores.into_iter().cloned().collect();
+            misses_of(dataset, model, &scores)
         })
         .collect()
+}
+
+/// The closeness of one (dataset, model)'s round-1 misses, from their scores.
+pub fn misses_of(dataset: &str, model: &str, scores: &[Closeness]) -> Misses {
+    let column = |get: fn(&Closeness) -> Option<f64>| {
+        quartiles(&mut scores.iter().filter_map(get).collect::<Vec<_>>())
+    };
+    let mut le_histogram = [0; 5];
+    for le in scores.iter().filter_map(|c| c.le) {
+        le_histogram[((le * 5.0) as usize).min(4)] += 1;
+    }
+    Misses {
+        dataset: dataset.to_string(),
+        model: model.to_string(),
+        n: scores.len(),
+        le: column(|c| c.le),
+        smatch: column(|c| c.smatch),
+        bleu: column(|c| Some(c.bleu)),
+        le_histogram,
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@
 //! has not reached the round yet, is no trial at all: from round 2 on, the
 //! two can differ by those units.
 
-use crate::paired::{clustered, difference, holm, Clustered, Difference, Outcomes};
+use crate::paired::{holm, ClusterSums, Clustered, Difference, PairSums};
 use autoeval_proto::{ResultRecord, Verdict};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Which verdict of a record is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -43,90 +43,226 @@ pub struct Arm {
     pub prompt: String,
 }
 
-/// Where a set of outcomes belongs.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Cell {
-    /// Dataset.
-    pub dataset: String,
-    /// Round.
-    pub round: u32,
-    /// Reading.
-    pub reading: Reading,
-    /// Arm.
-    pub arm: Arm,
-}
-
-/// One arm's per-item outcomes in one cell.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ArmOutcomes {
-    /// Per item: compliant rounds and trials.
-    pub a2: Outcomes,
-    /// Per item: equivalent rounds and trials.
-    pub a3: Outcomes,
-    /// Each item's complexity value.
-    pub complexity: BTreeMap<String, u32>,
-}
-
-impl ArmOutcomes {
-    /// The outcomes of `metric`.
-    pub fn of(&self, metric: Metric) -> &Outcomes {
-        match metric {
-            Metric::A2 => &self.a2,
-            Metric::A3 => &self.a3,
-        }
-    }
-}
-
-/// One unit's verdict per round, as `reading` reads it.
+/// One unit's verdict per round, as a reading reads it.
 type Rounds = BTreeMap<u32, Verdict>;
 
-/// Per-item outcomes of every cell of `records`.
-pub fn item_outcomes(records: &[ResultRecord]) -> BTreeMap<Cell, ArmOutcomes> {
-    // Each unit: (dataset, model, prompt, item, repeat) → complexity and its rounds.
-    type UnitKey = (String, String, String, String, u32);
-    let mut units: BTreeMap<UnitKey, (u32, Rounds, Rounds)> = BTreeMap::new();
-    let mut rounds: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-    for r in records {
-        let key = (
-            r.dataset.clone(),
-            r.model.clone(),
-            r.prompt.clone(),
-            r.id.clone(),
-            r.repeat,
-        );
-        let (complexity, strict, lenient) = units.entry(key).or_default();
-        *complexity = r.complexity;
+/// An item's units seen so far: by (arm, repeat), each unit's rounds in
+/// both readings; and how many of them have ended.
+#[derive(Default)]
+struct OpenItem {
+    complexity: u32,
+    units: BTreeMap<(Arm, u32), (Rounds, Rounds)>,
+    ended: usize,
+}
+
+/// Successes and trials.
+type Tally = (u32, u32);
+
+/// One arm's sums in one (dataset, round, reading).
+#[derive(Default)]
+struct ArmSums {
+    a2: ClusterSums,
+    a3: ClusterSums,
+}
+
+/// One pair of arms' sums for one metric, overall and per complexity value.
+#[derive(Default)]
+struct PairAcc {
+    overall: PairSums,
+    by_complexity: BTreeMap<u32, PairSums>,
+}
+
+/// The arms and pairs of arms of one (dataset, round, reading).
+#[derive(Default)]
+struct Family {
+    arms: BTreeMap<Arm, ArmSums>,
+    pairs: BTreeMap<(Arm, Arm, Metric), PairAcc>,
+}
+
+/// The paired comparisons and clustered scores of a run, taken in a record
+/// at a time. An item's units are held until every one of them has ended
+/// (when the plan says how many it has), then folded into sums and let go:
+/// memory follows the items in progress, not the run.
+#[derive(Default)]
+pub struct Paired {
+    /// Units per item and rounds per unit, when the plan is known.
+    plan: Option<(usize, u32)>,
+    open: HashMap<(String, String), OpenItem>,
+    families: BTreeMap<(String, u32, Reading), Family>,
+    rounds_seen: BTreeMap<String, BTreeSet<u32>>,
+}
+
+impl Paired {
+    /// Comparisons of records whose plan is unknown: every item is held to the end.
+    pub fn new() -> Paired {
+        Paired::default()
+    }
+
+    /// Comparisons of a run whose every item has `units_per_item` units
+    /// (models × prompt styles × repeats) of at most `rounds` rounds.
+    pub fn for_plan(units_per_item: usize, rounds: u32) -> Paired {
+        Paired {
+            plan: Some((units_per_item, rounds)),
+            ..Paired::default()
+        }
+    }
+
+    /// Takes in one record (each unit's round once).
+    pub fn add(&mut self, r: &ResultRecord) {
+        self.rounds_seen
+            .entry(r.dataset.clone())
+            .or_default()
+            .insert(r.round);
+        let key = (r.dataset.clone(), r.id.clone());
+        let item = self.open.entry(key).or_default();
+        item.complexity = r.complexity;
+        let arm = Arm {
+            model: r.model.clone(),
+            prompt: r.prompt.clone(),
+        };
+        let (strict, lenient) = item.units.entry((arm, r.repeat)).or_default();
         strict.insert(r.round, r.verdict);
         lenient.insert(r.round, r.lenient_verdict());
-        rounds.entry(r.dataset.clone()).or_default().insert(r.round);
+        let Some((units, rounds)) = self.plan else {
+            return;
+        };
+        if r.verdict != Verdict::Equivalent || r.round >= rounds {
+            item.ended += 1;
+        }
+        if item.ended >= units {
+            if let Some(((dataset, _), item)) =
+                self.open.remove_entry(&(r.dataset.clone(), r.id.clone()))
+            {
+                self.fold(&dataset, &item, rounds);
+            }
+        }
     }
-    let mut out: BTreeMap<Cell, ArmOutcomes> = BTreeMap::new();
-    for ((dataset, model, prompt, item, _), (complexity, strict, lenient)) in &units {
-        for (reading, verdicts) in [(Reading::Strict, strict), (Reading::Lenient, lenient)] {
-            for &round in rounds.get(dataset).into_iter().flatten() {
-                let Some((compliant, equivalent)) = outcome(verdicts, round) else {
+
+    /// Counts one item's units in every round up to `rounds` and both readings.
+    fn fold(&mut self, dataset: &str, item: &OpenItem, rounds: u32) {
+        for round in 1..=rounds {
+            for reading in [Reading::Strict, Reading::Lenient] {
+                // Per arm: (compliant, trials) and (equivalent, trials) over its repeats.
+                let mut per_arm: BTreeMap<&Arm, (Tally, Tally)> = BTreeMap::new();
+                for ((arm, _), (strict, lenient)) in &item.units {
+                    let verdicts = match reading {
+                        Reading::Strict => strict,
+                        Reading::Lenient => lenient,
+                    };
+                    let Some((compliant, equivalent)) = outcome(verdicts, round) else {
+                        continue;
+                    };
+                    let ((s2, n2), (s3, n3)) = per_arm.entry(arm).or_default();
+                    *s2 += u32::from(compliant);
+                    *n2 += 1;
+                    *s3 += u32::from(equivalent);
+                    *n3 += 1;
+                }
+                if per_arm.is_empty() {
                     continue;
-                };
-                let cell = Cell {
-                    dataset: dataset.clone(),
-                    round,
-                    reading,
-                    arm: Arm {
-                        model: model.clone(),
-                        prompt: prompt.clone(),
-                    },
-                };
-                let arm = out.entry(cell).or_default();
-                arm.complexity.insert(item.clone(), *complexity);
-                for (outcomes, success) in [(&mut arm.a2, compliant), (&mut arm.a3, equivalent)] {
-                    let (s, n) = outcomes.entry(item.clone()).or_default();
-                    *s += u32::from(success);
-                    *n += 1;
+                }
+                let family = self
+                    .families
+                    .entry((dataset.to_string(), round, reading))
+                    .or_default();
+                for (arm, (a2, a3)) in &per_arm {
+                    let sums = family.arms.entry((*arm).clone()).or_default();
+                    sums.a2.add(a2.0, a2.1);
+                    sums.a3.add(a3.0, a3.1);
+                }
+                let arms: Vec<_> = per_arm.iter().collect();
+                for (i, (a, (a2, a3))) in arms.iter().enumerate() {
+                    for (b, (b2, b3)) in arms.iter().skip(i + 1) {
+                        for (metric, oa, ob) in [(Metric::A2, a2, b2), (Metric::A3, a3, b3)] {
+                            let pair = family
+                                .pairs
+                                .entry(((**a).clone(), (**b).clone(), metric))
+                                .or_default();
+                            pair.overall.add(*oa, *ob);
+                            pair.by_complexity
+                                .entry(item.complexity)
+                                .or_default()
+                                .add(*oa, *ob);
+                        }
+                    }
                 }
             }
         }
     }
-    out
+
+    /// Every pair of arms compared, and each arm's clustered scores, of
+    /// every dataset, round and reading the records reached.
+    pub fn finish(mut self) -> (Vec<Comparison>, Vec<ClusteredScores>) {
+        let open = std::mem::take(&mut self.open);
+        for ((dataset, _), item) in open {
+            let rounds = self
+                .rounds_seen
+                .get(&dataset)
+                .and_then(|r| r.last().copied())
+                .unwrap_or(1);
+            let rounds = self.plan.map_or(rounds, |(_, r)| r.max(rounds));
+            self.fold(&dataset, &item, rounds);
+        }
+        let mut comparisons = Vec::new();
+        let mut scores = Vec::new();
+        for ((dataset, round, reading), family) in self.families {
+            if !self
+                .rounds_seen
+                .get(&dataset)
+                .is_some_and(|r| r.contains(&round))
+            {
+                continue;
+            }
+            for (arm, sums) in &family.arms {
+                scores.push(ClusteredScores {
+                    dataset: dataset.clone(),
+                    round,
+                    reading,
+                    arm: arm.clone(),
+                    compliance: sums.a2.clustered(),
+                    accuracy: sums.a3.clustered(),
+                });
+            }
+            for metric in [Metric::A2, Metric::A3] {
+                let mut family_out: Vec<Comparison> = family
+                    .pairs
+                    .iter()
+                    .filter(|((_, _, m), _)| *m == metric)
+                    .filter_map(|((a, b, _), pair)| {
+                        let overall = pair.overall.difference()?;
+                        Some(Comparison {
+                            dataset: dataset.clone(),
+                            round,
+                            reading,
+                            metric,
+                            a: a.clone(),
+                            b: b.clone(),
+                            overall,
+                            adjusted_p: overall.p_value,
+                            separated: false,
+                            by_complexity: pair
+                                .by_complexity
+                                .iter()
+                                .filter_map(|(complexity, sums)| {
+                                    Some(AtComplexity {
+                                        complexity: *complexity,
+                                        difference: sums.difference()?,
+                                    })
+                                })
+                                .collect(),
+                        })
+                    })
+                    .collect();
+                let p: Vec<f64> = family_out.iter().map(|c| c.overall.p_value).collect();
+                for (c, adjusted) in family_out.iter_mut().zip(holm(&p)) {
+                    c.adjusted_p = adjusted;
+                    c.separated = adjusted < 0.05;
+                }
+                comparisons.extend(family_out);
+            }
+        }
+        (comparisons, scores)
+    }
 }
 
 /// Whether a unit's `round` was compliant and equivalent; `None` when it
@@ -179,78 +315,6 @@ pub struct Comparison {
     pub by_complexity: Vec<AtComplexity>,
 }
 
-/// Every pair of arms of every dataset, round, reading and metric.
-pub fn compare(outcomes: &BTreeMap<Cell, ArmOutcomes>) -> Vec<Comparison> {
-    type Family = (String, u32, Reading);
-    let mut families: BTreeMap<Family, Vec<(&Arm, &ArmOutcomes)>> = BTreeMap::new();
-    for (cell, arm) in outcomes {
-        families
-            .entry((cell.dataset.clone(), cell.round, cell.reading))
-            .or_default()
-            .push((&cell.arm, arm));
-    }
-    let mut out = Vec::new();
-    for ((dataset, round, reading), arms) in families {
-        for metric in [Metric::A2, Metric::A3] {
-            // Each arm split by complexity value once, not once per pair and value.
-            let split: Vec<BTreeMap<u32, Outcomes>> = arms
-                .iter()
-                .map(|(_, o)| by_value(o.of(metric), &o.complexity))
-                .collect();
-            let mut family = Vec::new();
-            for (i, (a, oa)) in arms.iter().enumerate() {
-                for (j, (b, ob)) in arms.iter().enumerate().skip(i + 1) {
-                    let Some(overall) = difference(oa.of(metric), ob.of(metric)) else {
-                        continue;
-                    };
-                    family.push(Comparison {
-                        dataset: dataset.clone(),
-                        round,
-                        reading,
-                        metric,
-                        a: (*a).clone(),
-                        b: (*b).clone(),
-                        overall,
-                        adjusted_p: overall.p_value,
-                        separated: false,
-                        by_complexity: by_complexity(&split[i], &split[j]),
-                    });
-                }
-            }
-            let p: Vec<f64> = family.iter().map(|c| c.overall.p_value).collect();
-            for (c, adjusted) in family.iter_mut().zip(holm(&p)) {
-                c.adjusted_p = adjusted;
-                c.separated = adjusted < 0.05;
-            }
-            out.extend(family);
-        }
-    }
-    out
-}
-
-/// `outcomes` split by each item's complexity value.
-fn by_value(outcomes: &Outcomes, complexity: &BTreeMap<String, u32>) -> BTreeMap<u32, Outcomes> {
-    let mut split: BTreeMap<u32, Outcomes> = BTreeMap::new();
-    for (item, v) in outcomes {
-        if let Some(value) = complexity.get(item) {
-            split.entry(*value).or_default().insert(item.clone(), *v);
-        }
-    }
-    split
-}
-
-/// A minus B on the items of each complexity value, from their splits.
-fn by_complexity(a: &BTreeMap<u32, Outcomes>, b: &BTreeMap<u32, Outcomes>) -> Vec<AtComplexity> {
-    a.iter()
-        .filter_map(|(complexity, oa)| {
-            Some(AtComplexity {
-                complexity: *complexity,
-                difference: difference(oa, b.get(complexity)?)?,
-            })
-        })
-        .collect()
-}
-
 /// An arm's scores in one cell with intervals clustered by item.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClusteredScores {
@@ -266,21 +330,6 @@ pub struct ClusteredScores {
     pub compliance: Option<Clustered>,
     /// A3, clustered by item.
     pub accuracy: Option<Clustered>,
-}
-
-/// Each cell's A2 and A3 with intervals clustered by item.
-pub fn clustered_scores(outcomes: &BTreeMap<Cell, ArmOutcomes>) -> Vec<ClusteredScores> {
-    outcomes
-        .iter()
-        .map(|(cell, arm)| ClusteredScores {
-            dataset: cell.dataset.clone(),
-            round: cell.round,
-            reading: cell.reading,
-            arm: cell.arm.clone(),
-            compliance: clustered(&arm.a2),
-            accuracy: clustered(&arm.a3),
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -301,6 +350,17 @@ mod tests {
         }
     }
 
+    fn paired(records: &[ResultRecord], plan: Option<(usize, u32)>) -> Paired {
+        let mut paired = match plan {
+            Some((units, rounds)) => Paired::for_plan(units, rounds),
+            None => Paired::new(),
+        };
+        for r in records {
+            paired.add(r);
+        }
+        paired
+    }
+
     #[test]
     fn stopped_units_fail_and_infrastructure_failures_are_no_trial() {
         let records = vec![
@@ -308,17 +368,22 @@ mod tests {
             rec("m", "i2", 0, 1, Verdict::Equivalent),
             rec("m", "i2", 0, 2, Verdict::Equivalent),
             rec("m", "i3", 0, 1, Verdict::ApiFailure),
+            rec("m", "i4", 0, 1, Verdict::Equivalent),
+            rec("m", "i4", 0, 2, Verdict::NotEquivalent),
         ];
-        let cells = item_outcomes(&records);
-        let round2 = cells
-            .iter()
-            .find(|(c, _)| c.round == 2 && c.reading == Reading::Strict)
-            .map(|(_, o)| o)
-            .unwrap();
-        // i1 stopped after round 1: a failed trial; i3 never measured.
-        assert_eq!(round2.a3.get("i1"), Some(&(0, 1)));
-        assert_eq!(round2.a3.get("i2"), Some(&(1, 1)));
-        assert_eq!(round2.a3.get("i3"), None);
+        // Held to the end, or let go as each item ends: the same sums.
+        for plan in [None, Some((1, 2))] {
+            let (_, scores) = paired(&records, plan).finish();
+            let round2 = scores
+                .iter()
+                .find(|c| c.round == 2 && c.reading == Reading::Strict)
+                .unwrap();
+            // i1 stopped after round 1: a failed trial; i2 kept the meaning,
+            // i4 did not; i3 was never measured.
+            let a3 = round2.accuracy.unwrap();
+            assert_eq!((a3.items, a3.trials), (3, 3), "{plan:?}");
+            assert!((a3.mean - 1.0 / 3.0).abs() < 1e-12, "{plan:?}");
+        }
     }
 
     #[test]
@@ -335,7 +400,7 @@ mod tests {
             records.push(rec("bad", &id, 0, 1, worse));
             records.push(rec("same", &id, 0, 1, Verdict::Equivalent));
         }
-        let comparisons = compare(&item_outcomes(&records));
+        let (comparisons, _) = paired(&records, Some((3, 1))).finish();
         let a3: Vec<&Comparison> = comparisons
             .iter()
             .filter(|c| c.metric == Metric::A3 && c.reading == Reading::Strict && c.round == 1)

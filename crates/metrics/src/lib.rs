@@ -89,19 +89,31 @@ pub fn conditional_accuracy(
     dataset: &str,
     max_complexity: u32,
 ) -> std::collections::BTreeMap<String, f64> {
+    conditional_accuracy_of(&summary::summarize(records), dataset, max_complexity)
+}
+
+/// [`conditional_accuracy`] from a run's summary: its zero-shot round-1
+/// groups' rows up to `max_complexity`.
+pub fn conditional_accuracy_of(
+    summary: &summary::Summary,
+    dataset: &str,
+    max_complexity: u32,
+) -> std::collections::BTreeMap<String, f64> {
     let mut by: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    for r in records.iter().filter(|r| {
-        r.dataset == dataset
-            && r.prompt == "zero-shot"
-            && r.round == 1
-            && r.complexity <= max_complexity
-            && !r.verdict.is_infrastructure_failure()
-    }) {
-        let e = by.entry(r.model.clone()).or_default();
-        e.0 += (r.verdict == autoeval_proto::Verdict::Equivalent) as usize;
-        e.1 += 1;
+    for g in summary
+        .groups
+        .iter()
+        .filter(|g| g.key.dataset == dataset && g.key.prompt == "zero-shot" && g.key.round == 1)
+    {
+        for row in g.rows.iter().filter(|r| r.complexity <= max_complexity) {
+            let e = by.entry(g.key.model.clone()).or_default();
+            e.0 += row.counts.get(autoeval_proto::Verdict::Equivalent);
+            // Round 1 has no stopped units: measured is every round but the infrastructure's.
+            e.1 += row.counts.measured();
+        }
     }
     by.into_iter()
+        .filter(|(_, (_, n))| *n > 0)
         .map(|(m, (eq, n))| (m, eq as f64 / n as f64))
         .collect()
 }

@@ -46,27 +46,59 @@ pub struct Clustered {
 /// item: the sandwich estimator of a mean with items as clusters and the
 /// usual G/(G−1) correction; `None` with fewer than two items.
 pub fn clustered(outcomes: &Outcomes) -> Option<Clustered> {
-    let items = outcomes.values().filter(|(_, n)| *n > 0).count();
-    let trials: u64 = outcomes.values().map(|(_, n)| u64::from(*n)).sum();
-    let successes: u64 = outcomes.values().map(|(s, _)| u64::from(*s)).sum();
-    if items < 2 {
-        return None;
+    let mut sums = ClusterSums::default();
+    for &(s, n) in outcomes.values() {
+        sums.add(s, n);
     }
-    let mean = successes as f64 / trials as f64;
-    let scatter: f64 = outcomes
-        .values()
-        .map(|&(s, n)| (f64::from(s) - f64::from(n) * mean).powi(2))
-        .sum();
-    let g = items as f64;
-    let se = (g / (g - 1.0) * scatter).sqrt() / trials as f64;
-    Some(Clustered {
-        mean,
-        se,
-        low: (mean - z95() * se).max(0.0),
-        high: (mean + z95() * se).min(1.0),
-        items,
-        trials,
-    })
+    sums.clustered()
+}
+
+/// What [`clustered`] needs of an arm's items, summed item by item, so
+/// that an item's outcomes can be let go once it is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClusterSums {
+    items: usize,
+    s: f64,
+    n: f64,
+    ss: f64,
+    sn: f64,
+    nn: f64,
+}
+
+impl ClusterSums {
+    /// Counts one item's successes `s` of `n` trials (an item without trials is none).
+    pub fn add(&mut self, s: u32, n: u32) {
+        if n == 0 {
+            return;
+        }
+        let (s, n) = (f64::from(s), f64::from(n));
+        self.items += 1;
+        self.s += s;
+        self.n += n;
+        self.ss += s * s;
+        self.sn += s * n;
+        self.nn += n * n;
+    }
+
+    /// The clustered score of the items counted; `None` with fewer than two.
+    pub fn clustered(&self) -> Option<Clustered> {
+        if self.items < 2 {
+            return None;
+        }
+        let mean = self.s / self.n;
+        // Σ (s − n·mean)², expanded so that no item need be kept.
+        let scatter = (self.ss - 2.0 * mean * self.sn + mean * mean * self.nn).max(0.0);
+        let g = self.items as f64;
+        let se = (g / (g - 1.0) * scatter).sqrt() / self.n;
+        Some(Clustered {
+            mean,
+            se,
+            low: (mean - z95() * se).max(0.0),
+            high: (mean + z95() * se).min(1.0),
+            items: self.items,
+            trials: self.n as u64,
+        })
+    }
 }
 
 /// Model A against model B on the items both answered.
@@ -93,37 +125,68 @@ pub struct Difference {
 /// their mean, a normal interval from their spread (clustered by item by
 /// construction), and the exact test on the items where they differ.
 pub fn difference(a: &Outcomes, b: &Outcomes) -> Option<Difference> {
-    let diffs: Vec<f64> = a
-        .iter()
-        .filter(|(_, (_, n))| *n > 0)
-        .filter_map(|(item, &(sa, na))| {
-            let &(sb, nb) = b.get(item).filter(|(_, n)| *n > 0)?;
-            Some(f64::from(sa) / f64::from(na) - f64::from(sb) / f64::from(nb))
-        })
-        .collect();
-    let n = diffs.len();
-    if n == 0 {
-        return None;
+    let mut sums = PairSums::default();
+    for (item, &outcome_a) in a {
+        if let Some(&outcome_b) = b.get(item) {
+            sums.add(outcome_a, outcome_b);
+        }
     }
-    let mean = diffs.iter().sum::<f64>() / n as f64;
-    let (low, high) = if n < 2 {
-        (None, None)
-    } else {
-        let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = z95() * (var / n as f64).sqrt();
-        (Some((mean - half).max(-1.0)), Some((mean + half).min(1.0)))
-    };
-    let a_better = diffs.iter().filter(|d| **d > 0.0).count();
-    let b_better = diffs.iter().filter(|d| **d < 0.0).count();
-    Some(Difference {
-        items: n,
-        difference: mean,
-        low,
-        high,
-        a_better,
-        b_better,
-        p_value: sign_test(a_better, b_better),
-    })
+    sums.difference()
+}
+
+/// What [`difference`] needs of the items two arms both answered, summed
+/// item by item.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PairSums {
+    items: usize,
+    sum: f64,
+    squares: f64,
+    a_better: usize,
+    b_better: usize,
+}
+
+impl PairSums {
+    /// Counts one item's (successes, trials) of A and of B; an item one of
+    /// them has no trial of is not one both answered.
+    pub fn add(&mut self, (sa, na): (u32, u32), (sb, nb): (u32, u32)) {
+        if na == 0 || nb == 0 {
+            return;
+        }
+        let d = f64::from(sa) / f64::from(na) - f64::from(sb) / f64::from(nb);
+        self.items += 1;
+        self.sum += d;
+        self.squares += d * d;
+        if d > 0.0 {
+            self.a_better += 1;
+        } else if d < 0.0 {
+            self.b_better += 1;
+        }
+    }
+
+    /// A minus B over the items counted; `None` with none.
+    pub fn difference(&self) -> Option<Difference> {
+        let n = self.items;
+        if n == 0 {
+            return None;
+        }
+        let mean = self.sum / n as f64;
+        let (low, high) = if n < 2 {
+            (None, None)
+        } else {
+            let var = ((self.squares - n as f64 * mean * mean) / (n - 1) as f64).max(0.0);
+            let half = z95() * (var / n as f64).sqrt();
+            (Some((mean - half).max(-1.0)), Some((mean + half).min(1.0)))
+        };
+        Some(Difference {
+            items: n,
+            difference: mean,
+            low,
+            high,
+            a_better: self.a_better,
+            b_better: self.b_better,
+            p_value: sign_test(self.a_better, self.b_better),
+        })
+    }
 }
 
 /// Two-sided exact binomial test of `b` against `c` at one half (McNemar's

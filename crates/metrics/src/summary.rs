@@ -194,22 +194,6 @@ pub struct Summary {
     pub clustered: Vec<crate::compare::ClusteredScores>,
 }
 
-/// Units of `records` by (dataset, model, prompt) and complexity that reached round 1.
-fn units_at_round_one(records: &[ResultRecord]) -> BTreeMap<(String, String, String, u32), usize> {
-    let mut units = BTreeMap::new();
-    for r in records.iter().filter(|r| r.round == 1) {
-        *units
-            .entry((
-                r.dataset.clone(),
-                r.model.clone(),
-                r.prompt.clone(),
-                r.complexity,
-            ))
-            .or_default() += 1;
-    }
-    units
-}
-
 fn band(parts: &BTreeMap<(u64, u32), Counts>, score: fn(&Counts) -> Option<f64>) -> Option<Band> {
     let scores: Vec<f64> = parts.values().filter_map(score).collect();
     if scores.len() < 2 {
@@ -223,80 +207,200 @@ fn band(parts: &BTreeMap<(u64, u32), Counts>, score: fn(&Counts) -> Option<f64>)
 
 /// Groups `records` and computes every score.
 pub fn summarize(records: &[ResultRecord]) -> Summary {
-    let units = units_at_round_one(records);
-    type Parts = BTreeMap<u32, (Counts, BTreeMap<(u64, u32), Counts>, Counts)>;
-    let mut groups: BTreeMap<GroupKey, (Vec<&ResultRecord>, Parts)> = BTreeMap::new();
+    let mut summarizer = Summarizer::new();
     for r in records {
+        summarizer.add(r);
+    }
+    summarizer.finish()
+}
+
+/// Percentiles of a quantity in bounded memory: each value is kept to
+/// three significant digits (to the microsecond below 2 ms), however many there are.
+#[derive(Clone, Default)]
+pub struct Distribution(Option<hdrhistogram::Histogram<u64>>);
+
+impl Distribution {
+    /// Adds one value in milliseconds.
+    pub fn add(&mut self, ms: f64) {
+        if self.0.is_none() {
+            self.0 = hdrhistogram::Histogram::new(3).ok();
+        }
+        if let Some(h) = &mut self.0 {
+            // Auto-resizing: every finite value fits.
+            let _ = h.record((ms.max(0.0) * 1000.0).round() as u64);
+        }
+    }
+
+    /// Adds every value of `other`.
+    pub fn merge(&mut self, other: &Distribution) {
+        let Some(theirs) = &other.0 else {
+            return;
+        };
+        match &mut self.0 {
+            Some(mine) => {
+                let _ = mine.add(theirs);
+            }
+            None => self.0 = Some(theirs.clone()),
+        }
+    }
+
+    /// Nearest-rank percentiles (zeros when empty).
+    pub fn percentiles(&self) -> Percentiles {
+        let Some(h) = self.0.as_ref().filter(|h| !h.is_empty()) else {
+            return Percentiles::default();
+        };
+        let at = |q: f64| h.median_equivalent(h.value_at_quantile(q)) as f64 / 1000.0;
+        Percentiles {
+            p50: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            max: at(1.0),
+        }
+    }
+}
+
+/// One complexity value's counts, its counts per (batch, repeat), and its lenient counts.
+type Part = (Counts, BTreeMap<(u64, u32), Counts>, Counts);
+
+/// One group's sums as records come in.
+#[derive(Default)]
+struct GroupSums {
+    /// By complexity: counts, counts per (batch, repeat), lenient counts.
+    parts: BTreeMap<u32, Part>,
+    copied: usize,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    cost: f64,
+    unpriced: bool,
+    latency: Distribution,
+    verify: Distribution,
+}
+
+/// A run's summary taken in a record at a time: every score is a sum or a
+/// bounded distribution, so memory does not grow with the run's records.
+#[derive(Default)]
+pub struct Summarizer {
+    records: usize,
+    /// Units by (dataset, model, prompt) and complexity that reached round 1.
+    units: BTreeMap<(String, String, String, u32), usize>,
+    groups: BTreeMap<GroupKey, GroupSums>,
+    paired: crate::compare::Paired,
+}
+
+impl Summarizer {
+    /// A summary of records whose plan is unknown.
+    pub fn new() -> Summarizer {
+        Summarizer::default()
+    }
+
+    /// A summary of a run whose items each have `units_per_item` units of at
+    /// most `rounds` rounds: an item's outcomes are let go once it ends.
+    pub fn for_plan(units_per_item: usize, rounds: u32) -> Summarizer {
+        Summarizer {
+            paired: crate::compare::Paired::for_plan(units_per_item, rounds),
+            ..Summarizer::default()
+        }
+    }
+
+    /// Takes in one record (each unit's round once).
+    pub fn add(&mut self, r: &ResultRecord) {
+        self.records += 1;
+        if r.round == 1 {
+            *self
+                .units
+                .entry((
+                    r.dataset.clone(),
+                    r.model.clone(),
+                    r.prompt.clone(),
+                    r.complexity,
+                ))
+                .or_default() += 1;
+        }
         let key = GroupKey {
             dataset: r.dataset.clone(),
             model: r.model.clone(),
             prompt: r.prompt.clone(),
             round: r.round,
         };
-        let (list, parts) = groups.entry(key).or_default();
-        list.push(r);
-        let (counts, spread, lenient) = parts.entry(r.complexity).or_default();
+        let g = self.groups.entry(key).or_default();
+        let (counts, spread, lenient) = g.parts.entry(r.complexity).or_default();
         counts.add(r.verdict);
         lenient.add(r.lenient_verdict());
         spread
             .entry((r.batch, r.repeat))
             .or_default()
             .add(r.verdict);
+        g.copied += usize::from(r.copied);
+        g.prompt_tokens += r.usage.prompt_tokens;
+        g.completion_tokens += r.usage.completion_tokens;
+        match r.cost {
+            Some(c) => g.cost += c,
+            None => g.unpriced = true,
+        }
+        g.latency.add(r.latency_ms);
+        g.verify.add(r.verify_ms);
+        self.paired.add(r);
     }
-    let outcomes = crate::compare::item_outcomes(records);
-    let mut out = Summary {
-        records: records.len(),
-        groups: Vec::new(),
-        comparisons: crate::compare::compare(&outcomes),
-        clustered: crate::compare::clustered_scores(&outcomes),
-    };
-    for (key, (list, parts)) in groups {
-        let mut total = Counts::default();
-        let mut lenient_total = Counts::default();
-        let mut rows = Vec::new();
-        for (complexity, (mut counts, spread, mut lenient)) in parts {
-            let reached = units
-                .get(&(
-                    key.dataset.clone(),
-                    key.model.clone(),
-                    key.prompt.clone(),
+
+    /// Every score of the records taken in.
+    pub fn finish(self) -> Summary {
+        let (comparisons, clustered) = self.paired.finish();
+        let mut out = Summary {
+            records: self.records,
+            groups: Vec::new(),
+            comparisons,
+            clustered,
+        };
+        for (key, sums) in self.groups {
+            let mut total = Counts::default();
+            let mut lenient_total = Counts::default();
+            let mut rows = Vec::new();
+            for (complexity, (mut counts, spread, mut lenient)) in sums.parts {
+                let reached = self
+                    .units
+                    .get(&(
+                        key.dataset.clone(),
+                        key.model.clone(),
+                        key.prompt.clone(),
+                        complexity,
+                    ))
+                    .copied()
+                    .unwrap_or(0);
+                counts.stopped = reached.saturating_sub(counts.total());
+                lenient.stopped = counts.stopped;
+                total.merge(&counts);
+                lenient_total.merge(&lenient);
+                rows.push(Row {
                     complexity,
-                ))
-                .copied()
-                .unwrap_or(0);
-            counts.stopped = reached.saturating_sub(counts.total());
-            lenient.stopped = counts.stopped;
-            total.merge(&counts);
-            lenient_total.merge(&lenient);
-            rows.push(Row {
-                complexity,
-                compliance: counts.compliance(),
-                accuracy: counts.accuracy(),
-                compliance_band: band(&spread, Counts::compliance),
-                accuracy_band: band(&spread, Counts::accuracy),
-                lenient_compliance: lenient.compliance(),
-                lenient_accuracy: lenient.accuracy(),
-                counts,
+                    compliance: counts.compliance(),
+                    accuracy: counts.accuracy(),
+                    compliance_band: band(&spread, Counts::compliance),
+                    accuracy_band: band(&spread, Counts::accuracy),
+                    lenient_compliance: lenient.compliance(),
+                    lenient_accuracy: lenient.accuracy(),
+                    counts,
+                });
+            }
+            out.groups.push(Group {
+                compliance: total.compliance(),
+                accuracy: total.accuracy(),
+                lenient_compliance: lenient_total.compliance(),
+                lenient_accuracy: lenient_total.accuracy(),
+                lenient_counts: lenient_total,
+                copied: sums.copied,
+                prompt_tokens: sums.prompt_tokens,
+                completion_tokens: sums.completion_tokens,
+                // A sum from +0, so that nothing prints as -0.
+                cost: (!sums.unpriced).then_some(sums.cost + 0.0),
+                latency_ms: sums.latency.percentiles(),
+                verify_ms: sums.verify.percentiles(),
+                counts: total,
+                rows,
+                key,
             });
         }
-        out.groups.push(Group {
-            compliance: total.compliance(),
-            accuracy: total.accuracy(),
-            lenient_compliance: lenient_total.compliance(),
-            lenient_accuracy: lenient_total.accuracy(),
-            lenient_counts: lenient_total,
-            copied: list.iter().filter(|r| r.copied).count(),
-            prompt_tokens: list.iter().map(|r| r.usage.prompt_tokens).sum(),
-            completion_tokens: list.iter().map(|r| r.usage.completion_tokens).sum(),
-            cost: known_cost(list.iter().copied()),
-            latency_ms: Percentiles::of(list.iter().map(|r| r.latency_ms).collect()),
-            verify_ms: Percentiles::of(list.iter().map(|r| r.verify_ms).collect()),
-            counts: total,
-            rows,
-            key,
-        });
+        out
     }
-    out
 }
 
 /// The cost of `records` in USD, when every one's is known (a sum from +0,

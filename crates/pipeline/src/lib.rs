@@ -11,7 +11,10 @@ mod resume;
 mod settings;
 mod stages;
 
-pub use plan::{generate_items, initial_tasks, task_item, BatchShortfall, PlanError, RunPlan};
-pub use resume::{pending_tasks, Pending};
+pub use plan::{
+    generate_items, initial_tasks, item_batches, task_item, BatchShortfall, ItemBatch, PlanError,
+    RunPlan,
+};
+pub use resume::{pending_tasks, unit_digest, Pending, RecordedUnits};
 pub use settings::VerifySettings;
 pub use stages::{verify, VerifyStage};

@@ -97,22 +97,55 @@ pub struct BatchShortfall {
 
 /// The items of every dataset and batch of the plan, and the buckets that came up short.
 pub fn generate_items(plan: &RunPlan) -> Result<(Vec<Item>, Vec<BatchShortfall>), PlanError> {
-    plan.validate()?;
     let mut items = Vec::new();
     let mut short = Vec::new();
-    for &kind in &plan.datasets {
-        let cfg = plan.dataset_config(kind);
-        for b in 0..plan.batches {
-            let batch = generate_batch(&cfg, b)?;
-            short.extend(batch.shortfall.into_iter().map(|shortfall| BatchShortfall {
-                dataset: kind,
-                batch: b,
-                shortfall,
-            }));
-            items.extend(batch.items);
-        }
+    for batch in item_batches(plan)? {
+        let batch = batch?;
+        items.extend(batch.items);
+        short.extend(batch.shortfall);
     }
     Ok((items, short))
+}
+
+/// The items of one dataset's batch, and its buckets that came up short.
+#[derive(Debug, Default)]
+pub struct ItemBatch {
+    /// Its items, in generation order.
+    pub items: Vec<Item>,
+    /// Its buckets that came up short.
+    pub shortfall: Vec<BatchShortfall>,
+}
+
+/// The plan's items one dataset batch at a time, in the order
+/// [`generate_items`] gives them, each generated only when asked for: a
+/// run holds one batch of items, not all of them.
+pub fn item_batches(
+    plan: &RunPlan,
+) -> Result<impl Iterator<Item = Result<ItemBatch, PlanError>> + Send + 'static, PlanError> {
+    plan.validate()?;
+    let configs: Vec<(DatasetKind, DatasetConfig)> = plan
+        .datasets
+        .iter()
+        .map(|&kind| (kind, plan.dataset_config(kind)))
+        .collect();
+    let batches = plan.batches;
+    Ok(configs.into_iter().flat_map(move |(kind, cfg)| {
+        (0..batches).map(move |b| {
+            let batch = generate_batch(&cfg, b)?;
+            Ok(ItemBatch {
+                items: batch.items,
+                shortfall: batch
+                    .shortfall
+                    .into_iter()
+                    .map(|shortfall| BatchShortfall {
+                        dataset: kind,
+                        batch: b,
+                        shortfall,
+                    })
+                    .collect(),
+            })
+        })
+    }))
 }
 
 /// Round-one tasks for every work unit, in item order.

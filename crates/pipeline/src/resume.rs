@@ -36,3 +36,75 @@ pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> 
     }
     pending
 }
+
+/// A unit's place in a 64-bit digest: the compact key of [`RecordedUnits`].
+/// Two of a run's units share one with odds below one in 10^7 for a
+/// hundred million units.
+pub fn unit_digest(unit: &UnitKey) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    unit.hash(&mut h);
+    h.finish()
+}
+
+/// Where each recorded unit stands, kept compactly so that a run resumed
+/// holds a few bytes per unit, not its records: the last round recorded,
+/// and the φ the next round translates when the unit goes on.
+#[derive(Debug, Default)]
+pub struct RecordedUnits {
+    last: HashMap<u64, (u32, Option<Box<str>>)>,
+    rounds: u32,
+}
+
+impl RecordedUnits {
+    /// Nothing recorded yet, in a plan of `rounds` rounds.
+    pub fn new(rounds: u32) -> RecordedUnits {
+        RecordedUnits {
+            last: HashMap::new(),
+            rounds,
+        }
+    }
+
+    /// Takes in one recorded round.
+    pub fn add(&mut self, r: &ResultRecord) {
+        let goes_on = (r.verdict == autoeval_proto::Verdict::Equivalent && r.round < self.rounds)
+            .then(|| r.phi1.as_deref().map(Box::from))
+            .flatten();
+        let entry = self.last.entry(unit_digest(&r.unit())).or_insert((0, None));
+        if r.round > entry.0 {
+            *entry = (r.round, goes_on);
+        }
+    }
+
+    /// Units with a recorded round.
+    pub fn len(&self) -> usize {
+        self.last.len()
+    }
+
+    /// True when nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.last.is_empty()
+    }
+
+    /// Units recorded to their end.
+    pub fn finished(&self) -> usize {
+        self.last
+            .values()
+            .filter(|(_, next)| next.is_none())
+            .count()
+    }
+
+    /// What `initial`'s unit still needs: round one when nothing is
+    /// recorded, the next round of a chain that goes on, `None` when finished.
+    pub fn next(&self, initial: TranslateTask) -> Option<TranslateTask> {
+        match self.last.get(&unit_digest(&initial.unit())) {
+            None => Some(initial),
+            Some((_, None)) => None,
+            Some((round, Some(phi))) => Some(TranslateTask {
+                round: round + 1,
+                input: phi.to_string(),
+                ..initial
+            }),
+        }
+    }
+}

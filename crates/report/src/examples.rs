@@ -3,7 +3,7 @@
 
 use crate::svg::escape;
 use crate::ReportInput;
-use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_proto::ResultRecord;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,21 +13,16 @@ use std::fmt::Write;
 /// non-compliant ones, timeouts and unknowns; each item at most once, and
 /// taken from the batches in turn so that one batch does not fill the list.
 pub fn failing_examples<'a>(
-    records: &'a [ResultRecord],
+    records: &[&'a ResultRecord],
     dataset: &str,
     n: usize,
 ) -> Vec<&'a ResultRecord> {
-    let order = [
-        Verdict::NotEquivalent,
-        Verdict::NonCompliant,
-        Verdict::Timeout,
-        Verdict::Unknown,
-    ];
+    let order = crate::digest::FAILING;
     let mut out: Vec<&ResultRecord> = Vec::new();
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     for v in order {
         let mut by_batch: BTreeMap<u64, Vec<&ResultRecord>> = BTreeMap::new();
-        for r in records
+        for &r in records
             .iter()
             .filter(|r| r.dataset == dataset && r.verdict == v)
         {
@@ -203,7 +198,7 @@ pub fn counterexample_html(c: &Value) -> String {
 pub fn section(out: &mut String, input: &ReportInput, datasets: &[String]) {
     out.push_str(r#"<h2 id="examples">Failing examples</h2><p class="note">Distinct items from the batches in turn, wrong answers first. In φ0 the parts φ1 lost are marked; in φ1 the parts it added.</p>"#);
     for d in datasets {
-        let shown = failing_examples(input.records, d, input.examples_per_dataset);
+        let shown = failing_examples(&input.digest.failing(d), d, input.examples_per_dataset);
         let _ = write!(out, "<h3>{}</h3>", escape(d));
         if shown.is_empty() {
             out.push_str(r#"<p class="note">No failing rounds.</p>"#);
@@ -287,10 +282,10 @@ mod tests {
             id: id.into(),
             dataset: "d".into(),
             batch,
-            verdict: Verdict::NotEquivalent,
+            verdict: autoeval_proto::Verdict::NotEquivalent,
             ..ResultRecord::default()
         };
-        let records = vec![
+        let records = [
             rec("a", 0),
             rec("a", 0),
             rec("b", 0),
@@ -298,10 +293,19 @@ mod tests {
             rec("x", 1),
             rec("y", 2),
         ];
+        let records: Vec<&ResultRecord> = records.iter().collect();
         let shown: Vec<&str> = failing_examples(&records, "d", 4)
             .iter()
             .map(|r| r.id.as_str())
             .collect();
         assert_eq!(shown, ["a", "x", "y", "b"]);
+        // What the digest keeps of them chooses the same examples.
+        let owned: Vec<ResultRecord> = records.iter().map(|r| (*r).clone()).collect();
+        let digest = crate::RunDigest::of(&owned, 4);
+        let kept: Vec<&str> = failing_examples(&digest.failing("d"), "d", 4)
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect();
+        assert_eq!(kept, shown);
     }
 }

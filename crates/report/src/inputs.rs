@@ -2,8 +2,8 @@
 //! scores, read from CSV text, and A1 between them and the run's.
 
 use crate::CorrelationInput;
-use autoeval_metrics::{conditional_accuracy, pearson, predictive_power, StatsError};
-use autoeval_proto::ResultRecord;
+use autoeval_metrics::summary::Summary;
+use autoeval_metrics::{conditional_accuracy_of, pearson, predictive_power, StatsError};
 use std::collections::BTreeMap;
 
 /// A line of a scores file that is not `model,score`.
@@ -57,13 +57,13 @@ impl CorrelationInput {
     /// A1 for `dataset` of the run: its App. K.4 scores (zero-shot, round 1,
     /// complexity up to `max_complexity`) against `theirs`, the benchmark `name`'s.
     pub fn between(
-        records: &[ResultRecord],
+        summary: &Summary,
         dataset: &str,
         max_complexity: u32,
         theirs: &BTreeMap<String, f64>,
         name: &str,
     ) -> Result<CorrelationInput, StatsError> {
-        let ours = conditional_accuracy(records, dataset, max_complexity);
+        let ours = conditional_accuracy_of(summary, dataset, max_complexity);
         let points: Vec<(String, f64, f64)> = ours
             .iter()
             .filter_map(|(m, x)| Some((m.clone(), *x, *theirs.get(m)?)))

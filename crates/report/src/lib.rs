@@ -2,19 +2,21 @@
 //! nothing fetched, opens offline) and as a terminal summary. Pure
 //! functions from records to text: the command line writes the files.
 
+mod digest;
 mod examples;
 mod inputs;
 mod pairwise;
 pub mod svg;
 mod tables;
 
+pub use digest::{ByMetric, CostRow, RunDigest};
 pub use examples::{counterexample_html, failing_examples, marked_pair};
 pub use inputs::{parse_scores, ScoresError};
 pub use tables::usd;
 
 use autoeval_metrics::judge::confusion_by_complexity;
-use autoeval_metrics::summary::{accuracy_by_metric, wilson_interval, Counts, Group, Row, Summary};
-use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
+use autoeval_metrics::summary::{wilson_interval, Counts, Group, Row, Summary};
+use autoeval_proto::{JudgeRecord, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use svg::{escape, LineChart, Series};
@@ -42,8 +44,8 @@ pub struct CorrelationInput {
 pub struct ReportInput<'a> {
     /// Page title.
     pub title: String,
-    /// The run's records.
-    pub records: &'a [ResultRecord],
+    /// What the report needs of the run's records beyond their summary.
+    pub digest: &'a RunDigest,
     /// Their summary.
     pub summary: &'a Summary,
     /// A4 judgements of the run's pairs, if any were asked.
@@ -65,8 +67,13 @@ impl ReportInput<'_> {
         if let Some(i) = self.models.iter().position(|m| m == model) {
             return i;
         }
-        let seen: BTreeSet<&str> = self.records.iter().map(|r| r.model.as_str()).collect();
-        self.models.len() + seen.iter().position(|m| *m == model).unwrap_or(0)
+        self.models.len()
+            + self
+                .digest
+                .models
+                .iter()
+                .position(|m| m == model)
+                .unwrap_or(0)
     }
 }
 
@@ -361,28 +368,27 @@ fn other_metrics(out: &mut String, input: &ReportInput, dataset: &str) {
             ("num_quantifiers", "quantified variables"),
         ]
     };
-    let mut by_series: BTreeMap<(&str, &str), Vec<&ResultRecord>> = BTreeMap::new();
-    for r in input
-        .records
+    let by_series: Vec<((&str, &str), &ByMetric)> = input
+        .digest
+        .by_metric
         .iter()
-        .filter(|r| r.dataset == dataset && r.round == 1)
-    {
-        by_series.entry((&r.model, &r.prompt)).or_default().push(r);
-    }
+        .filter(|((d, _, _), _)| d == dataset)
+        .map(|((_, model, prompt), by)| ((model.as_str(), prompt.as_str()), by))
+        .collect();
     let mut figs = String::new();
     for (metric, label) in metrics {
         let series: Vec<Series> = by_series
             .iter()
-            .map(|((model, prompt), rs)| {
+            .map(|((model, prompt), by)| {
                 let mut s = Series {
                     name: format!("{model} · {prompt}"),
                     colour: input.colour_of(model),
                     dash: dash_of(prompt, 1),
                     ..Series::default()
                 };
-                for (x, c) in accuracy_by_metric(rs, metric) {
+                for (x, c) in by.get(*metric).into_iter().flatten() {
                     if let Some(a) = c.accuracy() {
-                        s.points.push((x as f64, a));
+                        s.points.push((*x as f64, a));
                         s.tips.push(format!(
                             "{label} {x}: {} of n = {}",
                             pct(Some(a)),
@@ -440,13 +446,12 @@ pub fn html(input: &ReportInput) -> String {
         input.summary.records,
         datasets.len()
     );
-    let sets: BTreeSet<&str> = input
-        .records
+    let sets: Vec<&str> = input
+        .digest
+        .prompt_sets
         .iter()
-        .map(|r| r.prompt_set.as_str())
-        .filter(|s| !s.is_empty())
+        .map(String::as_str)
         .collect();
-    let sets: Vec<&str> = sets.into_iter().collect();
     let _ = write!(
         out,
         r##"</p><p class="setting">Prompt set: <b>{}</b>. Parsing: <b>strict</b> (the paper's: exactly one formula in the prompt's notation) is the headline; <b>lenient</b> (formula found in prose, other notations) is shown beside it. Sections: <a href="#leaderboard">leaderboard</a> · "##,
@@ -466,8 +471,8 @@ pub fn html(input: &ReportInput) -> String {
         dataset_section(&mut out, input, d, rounds);
     }
     tables::outcomes(&mut out, input.summary);
-    tables::closeness(&mut out, input.records);
-    tables::cost(&mut out, input.records);
+    tables::closeness(&mut out, &input.digest.misses());
+    tables::cost(&mut out, &input.digest.cost);
     tables::judges(&mut out, input.judgements);
     for c in &input.correlations {
         let _ = write!(

@@ -4,8 +4,8 @@
 use crate::svg::{escape, PALETTE};
 use crate::{pct, ReportInput};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_metrics::summary::{known_cost, leaderboard, Percentiles, Summary};
-use autoeval_proto::{JudgeRecord, ResultRecord, Verdict};
+use autoeval_metrics::summary::{leaderboard, Summary};
+use autoeval_proto::{JudgeRecord, Verdict};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -137,24 +137,20 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
 
 /// Tokens, cost and time per model and prompt style, over all datasets;
 /// percentiles are computed from every record, not combined from datasets'.
-pub fn cost(out: &mut String, records: &[ResultRecord]) {
+pub fn cost(out: &mut String, rows: &BTreeMap<(String, String), crate::CostRow>) {
     out.push_str(r#"<h2 id="cost">Tokens, cost and time</h2><table><tr><th class="l">model</th><th class="l">prompt</th><th>rounds</th><th>prompt tokens</th><th>completion tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th><th>p99</th><th>verify p50 ms</th><th>p99</th><th>max</th></tr>"#);
-    let mut by: BTreeMap<(&str, &str), Vec<&ResultRecord>> = BTreeMap::new();
-    for r in records {
-        by.entry((&r.model, &r.prompt)).or_default().push(r);
-    }
-    for ((model, prompt), rs) in by {
-        let latency = Percentiles::of(rs.iter().map(|r| r.latency_ms).collect());
-        let verify = Percentiles::of(rs.iter().map(|r| r.verify_ms).collect());
+    for ((model, prompt), row) in rows {
+        let latency = row.latency.percentiles();
+        let verify = row.verify.percentiles();
         let _ = write!(
             out,
             r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td></tr>"#,
             escape(model),
             escape(prompt),
-            rs.len(),
-            rs.iter().map(|r| r.usage.prompt_tokens).sum::<u64>(),
-            rs.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
-            usd(known_cost(rs.iter().copied())),
+            row.rounds,
+            row.prompt_tokens,
+            row.completion_tokens,
+            usd(row.cost),
             latency.p50,
             latency.p90,
             latency.p99,
@@ -200,8 +196,7 @@ pub fn judges(out: &mut String, judgements: &[JudgeRecord]) {
 
 /// The closeness of the misses (paper 003) beside the binary accuracy: how
 /// far compliant but non-equivalent answers were from φ0.
-pub fn closeness(out: &mut String, records: &[ResultRecord]) {
-    let rows = autoeval_metrics::closeness::misses(records);
+pub fn closeness(out: &mut String, rows: &[autoeval_metrics::closeness::Misses]) {
     if rows.is_empty() {
         return;
     }
@@ -211,7 +206,7 @@ pub fn closeness(out: &mut String, records: &[ResultRecord]) {
             format!("{:.2} [{:.2}, {:.2}]", q.median, q.q1, q.q3)
         })
     };
-    for r in &rows {
+    for r in rows {
         let top = r.le_histogram.iter().copied().max().unwrap_or(0).max(1);
         let bars: String = r
             .le_histogram

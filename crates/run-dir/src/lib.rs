@@ -8,7 +8,7 @@ mod store;
 
 pub use autoeval_run_settings::model_file_name;
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
-pub use store::{read_all, replace_jsonl, JsonlStore, StoreError};
+pub use store::{for_each_record, read_all, replace_jsonl, JsonlStore, StoreError};
 
 use autoeval_run_settings::{resolve, Resolved, RunConfig, SettingsError};
 use std::path::{Path, PathBuf};

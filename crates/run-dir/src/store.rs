@@ -21,12 +21,20 @@ impl From<StoreError> for EngineError {
     }
 }
 
-/// A JSONL file of records: one machine's [`RecordStore`].
+/// A round's compact key: a digest of its (unit, round).
+fn round_digest(r: &ResultRecord) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (r.unit(), r.round).hash(&mut h);
+    h.finish()
+}
+
+/// A JSONL file of records: one machine's [`RecordStore`]. It holds the
+/// file and a digest of each round in it, never the records themselves.
 pub struct JsonlStore {
     path: PathBuf,
-    /// The file, and the (unit, round) of every record in it.
-    file: Mutex<(File, HashSet<(UnitKey, u32)>)>,
-    records: Vec<ResultRecord>,
+    /// The file, and the digest of every (unit, round) in it.
+    file: Mutex<(File, HashSet<u64>)>,
 }
 
 fn err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -34,15 +42,25 @@ fn err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
 }
 
 impl JsonlStore {
-    /// Opens (or creates) the file, reads its records and cuts off a torn last line.
+    /// Opens (or creates) the file and cuts off a torn last line.
     pub fn open(path: &Path) -> Result<JsonlStore, StoreError> {
+        JsonlStore::open_with(path, |_| {})
+    }
+
+    /// Opens (or creates) the file, hands each record in it to `each` (each
+    /// round once, the first written), and cuts off a torn last line.
+    pub fn open_with(
+        path: &Path,
+        mut each: impl FnMut(ResultRecord),
+    ) -> Result<JsonlStore, StoreError> {
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
             .open(path)
             .map_err(|e| err(path, "open", e))?;
-        let (records, good_len) = read_records(&file, path)?;
+        let mut stored = HashSet::new();
+        let good_len = read_records(&file, path, &mut stored, &mut each)?;
         let len = file.metadata().map_err(|e| err(path, "inspect", e))?.len();
         if good_len < len {
             tracing::warn!(path = %path.display(), bytes = len - good_len, "dropping a torn last line left by a crash");
@@ -51,21 +69,40 @@ impl JsonlStore {
         }
         file.seek(SeekFrom::End(0))
             .map_err(|e| err(path, "seek in", e))?;
-        let stored = records.iter().map(|r| (r.unit(), r.round)).collect();
         Ok(JsonlStore {
             path: path.to_path_buf(),
             file: Mutex::new((file, stored)),
-            records,
         })
     }
 
     /// Rewrites the file without the records `drop` selects (atomically: a
-    /// new file is written and renamed over the old one).
+    /// new file is written and renamed over the old one), a record at a time.
     pub fn remove(path: &Path, drop: impl Fn(&ResultRecord) -> bool) -> Result<usize, StoreError> {
-        let store = JsonlStore::open(path)?;
-        let keep: Vec<&ResultRecord> = store.records.iter().filter(|r| !drop(r)).collect();
-        let removed = store.records.len() - keep.len();
-        replace_jsonl(path, keep)?;
+        let tmp = path.with_extension("jsonl.tmp");
+        let mut out =
+            std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
+        let mut removed = 0;
+        let mut failed = None;
+        for_each_record(path, |r| {
+            if drop(&r) {
+                removed += 1;
+                return;
+            }
+            if failed.is_none() {
+                failed = serde_json::to_writer(&mut out, &r)
+                    .map_err(|e| err(&tmp, "write", e))
+                    .and_then(|()| out.write_all(b"\n").map_err(|e| err(&tmp, "write", e)))
+                    .err();
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.into_inner()
+            .map_err(|e| err(&tmp, "flush", e))?
+            .sync_all()
+            .map_err(|e| err(&tmp, "sync", e))?;
+        std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
         Ok(removed)
     }
 }
@@ -89,11 +126,15 @@ pub fn replace_jsonl<'a, T: serde::Serialize + 'a>(
     std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))
 }
 
-/// The records of a file, each (unit, round) once, and the length of its complete lines.
-fn read_records(file: &File, path: &Path) -> Result<(Vec<ResultRecord>, u64), StoreError> {
-    let mut reader = BufReader::new(file);
-    let mut records = Vec::new();
-    let mut seen = HashSet::new();
+/// Hands each record of a file to `each`, each (unit, round) once (the
+/// first written), and gives the length of its complete lines.
+fn read_records(
+    file: &File,
+    path: &Path,
+    seen: &mut HashSet<u64>,
+    each: &mut impl FnMut(ResultRecord),
+) -> Result<u64, StoreError> {
+    let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut good_len = 0u64;
     let mut line = String::new();
     let mut number = 0;
@@ -113,36 +154,32 @@ fn read_records(file: &File, path: &Path) -> Result<(Vec<ResultRecord>, u64), St
             ))
         })?;
         good_len += n as u64;
-        if seen.insert((record.unit(), record.round)) {
-            records.push(record);
+        if seen.insert(round_digest(&record)) {
+            each(record);
         }
     }
-    Ok((records, good_len))
+    Ok(good_len)
 }
 
 impl JsonlStore {
-    /// The records the file held when it was opened.
-    pub fn load(&self) -> Result<Vec<ResultRecord>, StoreError> {
-        Ok(self.records.clone())
-    }
-
     /// Appends one record unless its (unit, round) is in the file already; true when it was new.
     pub fn append(&self, record: &ResultRecord) -> Result<bool, StoreError> {
         let mut line =
             serde_json::to_string(record).map_err(|e| err(&self.path, "encode a record for", e))?;
         line.push('\n');
+        let digest = round_digest(record);
         let mut guard = self
             .file
             .lock()
             .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
         let (file, stored) = &mut *guard;
-        if stored.contains(&(record.unit(), record.round)) {
+        if stored.contains(&digest) {
             return Ok(false);
         }
         // One write per line: a crash leaves whole lines and at most one torn one.
         file.write_all(line.as_bytes())
             .map_err(|e| err(&self.path, "append to", e))?;
-        stored.insert((record.unit(), record.round));
+        stored.insert(digest);
         Ok(true)
     }
 }
@@ -169,9 +206,13 @@ impl RecordStore for JsonlStore {
         round: u32,
     ) -> Result<Option<ResultRecord>, EngineError> {
         // Asked only of a task given back (rare on one machine): read the file.
-        Ok(read_all(&self.path)?
-            .into_iter()
-            .find(|r| r.round == round && &r.unit() == unit))
+        let mut found = None;
+        for_each_record(&self.path, |r| {
+            if found.is_none() && r.round == round && &r.unit() == unit {
+                found = Some(r);
+            }
+        })?;
+        Ok(found)
     }
 
     async fn scan(
@@ -179,15 +220,31 @@ impl RecordStore for JsonlStore {
         _run: &str,
         each: impl FnMut(ResultRecord) + Send,
     ) -> Result<(), EngineError> {
-        read_all(&self.path)?.into_iter().for_each(each);
+        for_each_record(&self.path, each)?;
         Ok(())
     }
 }
 
+/// Hands every record of a results file to `each`, a record at a time (each
+/// round once, the first written); gives how many there were.
+pub fn for_each_record(
+    path: &Path,
+    mut each: impl FnMut(ResultRecord),
+) -> Result<usize, StoreError> {
+    let file = File::open(path).map_err(|e| err(path, "open", e))?;
+    let mut n = 0;
+    read_records(&file, path, &mut HashSet::new(), &mut |r| {
+        n += 1;
+        each(r)
+    })?;
+    Ok(n)
+}
+
 /// Reads a finished run's records.
 pub fn read_all(path: &Path) -> Result<Vec<ResultRecord>, StoreError> {
-    let file = File::open(path).map_err(|e| err(path, "open", e))?;
-    Ok(read_records(&file, path)?.0)
+    let mut all = Vec::new();
+    for_each_record(path, |r| all.push(r))?;
+    Ok(all)
 }
 
 #[cfg(test)]

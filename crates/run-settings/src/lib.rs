@@ -108,6 +108,34 @@ pub fn load_items(
     }
 }
 
+/// The run's items one batch at a time, as [`load_items`] gives them: a
+/// generated dataset's batches each made only when asked for, an items
+/// file read whole as one batch.
+pub fn item_batches(
+    settings: &Resolved,
+) -> Result<Box<dyn Iterator<Item = Result<autoeval_pipeline::ItemBatch>> + Send>> {
+    if settings.items.is_some() {
+        let (items, shortfall) = load_items(settings)?;
+        let one = autoeval_pipeline::ItemBatch { items, shortfall };
+        return Ok(Box::new(std::iter::once(Ok(one))));
+    }
+    let batches = autoeval_pipeline::item_batches(&settings.plan)?;
+    Ok(Box::new(batches.map(|b| b.map_err(SettingsError::from))))
+}
+
+/// How many items the run has, and the complexity values a dataset could
+/// not fill, found by making every batch once and keeping none of them.
+pub fn count_items(settings: &Resolved) -> Result<(usize, Vec<autoeval_pipeline::BatchShortfall>)> {
+    let mut items = 0;
+    let mut short = Vec::new();
+    for batch in item_batches(settings)? {
+        let batch = batch?;
+        items += batch.items.len();
+        short.extend(batch.shortfall);
+    }
+    Ok((items, short))
+}
+
 /// Refuses items whose ids repeat, naming the first few.
 fn refuse_repeated_ids(path: &Path, items: &[autoeval_generate::Item]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
