@@ -516,12 +516,12 @@ fn prompt_digests(r: &ResultRecord) -> [String; 2] {
     let family = Family::of_dataset(&r.dataset).unwrap();
     let alphabet = ['0', '1'];
     let i = t
-        .informalize(family, &r.input, Shots::ZeroShot, &alphabet)
+        .informalize(family, r.input(), Shots::ZeroShot, &alphabet)
         .unwrap();
     let a = t
         .autoformalize(
             family,
-            &r.input,
+            r.input(),
             r.english.as_deref().unwrap(),
             Shots::ZeroShot,
             &alphabet,

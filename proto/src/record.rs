@@ -170,8 +170,10 @@ pub struct ResultRecord {
     pub lenient: Option<LenientReading>,
     /// The ground truth φ0.
     pub phi0: String,
-    /// What this round translated (φ_{r−1}); φ0 in round 1.
-    pub input: String,
+    /// What this round translated (φ_{r−1}) where it is not φ0: absent in
+    /// round 1, whose input is φ0 (see [`ResultRecord::input`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
     /// The model's English.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub english: Option<String>,
@@ -243,6 +245,16 @@ impl ResultRecord {
             prompt: self.prompt.clone(),
             repeat: self.repeat,
         }
+    }
+
+    /// What this round translated: φ_{r−1}, or φ0 in round 1.
+    pub fn input(&self) -> &str {
+        self.input.as_deref().unwrap_or(&self.phi0)
+    }
+
+    /// `input` as a record keeps it: only where it is not φ0.
+    pub fn input_beside(phi0: &str, input: &str) -> Option<String> {
+        (input != phi0).then(|| input.to_string())
     }
 
     /// The outcome under lenient reading (the strict one when none was recorded).

@@ -150,7 +150,7 @@ fn service(program: &Path, args: &[&str], env: &[(String, String)], log: &Path) 
 pub struct Fleet {
     /// Scratch directory of the test.
     pub dir: PathBuf,
-    /// The run's directory; its name is the run's name.
+    /// The run's directory; its `run-id` names the run.
     pub out: PathBuf,
     /// The model spec served by the mock server.
     pub model: String,
@@ -184,8 +184,13 @@ impl Fleet {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis())
         );
+        // The run is named before any coordinator claims it, so that a test
+        // can name it first; a coordinator takes the name it finds.
+        let out = dir.join(&unique);
+        std::fs::create_dir_all(&out).expect("the run's directory");
+        std::fs::write(out.join("run-id"), &unique).expect("the run's name");
         Fleet {
-            out: dir.join(unique),
+            out,
             dir,
             model: format!("openai-compatible:reference@http://127.0.0.1:{port}/v1"),
             port,
@@ -214,12 +219,9 @@ impl Fleet {
         self.mock = Some(mock_server(self.port, mock_args));
     }
 
-    /// The run's name.
+    /// The run's name in Redis, as its directory's `run-id` holds it.
     pub fn run(&self) -> String {
-        self.out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+        run_of(&self.out)
     }
 
     /// Starts an LLM worker for the fleet's model and waits until it is ready.
@@ -384,12 +386,12 @@ pub fn prompt_digests(r: &ResultRecord) -> Option<[String; 2]> {
     let family = Family::of_dataset(&r.dataset)?;
     let alphabet = ['0', '1'];
     let i = t
-        .informalize(family, &r.input, Shots::ZeroShot, &alphabet)
+        .informalize(family, r.input(), Shots::ZeroShot, &alphabet)
         .ok()?;
     let a = t
         .autoformalize(
             family,
-            &r.input,
+            r.input(),
             r.english.as_deref()?,
             Shots::ZeroShot,
             &alphabet,
@@ -417,4 +419,11 @@ pub fn recount(records: &[ResultRecord]) -> std::collections::BTreeMap<String, i
         *out.entry(field).or_insert(0) += 1;
     }
     out
+}
+
+/// The name of the fleet run in `dir`, once its coordinator has claimed it
+/// (it writes `run-id` before it registers the run).
+pub fn run_of(dir: &Path) -> String {
+    autoeval_run_dir::run_name(&autoeval_run_dir::RunDir(dir.to_path_buf()))
+        .expect("the run's name")
 }

@@ -650,3 +650,61 @@ fn queue_depths_are_read_on_one_channel_that_outlives_a_missing_queue() {
         broker.close().await;
     });
 }
+
+#[test]
+fn two_runs_with_the_same_out_from_different_directories_each_complete_with_their_own_records() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("fleet-same-out", &[]);
+    fleet.start_worker(8);
+    fleet.start_verifier(1);
+    // Two people, each in a directory of their own, both with `--out results`;
+    // different datasets, so that each run's records are told apart.
+    let mut runs = Vec::new();
+    for (who, dataset) in [("alice", "plogic"), ("bob", "ksat")] {
+        let home = fleet.dir.join(who);
+        std::fs::create_dir_all(&home).unwrap();
+        let mut args = fleet.small_run(&fleet.model, dataset, "results");
+        args.extend(fleet.on_fleet());
+        args.push("--quiet");
+        let child = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
+            .args(&args)
+            .envs(fleet.service_env())
+            .current_dir(&home)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("autoeval starts");
+        runs.push((home.join("results"), dataset, child));
+    }
+    let mut names = Vec::new();
+    for (out, dataset, child) in runs {
+        let done = child.wait_with_output().expect("autoeval ends");
+        succeeded(&done, dataset);
+        let records = jsonl(&std::fs::read_to_string(out.join("results.jsonl")).unwrap());
+        assert!(!records.is_empty(), "{dataset} has records");
+        assert!(
+            records.iter().all(|r| r["dataset"] == dataset),
+            "{dataset}'s run holds only its own records"
+        );
+        let name = autoeval_e2e::fleet::run_of(&out);
+        assert!(name.starts_with("results-"), "{name}");
+        // Redis knows each run by its own name, with its own rounds.
+        let store = fleet.block_on(async {
+            autoeval_redis_store::RunStore::new(
+                autoeval_redis_store::connect(REDIS).await.unwrap(),
+                &name,
+            )
+        });
+        assert_eq!(
+            fleet.block_on(store.done()).unwrap() as usize,
+            records.len(),
+            "{name}: one outcome per unit"
+        );
+        eprintln!("{dataset}: run {name}, {} records", records.len());
+        names.push((name, store));
+    }
+    assert_ne!(names[0].0, names[1].0, "two runs, two names");
+    for (_, store) in names {
+        let _ = fleet.block_on(store.delete());
+    }
+}

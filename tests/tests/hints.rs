@@ -203,10 +203,7 @@ fn the_advice_of_a_run_on_the_fleet_works_when_pasted() {
     assert!(attached.status.success(), "{}", said(&attached));
 
     // Redis lost the run: status says what restores it.
-    let run = std::path::Path::new(&slow)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .expect("a run name");
+    let run = autoeval_e2e::fleet::run_of(std::path::Path::new(&slow));
     fleet
         .block_on(async {
             let conn = autoeval_redis_store::connect(REDIS).await?;

@@ -19,7 +19,6 @@ fn round(id: &str, round: u32, verdict: Verdict) -> ResultRecord {
         round,
         verdict,
         phi0: "p".into(),
-        input: "p".into(),
         ..ResultRecord::default()
     }
 }

@@ -226,7 +226,7 @@ fn failed_check(task: &VerifyTask, why: &str) -> ResultRecord {
         repeat: t.repeat,
         verdict: Verdict::VerifierError,
         phi0: t.item.fs.clone(),
-        input: t.input.clone(),
+        input: ResultRecord::input_beside(&t.item.fs, &t.input),
         english: task.translation.english.clone(),
         raw_answer: task.translation.raw_answer.clone(),
         phi1: task.translation.strict.phi1.clone(),

@@ -20,7 +20,7 @@ use autoeval_proto::wire::MessageKind;
 use autoeval_proto::TranslateTask;
 use autoeval_proto::{ResultRecord, RoundKey};
 use autoeval_redis_store::{Budget, Cap, CapsSet, RunStore, Work};
-use autoeval_run_dir::{claim_dir, run_name, JsonlStore, RunDir};
+use autoeval_run_dir::{claim_dir, claim_run_name, run_name, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
 use autoeval_run_settings::{load_items, stage_settings};
 pub use follow::{dead_units, tally, Ending};
@@ -229,17 +229,23 @@ pub struct ReadArgs {
         )
     )]
     pub redis: String,
+    /// The run's name in Redis (`results-1a2b3c4d`), when the directory is
+    /// not the coordinator's and more than one run was made from a
+    /// directory of its name.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
+    pub run_id: Option<String>,
 }
 
 /// Brings a run directory up to date from the fleet's Redis, as [`ReadArgs`] says.
 pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
-    let run = run_name(dir)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (meta, records, judged) = runtime.block_on(async {
-        let store = RunStore::new(autoeval_redis_store::connect(&from.redis).await?, &run);
+    let (run, meta, records, judged) = runtime.block_on(async {
+        let conn = autoeval_redis_store::connect(&from.redis).await?;
+        let run = find_run(&conn, dir, from).await?;
+        let store = RunStore::new(conn, &run);
         let meta = store.meta().await?;
         if meta.is_empty() {
             bail!(
@@ -254,10 +260,15 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
             let fresh = store.judgements(&judge).await?;
             judged.push((judge, fresh));
         }
-        anyhow::Ok((meta, records, judged))
+        anyhow::Ok((run, meta, records, judged))
     })?;
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
+    // The directory finds its run again without asking Redis.
+    if !dir.run_id_file().exists() {
+        std::fs::write(dir.run_id_file(), format!("{run}\n"))
+            .with_context(|| format!("cannot write {}", dir.run_id_file().display()))?;
+    }
     if let (false, Some(config)) = (dir.config().exists(), meta.get(meta::CONFIG)) {
         std::fs::write(dir.config(), config)
             .with_context(|| format!("cannot write {}", dir.config().display()))?;
@@ -290,6 +301,44 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         dir.0.display()
     );
     Ok(())
+}
+
+/// The run a directory reads from Redis: the one `--run-id` names, the
+/// one its `run-id` file names, the one named as the directory is, or the
+/// one run made from a directory of that name (`results-1a2b3c4d` for
+/// `results`); several such runs are named, for `--run-id` to choose.
+async fn find_run(
+    conn: &autoeval_redis_store::Connection,
+    dir: &RunDir,
+    from: &ReadArgs,
+) -> Result<String> {
+    if let Some(run) = &from.run_id {
+        return Ok(run.clone());
+    }
+    if dir.run_id_file().exists() {
+        return Ok(run_name(dir)?);
+    }
+    let name = autoeval_run_dir::dir_name(dir)?;
+    let registered = |run: &str| {
+        let store = RunStore::new(conn.clone(), run);
+        async move { store.meta().await.map(|m| m.contains_key(meta::PLAN)) }
+    };
+    if registered(&name).await? {
+        return Ok(name);
+    }
+    let mut runs = autoeval_redis_store::runs_made_from(conn, &name).await?;
+    match runs.len() {
+        0 => bail!(
+            "the fleet's Redis at {} holds no run named {name} or made from a directory of that name",
+            autoeval_proto::fleet::redact_url(&from.redis)
+        ),
+        1 => Ok(runs.remove(0)),
+        _ => bail!(
+            "the fleet's Redis holds {} runs made from directories named {name}: {}; choose one with --run-id",
+            runs.len(),
+            runs.join(", ")
+        ),
+    }
 }
 
 /// Every stored round of the run, sorted by unit and round.
@@ -332,13 +381,14 @@ pub fn execute(
     }
     refuse::past_bounds(settings)?;
     claim_dir(dir, settings)?;
+    // Named before the directory is marked: a marked one without a name is an older build's.
+    let run = claim_run_name(dir)?;
     dir.mark_fleet()?;
     let t0 = Instant::now();
     let (items, _) = load_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
     let initial = initial_tasks(&settings.plan, &items);
     let units = initial.len();
-    let run = run_name(dir)?;
     // What this directory already holds of the run: a restore puts back
     // whatever of it Redis lost.
     let known = if dir.results().exists() {

@@ -157,7 +157,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         repeat: task.repeat,
         verdict: Verdict::Unknown,
         phi0: task.item.fs.clone(),
-        input: task.input.clone(),
+        input: ResultRecord::input_beside(&task.item.fs, &task.input),
         english: t.english.clone(),
         raw_answer: t.raw_answer.clone(),
         phi1: t.strict.phi1.clone(),

@@ -104,7 +104,7 @@ fn every_round_of_every_unit_is_recorded_once() {
         .map(|r| (r.unit(), r))
         .collect();
     for r in records.iter().filter(|r| r.round == 2) {
-        assert_eq!(Some(&r.input), first[&r.unit()].phi1.as_ref());
+        assert_eq!(Some(r.input()), first[&r.unit()].phi1.as_deref());
     }
 }
 

@@ -148,6 +148,55 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 ";
 
+/// Runs registered under `name` and eight hex digits (`results-1a2b3c4d`):
+/// the fleet runs made from directories named `name`, sorted.
+pub async fn runs_made_from(
+    conn: &ConnectionManager,
+    name: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut conn = conn.clone();
+    // Glob's own characters in a directory's name match only themselves.
+    let literal: String = name
+        .chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect();
+    let pattern = run_key(&format!("{literal}-*"), "meta");
+    let mut found = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err("look for runs"))?;
+        for key in keys {
+            let run = key
+                .strip_prefix("autoeval:{")
+                .and_then(|k| k.strip_suffix("}:meta"));
+            let made_here = run
+                .and_then(|r| r.strip_prefix(name)?.strip_prefix('-'))
+                .is_some_and(|tail| tail.len() == 8 && tail.chars().all(|c| c.is_ascii_hexdigit()));
+            if let (true, Some(run)) = (made_here, run) {
+                found.push(run.to_string());
+            }
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
 /// The counter a round adds to (`dataset|model|prompt|round|complexity|verdict`).
 pub fn counter_field(r: &ResultRecord) -> String {
     autoeval_proto::fleet::Counter::of(r).to_string()

@@ -134,6 +134,10 @@ impl RunDir {
         )
         .map_err(io("write", &path))
     }
+    /// `run-id`: the fleet run's name in Redis and on the broker.
+    pub fn run_id_file(&self) -> PathBuf {
+        self.0.join("run-id")
+    }
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")
@@ -159,8 +163,21 @@ impl RunDir {
     }
 }
 
-/// The run's name in Redis and on the broker: its directory's name.
+/// The run's name in Redis and on the broker, as the directory's `run-id`
+/// holds it; without one, the directory's name (a run an older build
+/// started, or another machine's copy of a run before it found its name).
 pub fn run_name(dir: &RunDir) -> Result<String> {
+    let path = dir.run_id_file();
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+        Ok(_) => dir_name(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir_name(dir),
+        Err(e) => Err(io("read", &path)(e)),
+    }
+}
+
+/// The directory's own name.
+pub fn dir_name(dir: &RunDir) -> Result<String> {
     dir.0
         .canonicalize()
         .ok()
@@ -169,6 +186,35 @@ pub fn run_name(dir: &RunDir) -> Result<String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| RunDirError::Unnamed { dir: dir.0.clone() })
+}
+
+/// The name a fleet run goes by, made and written to `run-id` the first
+/// time: the directory's name and eight random hex digits, so that two
+/// directories of one name (two people's `--out results`) never share a
+/// run, while the same directory always finds its run again. A fleet run an
+/// older build started keeps its directory's name.
+pub fn claim_run_name(dir: &RunDir) -> Result<String> {
+    let path = dir.run_id_file();
+    if path.exists() || dir.is_fleet() {
+        return run_name(dir);
+    }
+    let name = format!("{}-{:08x}", dir_name(dir)?, random_u32());
+    std::fs::write(&path, format!("{name}\n")).map_err(io("write", &path))?;
+    Ok(name)
+}
+
+/// A number no other process is likely to draw: the system's per-process
+/// random hash keys over the time and this process's id.
+fn random_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish() as u32
 }
 
 /// Refuses to mix two different plans in one directory; records the
