@@ -157,5 +157,13 @@ fn a_fleet_run_whose_settings_would_steer_a_worker_is_refused_before_anything_is
         said.contains("the extra request field \"model\" is not one a fleet run may set"),
         "{said}"
     );
-    assert!(!fleet.out.exists(), "nothing was written");
+    let written: Vec<String> = std::fs::read_dir(&fleet.out)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    // The fixture named the run beforehand; the refused run wrote nothing.
+    assert_eq!(written, ["run-id"], "nothing was written");
 }

@@ -124,10 +124,17 @@ fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, at: u64) {
         &format!("{at} units done"),
         Duration::from_secs(600),
         || {
-            assert!(
-                coordinator.try_wait().unwrap().is_none(),
-                "the coordinator ended early"
-            );
+            if let Some(status) = coordinator.try_wait().unwrap() {
+                let mut said = String::new();
+                if let Some(mut err) = coordinator.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut err, &mut said);
+                }
+                let dead = fleet
+                    .block_on(fleet.broker().dead_letters(3))
+                    .unwrap_or_default();
+                let why: Vec<&str> = dead.iter().map(|d| d.reason.as_str()).collect();
+                panic!("the coordinator ended early ({status}): {said}; dead letters: {why:?}");
+            }
             fleet.block_on(store.done()).unwrap_or(0) >= at
         },
     );
