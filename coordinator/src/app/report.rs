@@ -65,7 +65,7 @@ pub fn digest(dir: &RunDir, examples: usize) -> Result<Digested> {
             *digested.causes.entry(why.to_string()).or_default() += 1;
         }
     };
-    if dir.results().exists() {
+    if dir.has_results() {
         autoeval_run_dir::for_each_record(&dir.results(), &mut take)?;
     }
     digested.summary = summarizer.finish();

@@ -221,6 +221,18 @@ pub fn finish(
         print!("{}", autoeval_report::terminal_summary(summary));
     }
     println!("report: {}", report.display());
+    if settings.compress {
+        if let Some((before, after)) = autoeval_run_dir::compress(&dir.results())? {
+            if display != Display::Quiet {
+                eprintln!(
+                    "run: results compressed into {} ({:.1} MB, from {:.1} MB)",
+                    autoeval_run_dir::compressed(&dir.results()).display(),
+                    after as f64 / 1e6,
+                    before as f64 / 1e6
+                );
+            }
+        }
+    }
     if digested.failed > 0 {
         return Err(Incomplete {
             failed: digested.failed,

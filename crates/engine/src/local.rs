@@ -344,15 +344,17 @@ impl Watch for LocalWatch {
     }
 }
 
-/// Units a one-machine run has begun and not ended, at most: tasks are
-/// made and fed as units end, so memory holds this many units' work, not the run's.
+/// Units a one-machine run has begun and not ended, at most (or, with more
+/// round trips in flight, twice their bundles' units): tasks are made and
+/// fed as units end, so memory holds this many units' work, not the run's.
 pub const UNITS_IN_FLIGHT: usize = 4096;
 
 /// Runs `tasks` of `run` (and the later rounds they lead to) to the end on
 /// this machine: the translate and verify loops over in-process queues,
 /// each round stored in `store` as soon as it is proved. The tasks are
 /// drawn lazily (on a thread of their own, as they may be generated on the
-/// way), at most [`UNITS_IN_FLIGHT`] units ahead of the units ended. A
+/// way), at most [`UNITS_IN_FLIGHT`] units ahead of the units ended (more
+/// when more round trips are in flight). A
 /// store that fails stops the run with its error; everything stored before
 /// stays. A backend that halts stops the run early: no new task is started,
 /// calls already made are recorded, and tasks never sent stay pending.
@@ -384,9 +386,11 @@ where
     });
     let (to_translate, mut translate_inbox) = local_queue::<TranslateTask>();
     let (to_verify, mut verify_inbox) = local_queue::<VerifyTask>();
+    let in_flight = UNITS_IN_FLIGHT.max(2 * concurrency.translate * BUNDLE_SIZE);
     let feeding = feed(
         run,
         tasks.into_iter(),
+        in_flight,
         to_translate.clone(),
         watch.clone(),
         translator.clone(),
@@ -428,11 +432,12 @@ where
 const CHUNK: usize = 256;
 
 /// Feeds `tasks` to the translate queue in bundles, keeping at most
-/// [`UNITS_IN_FLIGHT`] units begun and not ended; stops early when the run
+/// `in_flight` units begun and not ended; stops early when the run
 /// ends otherwise (a failed store) or a backend halted.
 async fn feed<T: Translate>(
     run: &str,
     tasks: impl Iterator<Item = TranslateTask> + Send + 'static,
+    in_flight: usize,
     to_translate: LocalOutbox<TranslateTask>,
     watch: Arc<LocalWatch>,
     translator: Arc<T>,
@@ -456,9 +461,7 @@ async fn feed<T: Translate>(
         loop {
             // Registered before the count is read, so that no ending is missed.
             let ended = watch.ended.notified();
-            if watch.outstanding.load(Ordering::Acquire) <= UNITS_IN_FLIGHT
-                || stopped.is_signalled()
-            {
+            if watch.outstanding.load(Ordering::Acquire) <= in_flight || stopped.is_signalled() {
                 break;
             }
             ended.await;

@@ -391,7 +391,7 @@ pub fn execute(
     let units = initial.len();
     // What this directory already holds of the run: a restore puts back
     // whatever of it Redis lost.
-    let known = if dir.results().exists() {
+    let known = if dir.has_results() {
         dir.records()?
     } else {
         Vec::new()
@@ -733,7 +733,7 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
 /// `from_redis` with every round the directory holds that Redis does not
 /// (done off the fleet, or lost by Redis): a pull never discards a result.
 fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec<ResultRecord>> {
-    if !dir.results().exists() {
+    if !dir.has_results() {
         return Ok(from_redis);
     }
     let held: std::collections::HashSet<_> = from_redis.iter().map(|r| r.round_key()).collect();
@@ -756,7 +756,14 @@ fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec
 }
 
 fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
-    Ok(autoeval_run_dir::replace_jsonl(&dir.results(), records)?)
+    autoeval_run_dir::replace_jsonl(&dir.results(), records)?;
+    // The plain file holds every round now; a compressed one would only be stale.
+    let stale = autoeval_run_dir::compressed(&dir.results());
+    if stale.exists() {
+        std::fs::remove_file(&stale)
+            .with_context(|| format!("cannot remove {}", stale.display()))?;
+    }
+    Ok(())
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

@@ -8,7 +8,10 @@ mod store;
 
 pub use autoeval_run_settings::model_file_name;
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
-pub use store::{for_each_record, read_all, replace_jsonl, JsonlStore, StoreError};
+pub use store::{
+    compress, compressed, for_each_record, read_all, replace_jsonl, results_exist, JsonlStore,
+    StoreError,
+};
 
 use autoeval_run_settings::{resolve, Resolved, RunConfig, SettingsError};
 use std::path::{Path, PathBuf};
@@ -142,6 +145,10 @@ impl RunDir {
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")
     }
+    /// Whether the run has results, plain or compressed (`results.jsonl.zst`).
+    pub fn has_results(&self) -> bool {
+        results_exist(&self.results())
+    }
     /// `summary.json`.
     pub fn summary(&self) -> PathBuf {
         self.0.join("summary.json")
@@ -153,7 +160,7 @@ impl RunDir {
 
     /// The records of the run, with an error that says when this is no run directory.
     pub fn records(&self) -> Result<Vec<autoeval_proto::ResultRecord>> {
-        if !self.results().exists() {
+        if !self.has_results() {
             return Err(RunDirError::NotARun {
                 dir: self.0.clone(),
                 missing: "results.jsonl",

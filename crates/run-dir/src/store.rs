@@ -53,6 +53,8 @@ impl JsonlStore {
         path: &Path,
         mut each: impl FnMut(ResultRecord),
     ) -> Result<JsonlStore, StoreError> {
+        // A finished run's compressed results are appended to as plain lines again.
+        decompress(path)?;
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -60,7 +62,12 @@ impl JsonlStore {
             .open(path)
             .map_err(|e| err(path, "open", e))?;
         let mut stored = HashSet::new();
-        let good_len = read_records(&file, path, &mut stored, &mut each)?;
+        let good_len = read_records(
+            BufReader::with_capacity(1 << 16, &file),
+            path,
+            &mut stored,
+            &mut each,
+        )?;
         let len = file.metadata().map_err(|e| err(path, "inspect", e))?.len();
         if good_len < len {
             tracing::warn!(path = %path.display(), bytes = len - good_len, "dropping a torn last line left by a crash");
@@ -98,13 +105,82 @@ impl JsonlStore {
         if let Some(e) = failed {
             return Err(e);
         }
+        if removed == 0 {
+            // Nothing to drop: the file stays as it was, compressed or not.
+            std::mem::drop(out);
+            remove_if_there(&tmp)?;
+            return Ok(0);
+        }
         out.into_inner()
             .map_err(|e| err(&tmp, "flush", e))?
             .sync_all()
             .map_err(|e| err(&tmp, "sync", e))?;
         std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
+        remove_if_there(&compressed(path))?;
         Ok(removed)
     }
+}
+
+/// Where the compressed form of the results file `path` is: `results.jsonl.zst`.
+pub fn compressed(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".zst");
+    PathBuf::from(name)
+}
+
+/// Whether the results file `path` is there, plain or compressed.
+pub fn results_exist(path: &Path) -> bool {
+    path.exists() || compressed(path).exists()
+}
+
+fn remove_if_there(path: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(err(path, "remove", e)),
+    }
+}
+
+/// Compresses the results file `path` into `results.jsonl.zst` (written
+/// whole, synced and renamed into place) and removes the plain file; gives
+/// the sizes before and after. Nothing to do without a plain file.
+pub fn compress(path: &Path) -> Result<Option<(u64, u64)>, StoreError> {
+    let Ok(plain) = File::open(path) else {
+        return Ok(None);
+    };
+    let target = compressed(path);
+    let tmp = path.with_extension("jsonl.zst.tmp");
+    let out = File::create(&tmp).map_err(|e| err(&tmp, "create", e))?;
+    let mut encoder = zstd::Encoder::new(out, 9).map_err(|e| err(&tmp, "compress into", e))?;
+    std::io::copy(&mut BufReader::new(plain), &mut encoder)
+        .map_err(|e| err(path, "compress", e))?;
+    encoder
+        .finish()
+        .map_err(|e| err(&tmp, "compress into", e))?
+        .sync_all()
+        .map_err(|e| err(&tmp, "sync", e))?;
+    std::fs::rename(&tmp, &target).map_err(|e| err(&target, "replace", e))?;
+    let before = std::fs::metadata(path).map_or(0, |m| m.len());
+    let after = std::fs::metadata(&target).map_or(0, |m| m.len());
+    remove_if_there(path)?;
+    Ok(Some((before, after)))
+}
+
+/// Turns `results.jsonl.zst` back into the plain results file `path`, when
+/// only the compressed one is there, so that rounds can be appended.
+fn decompress(path: &Path) -> Result<(), StoreError> {
+    let source = compressed(path);
+    if path.exists() || !source.exists() {
+        return Ok(());
+    }
+    let tmp = path.with_extension("jsonl.tmp");
+    let input = File::open(&source).map_err(|e| err(&source, "open", e))?;
+    let mut decoder = zstd::Decoder::new(input).map_err(|e| err(&source, "decompress", e))?;
+    let mut out = File::create(&tmp).map_err(|e| err(&tmp, "create", e))?;
+    std::io::copy(&mut decoder, &mut out).map_err(|e| err(&source, "decompress", e))?;
+    out.sync_all().map_err(|e| err(&tmp, "sync", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
+    remove_if_there(&source)
 }
 
 /// Replaces the file at `path` with one JSON line per item, atomically: a
@@ -129,12 +205,11 @@ pub fn replace_jsonl<'a, T: serde::Serialize + 'a>(
 /// Hands each record of a file to `each`, each (unit, round) once (the
 /// first written), and gives the length of its complete lines.
 fn read_records(
-    file: &File,
+    mut reader: impl BufRead,
     path: &Path,
     seen: &mut HashSet<u64>,
     each: &mut impl FnMut(ResultRecord),
 ) -> Result<u64, StoreError> {
-    let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut good_len = 0u64;
     let mut line = String::new();
     let mut number = 0;
@@ -226,17 +301,36 @@ impl RecordStore for JsonlStore {
 }
 
 /// Hands every record of a results file to `each`, a record at a time (each
-/// round once, the first written); gives how many there were.
+/// round once, the first written), from `results.jsonl.zst` when only that
+/// is there; gives how many there were.
 pub fn for_each_record(
     path: &Path,
     mut each: impl FnMut(ResultRecord),
 ) -> Result<usize, StoreError> {
-    let file = File::open(path).map_err(|e| err(path, "open", e))?;
     let mut n = 0;
-    read_records(&file, path, &mut HashSet::new(), &mut |r| {
+    let mut count = |r| {
         n += 1;
         each(r)
-    })?;
+    };
+    let zst = compressed(path);
+    if !path.exists() && zst.exists() {
+        let file = File::open(&zst).map_err(|e| err(&zst, "open", e))?;
+        let decoder = zstd::Decoder::new(file).map_err(|e| err(&zst, "decompress", e))?;
+        read_records(
+            BufReader::with_capacity(1 << 16, decoder),
+            &zst,
+            &mut HashSet::new(),
+            &mut count,
+        )?;
+    } else {
+        let file = File::open(path).map_err(|e| err(path, "open", e))?;
+        read_records(
+            BufReader::with_capacity(1 << 16, file),
+            path,
+            &mut HashSet::new(),
+            &mut count,
+        )?;
+    }
     Ok(n)
 }
 
@@ -275,6 +369,53 @@ mod tests {
         drop(store);
         let lines = std::fs::read_to_string(&path).unwrap().lines().count();
         assert_eq!(lines, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn compressed_results_read_the_same_and_take_new_rounds() {
+        let dir = std::env::temp_dir().join(format!("autoeval-zst-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(compressed(&path));
+        let record = |round| ResultRecord {
+            id: "plogic-0-0-1".into(),
+            model: "reference".into(),
+            prompt: "zero-shot".into(),
+            round,
+            phi0: "(p1 ∧ p2)".into(),
+            ..ResultRecord::default()
+        };
+        let store = JsonlStore::open(&path).unwrap();
+        for round in 1..=3 {
+            store.append(&record(round)).unwrap();
+        }
+        drop(store);
+        let plain = read_all(&path).unwrap();
+        let (before, after) = compress(&path).unwrap().expect("a file to compress");
+        assert!(!path.exists() && compressed(&path).exists());
+        assert!(after < before, "{after} of {before} bytes");
+        assert!(results_exist(&path));
+        // Read as they were, a record at a time.
+        assert_eq!(read_all(&path).unwrap(), plain);
+        // Opened to go on, the run appends to the plain file again, and a
+        // round already there still counts as stored.
+        let store = JsonlStore::open(&path).unwrap();
+        assert!(path.exists() && !compressed(&path).exists());
+        assert!(!store.append(&record(2)).unwrap());
+        assert!(store.append(&record(4)).unwrap());
+        drop(store);
+        assert_eq!(read_all(&path).unwrap().len(), 4);
+        // Removing nothing leaves a compressed file as it was; removing
+        // rounds from it leaves one plain file.
+        compress(&path).unwrap();
+        assert_eq!(JsonlStore::remove(&path, |_| false).unwrap(), 0);
+        assert!(!path.exists() && compressed(&path).exists());
+        let removed = JsonlStore::remove(&path, |r| r.round == 4).unwrap();
+        assert_eq!(removed, 1);
+        assert!(path.exists() && !compressed(&path).exists());
+        assert_eq!(read_all(&path).unwrap(), plain);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

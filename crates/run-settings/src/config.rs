@@ -98,6 +98,13 @@ pub struct RunConfig {
     /// (`autoeval generate`) or the reference implementation's dataset JSON.
     #[cfg_attr(feature = "cli", arg(long))]
     pub items: Option<PathBuf>,
+    /// Write the results zstd-compressed (`results.jsonl.zst`) once the run
+    /// ends; every command reads them either way [default: false].
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
+    )]
+    pub compress: Option<bool>,
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
     /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
@@ -161,6 +168,9 @@ pub struct Resolved {
     pub items: Option<PathBuf>,
     /// Per-model settings from the config file, by spec as written.
     pub model: BTreeMap<String, ModelSettings>,
+    /// Whether the results are written compressed once the run ends.
+    #[serde(default)]
+    pub compress: bool,
 }
 
 impl RunConfig {
@@ -233,6 +243,7 @@ impl RunConfig {
             prices,
             secrets,
             cache,
+            compress,
             prompt_set,
             protocol,
             items,
@@ -286,6 +297,7 @@ impl RunConfig {
             secrets: self.secrets,
             cache: self.cache,
             model: self.model.unwrap_or_default(),
+            compress: self.compress.unwrap_or(false),
         };
         r.plan.validate()?;
         for m in &r.plan.models {
@@ -371,6 +383,7 @@ impl Resolved {
             protocol: self.protocol,
             items: self.items.clone(),
             model: (!self.model.is_empty()).then(|| self.model.clone()),
+            compress: self.compress.then_some(true),
         }
     }
 
