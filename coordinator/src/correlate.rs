@@ -37,8 +37,10 @@ pub fn run(args: Args) -> Result<()> {
             let cut = args
                 .max_complexity
                 .unwrap_or_else(|| paper_max_complexity(dataset));
-            let records = RunDir(dir.clone()).records()?;
-            let scores = conditional_accuracy(&records, dataset, cut);
+            let run = RunDir(dir.clone());
+            run.require_results()?;
+            let summary = crate::app::report::digest(&run, 0)?.summary;
+            let scores = conditional_accuracy(&summary, dataset, cut);
             if scores.is_empty() {
                 bail!(
                     "{} has no zero-shot round-1 records of {dataset} with complexity up to {cut}",

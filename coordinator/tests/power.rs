@@ -52,25 +52,23 @@ fn a_dry_run_states_the_detectable_difference_and_the_items_a_difference_needs()
 
 #[test]
 fn detect_without_a_dry_run_and_a_baseline_outside_zero_and_one_are_refused() {
-    let out = autoeval(&["run", "--model", "reference", "--detect", "0.03"]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        said.contains("--detect plans a run's size: add --dry-run"),
-        "{said}"
-    );
-    let out = autoeval(&["run", "--model", "reference", "--baseline", "0.7"]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        said.contains("--baseline sets the power figures of a plan: add --dry-run"),
-        "{said}"
-    );
-    let out = autoeval(&["run", "--dry-run", "--baseline", "1.5"]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        said.contains("1.5 is not a share between 0 and 1"),
-        "{said}"
-    );
+    for (args, why) in [
+        (
+            &["run", "--model", "reference", "--detect", "0.03"][..],
+            "--detect plans a run's size: add --dry-run",
+        ),
+        (
+            &["run", "--model", "reference", "--baseline", "0.7"][..],
+            "--baseline sets the power figures of a plan: add --dry-run",
+        ),
+        (
+            &["run", "--dry-run", "--baseline", "1.5"][..],
+            "1.5 is not a share between 0 and 1",
+        ),
+    ] {
+        let out = autoeval(args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was taken");
+        assert!(said.contains(why), "{args:?}: {said}");
+    }
 }

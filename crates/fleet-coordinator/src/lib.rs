@@ -756,14 +756,7 @@ fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec
 }
 
 fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
-    autoeval_run_dir::replace_jsonl(&dir.results(), records)?;
-    // The plain file holds every round now; a compressed one would only be stale.
-    let stale = autoeval_run_dir::compressed(&dir.results());
-    if stale.exists() {
-        std::fs::remove_file(&stale)
-            .with_context(|| format!("cannot remove {}", stale.display()))?;
-    }
-    Ok(())
+    Ok(autoeval_run_dir::replace_results(&dir.results(), records)?)
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

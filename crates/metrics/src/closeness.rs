@@ -2,8 +2,7 @@
 //! scores over the compliant but non-equivalent round-1 answers, per
 //! dataset and model, so a near miss and a wild one are told apart.
 
-use autoeval_proto::{Closeness, ResultRecord};
-use std::collections::BTreeMap;
+use autoeval_proto::Closeness;
 
 /// Quartiles of one score over a group's misses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,23 +52,6 @@ pub fn quartiles(values: &mut [f64]) -> Option<Quartiles> {
     })
 }
 
-/// The closeness of round-1 misses per dataset and model, for the records
-/// that carry scores.
-pub fn misses(records: &[ResultRecord]) -> Vec<Misses> {
-    let mut by: BTreeMap<(&str, &str), Vec<&Closeness>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.round == 1) {
-        if let Some(c) = &r.closeness {
-            by.entry((&r.dataset, &r.model)).or_default().push(c);
-        }
-    }
-    by.into_iter()
-        .map(|((dataset, model), scores)| {
-            let scores: Vec<Closeness> = scores.into_iter().cloned().collect();
-            misses_of(dataset, model, &scores)
-        })
-        .collect()
-}
-
 /// The closeness of one (dataset, model)'s round-1 misses, from their scores.
 pub fn misses_of(dataset: &str, model: &str, scores: &[Closeness]) -> Misses {
     let column = |get: fn(&Closeness) -> Option<f64>| {
@@ -103,26 +85,18 @@ mod tests {
     }
 
     #[test]
-    fn only_scored_round_one_records_count() {
-        let rec = |round, le: Option<f64>| ResultRecord {
-            dataset: "fol".into(),
-            model: "m".into(),
-            round,
-            closeness: le.map(|le| Closeness {
-                le: Some(le),
-                ..Closeness::default()
-            }),
-            ..ResultRecord::default()
+    fn the_scores_of_misses_give_their_quartiles_and_fifths() {
+        let le = |x| Closeness {
+            le: Some(x),
+            ..Closeness::default()
         };
-        let rows = misses(&[
-            rec(1, Some(0.5)),
-            rec(1, Some(0.9)),
-            rec(2, Some(0.1)),
-            rec(1, None),
-        ]);
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].n, 2);
-        assert_eq!(rows[0].le_histogram, [0, 0, 1, 0, 1]);
-        assert_eq!(rows[0].le.unwrap().median, 0.7);
+        let row = misses_of("fol", "m", &[le(0.5), le(0.9)]);
+        assert_eq!(
+            (row.dataset.as_str(), row.model.as_str(), row.n),
+            ("fol", "m", 2)
+        );
+        assert_eq!(row.le_histogram, [0, 0, 1, 0, 1]);
+        assert_eq!(row.le.unwrap().median, 0.7);
+        assert_eq!(row.smatch, None, "no Smatch++ score given");
     }
 }

@@ -130,6 +130,7 @@ impl Paired {
             item.ended += 1;
         }
         if item.ended >= units {
+            // The key is made again only here, once per item.
             if let Some(((dataset, _), item)) =
                 self.open.remove_entry(&(r.dataset.clone(), r.id.clone()))
             {

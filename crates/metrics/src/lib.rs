@@ -83,18 +83,9 @@ pub fn paper_max_complexity(dataset: &str) -> u32 {
 
 /// ∀uto∃val's score per model as App. K.4 computes it for A1: accuracy on
 /// one dataset, zero-shot, round 1, over items of complexity at most
-/// `max_complexity`, with infrastructure failures left out.
+/// `max_complexity`, with infrastructure failures left out, from the run's
+/// summary (its zero-shot round-1 groups' rows).
 pub fn conditional_accuracy(
-    records: &[autoeval_proto::ResultRecord],
-    dataset: &str,
-    max_complexity: u32,
-) -> std::collections::BTreeMap<String, f64> {
-    conditional_accuracy_of(&summary::summarize(records), dataset, max_complexity)
-}
-
-/// [`conditional_accuracy`] from a run's summary: its zero-shot round-1
-/// groups' rows up to `max_complexity`.
-pub fn conditional_accuracy_of(
     summary: &summary::Summary,
     dataset: &str,
     max_complexity: u32,

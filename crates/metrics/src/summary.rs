@@ -106,24 +106,6 @@ pub struct Percentiles {
     pub max: f64,
 }
 
-impl Percentiles {
-    /// Nearest-rank percentiles of `values` (zeros when empty).
-    pub fn of(mut values: Vec<f64>) -> Percentiles {
-        if values.is_empty() {
-            return Percentiles::default();
-        }
-        values.sort_by(f64::total_cmp);
-        let at =
-            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
-        Percentiles {
-            p50: at(0.5),
-            p90: at(0.9),
-            p99: at(0.99),
-            max: values[values.len() - 1],
-        }
-    }
-}
-
 /// One complexity value of a group.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -270,8 +252,7 @@ struct GroupSums {
     copied: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
-    cost: f64,
-    unpriced: bool,
+    cost: KnownCost,
     latency: Distribution,
     verify: Distribution,
 }
@@ -333,10 +314,7 @@ impl Summarizer {
         g.copied += usize::from(r.copied);
         g.prompt_tokens += r.usage.prompt_tokens;
         g.completion_tokens += r.usage.completion_tokens;
-        match r.cost {
-            Some(c) => g.cost += c,
-            None => g.unpriced = true,
-        }
+        g.cost.add(r.cost);
         g.latency.add(r.latency_ms);
         g.verify.add(r.verify_ms);
         self.paired.add(r);
@@ -390,8 +368,7 @@ impl Summarizer {
                 copied: sums.copied,
                 prompt_tokens: sums.prompt_tokens,
                 completion_tokens: sums.completion_tokens,
-                // A sum from +0, so that nothing prints as -0.
-                cost: (!sums.unpriced).then_some(sums.cost + 0.0),
+                cost: sums.cost.value(),
                 latency_ms: sums.latency.percentiles(),
                 verify_ms: sums.verify.percentiles(),
                 counts: total,
@@ -403,12 +380,27 @@ impl Summarizer {
     }
 }
 
-/// The cost of `records` in USD, when every one's is known (a sum from +0,
-/// so that nothing prints as -0).
-pub fn known_cost<'a>(records: impl IntoIterator<Item = &'a ResultRecord>) -> Option<f64> {
-    records
-        .into_iter()
-        .try_fold(0.0_f64, |sum, r| r.cost.map(|c| sum + c))
+/// A cost in USD summed round by round, known only while every round's is
+/// (a sum from +0, so that nothing prints as -0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KnownCost {
+    sum: f64,
+    unpriced: bool,
+}
+
+impl KnownCost {
+    /// Adds one round's cost; `None` when it has no price.
+    pub fn add(&mut self, cost: Option<f64>) {
+        match cost {
+            Some(c) => self.sum += c,
+            None => self.unpriced = true,
+        }
+    }
+
+    /// The sum, when every round added had a price.
+    pub fn value(&self) -> Option<f64> {
+        (!self.unpriced).then_some(self.sum + 0.0)
+    }
 }
 
 /// The 95% Wilson score interval of `successes` out of `n`: unlike the
@@ -529,17 +521,6 @@ fn arm_of(arm: &crate::compare::Arm) -> (&str, &str) {
     (arm.model.as_str(), arm.prompt.as_str())
 }
 
-/// A3 of `records` by the value of one of φ0's metrics (App. I), for one round.
-pub fn accuracy_by_metric(records: &[&ResultRecord], metric: &str) -> BTreeMap<i64, Counts> {
-    let mut out: BTreeMap<i64, Counts> = BTreeMap::new();
-    for r in records {
-        if let Some(x) = r.metric(metric) {
-            out.entry(x.round() as i64).or_default().add(r.verdict);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,21 +593,38 @@ mod tests {
 
     #[test]
     fn a_cost_is_known_only_when_every_rounds_is_and_never_negative_zero() {
-        let priced = ResultRecord {
-            cost: Some(0.5),
-            ..ResultRecord::default()
+        let sum = |costs: &[Option<f64>]| {
+            let mut known = KnownCost::default();
+            costs.iter().for_each(|c| known.add(*c));
+            known.value()
         };
-        let unpriced = ResultRecord::default();
-        assert_eq!(known_cost([&priced, &priced]), Some(1.0));
-        assert_eq!(known_cost([&priced, &unpriced]), None);
-        let empty = known_cost([]).unwrap();
+        assert_eq!(sum(&[Some(0.5), Some(0.5)]), Some(1.0));
+        assert_eq!(sum(&[Some(0.5), None]), None);
+        let empty = sum(&[]).unwrap();
         assert!(empty == 0.0 && empty.is_sign_positive());
+        let negative_zero = sum(&[Some(-0.0)]).unwrap();
+        assert!(negative_zero.is_sign_positive());
     }
 
     #[test]
-    fn percentiles_use_nearest_rank() {
-        let p = Percentiles::of((1..=100).map(f64::from).collect());
-        assert_eq!((p.p50, p.p90, p.p99, p.max), (50.0, 90.0, 99.0, 100.0));
+    fn percentiles_are_nearest_rank_to_a_thousandth() {
+        let mut d = Distribution::default();
+        (1..=100).for_each(|ms| d.add(f64::from(ms)));
+        let p = d.percentiles();
+        // Nearest rank of 1..=100 ms: the 50th, 90th, 99th and 100th value.
+        for (got, want) in [(p.p50, 50.0), (p.p90, 90.0), (p.p99, 99.0), (p.max, 100.0)] {
+            assert!((got - want).abs() <= want * 1e-3, "{got} against {want}");
+        }
+        assert_eq!(
+            Distribution::default().percentiles(),
+            Percentiles::default()
+        );
+        // Merged, two halves give the whole's percentiles.
+        let (mut low, mut high) = (Distribution::default(), Distribution::default());
+        (1..=50).for_each(|ms| low.add(f64::from(ms)));
+        (51..=100).for_each(|ms| high.add(f64::from(ms)));
+        low.merge(&high);
+        assert_eq!(low.percentiles(), p);
     }
 
     #[test]

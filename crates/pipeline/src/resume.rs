@@ -17,21 +17,15 @@ pub struct Pending {
 /// [`TranslateTask::next_round`] continues from that round's φ; any other
 /// unit is finished. Nothing recorded is asked again.
 pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> Pending {
-    let mut last: HashMap<UnitKey, &ResultRecord> = HashMap::new();
+    let mut units = RecordedUnits::new(initial.first().map_or(1, |t| t.rounds));
     for r in recorded {
-        let entry = last.entry(r.unit()).or_insert(r);
-        if r.round > entry.round {
-            *entry = r;
-        }
+        units.add(r);
     }
     let mut pending = Pending::default();
     for task in initial {
-        match last.get(&task.unit()) {
-            None => pending.tasks.push(task),
-            Some(r) => match task.after(r) {
-                Some(next) => pending.tasks.push(next),
-                None => pending.finished_units += 1,
-            },
+        match units.next(task) {
+            Some(next) => pending.tasks.push(next),
+            None => pending.finished_units += 1,
         }
     }
     pending

@@ -3,7 +3,7 @@
 //! million rounds holds a few megabytes, not the rounds.
 
 use autoeval_metrics::closeness::{misses_of, Misses};
-use autoeval_metrics::summary::{Counts, Distribution};
+use autoeval_metrics::summary::{Counts, Distribution, KnownCost};
 use autoeval_proto::{Closeness, ResultRecord, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,8 +24,8 @@ pub struct CostRow {
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
-    /// USD, while every round's cost is known.
-    pub cost: Option<f64>,
+    /// USD, known while every round's is.
+    pub cost: KnownCost,
     /// Model-call time per round.
     pub latency: Distribution,
     /// Verifier time per round.
@@ -107,14 +107,11 @@ impl RunDigest {
         let row = self
             .cost
             .entry((r.model.clone(), r.prompt.clone()))
-            .or_insert_with(|| CostRow {
-                cost: Some(0.0),
-                ..CostRow::default()
-            });
+            .or_default();
         row.rounds += 1;
         row.prompt_tokens += r.usage.prompt_tokens;
         row.completion_tokens += r.usage.completion_tokens;
-        row.cost = row.cost.and_then(|sum| r.cost.map(|c| sum + c));
+        row.cost.add(r.cost);
         row.latency.add(r.latency_ms);
         row.verify.add(r.verify_ms);
         if FAILING.contains(&r.verdict) {
@@ -158,5 +155,37 @@ impl RunDigest {
             .iter()
             .map(|((dataset, model), scores)| misses_of(dataset, model, scores))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_scored_misses_of_round_one_are_kept_for_closeness() {
+        let rec = |round, le: Option<f64>| ResultRecord {
+            dataset: "fol".into(),
+            model: "m".into(),
+            round,
+            closeness: le.map(|le| Closeness {
+                le: Some(le),
+                ..Closeness::default()
+            }),
+            ..ResultRecord::default()
+        };
+        let digest = RunDigest::of(
+            &[
+                rec(1, Some(0.5)),
+                rec(1, Some(0.9)),
+                rec(2, Some(0.1)),
+                rec(1, None),
+            ],
+            4,
+        );
+        let rows = digest.misses();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].n, 2);
+        assert_eq!(rows[0].le.unwrap().median, 0.7);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::CorrelationInput;
 use autoeval_metrics::summary::Summary;
-use autoeval_metrics::{conditional_accuracy_of, pearson, predictive_power, StatsError};
+use autoeval_metrics::{conditional_accuracy, pearson, predictive_power, StatsError};
 use std::collections::BTreeMap;
 
 /// A line of a scores file that is not `model,score`.
@@ -63,7 +63,7 @@ impl CorrelationInput {
         theirs: &BTreeMap<String, f64>,
         name: &str,
     ) -> Result<CorrelationInput, StatsError> {
-        let ours = conditional_accuracy_of(summary, dataset, max_complexity);
+        let ours = conditional_accuracy(summary, dataset, max_complexity);
         let points: Vec<(String, f64, f64)> = ours
             .iter()
             .filter_map(|(m, x)| Some((m.clone(), *x, *theirs.get(m)?)))

@@ -150,7 +150,7 @@ pub fn cost(out: &mut String, rows: &BTreeMap<(String, String), crate::CostRow>)
             row.rounds,
             row.prompt_tokens,
             row.completion_tokens,
-            usd(row.cost),
+            usd(row.cost.value()),
             latency.p50,
             latency.p90,
             latency.p99,

@@ -9,8 +9,8 @@ mod store;
 pub use autoeval_run_settings::model_file_name;
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
 pub use store::{
-    compress, compressed, for_each_record, read_all, replace_jsonl, results_exist, JsonlStore,
-    StoreError,
+    compress, compressed, for_each_record, read_all, replace_jsonl, replace_results, results_exist,
+    JsonlStore, StoreError,
 };
 
 use autoeval_run_settings::{resolve, Resolved, RunConfig, SettingsError};
@@ -158,14 +158,20 @@ impl RunDir {
         self.0.join("report.html")
     }
 
+    /// An error that says this is no run directory, when it has no results.
+    pub fn require_results(&self) -> Result<()> {
+        if self.has_results() {
+            return Ok(());
+        }
+        Err(RunDirError::NotARun {
+            dir: self.0.clone(),
+            missing: "results.jsonl",
+        })
+    }
+
     /// The records of the run, with an error that says when this is no run directory.
     pub fn records(&self) -> Result<Vec<autoeval_proto::ResultRecord>> {
-        if !self.has_results() {
-            return Err(RunDirError::NotARun {
-                dir: self.0.clone(),
-                missing: "results.jsonl",
-            });
-        }
+        self.require_results()?;
         Ok(read_all(&self.results())?)
     }
 }

@@ -85,36 +85,22 @@ impl JsonlStore {
     /// Rewrites the file without the records `drop` selects (atomically: a
     /// new file is written and renamed over the old one), a record at a time.
     pub fn remove(path: &Path, drop: impl Fn(&ResultRecord) -> bool) -> Result<usize, StoreError> {
-        let tmp = path.with_extension("jsonl.tmp");
-        let mut out =
-            std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
         let mut removed = 0;
-        let mut failed = None;
-        for_each_record(path, |r| {
-            if drop(&r) {
-                removed += 1;
-                return;
-            }
-            if failed.is_none() {
-                failed = serde_json::to_writer(&mut out, &r)
-                    .map_err(|e| err(&tmp, "write", e))
-                    .and_then(|()| out.write_all(b"\n").map_err(|e| err(&tmp, "write", e)))
-                    .err();
-            }
+        let tmp = write_beside(path, |out, tmp| {
+            let mut written = Ok(());
+            for_each_record(path, |r| {
+                if drop(&r) {
+                    removed += 1;
+                } else if written.is_ok() {
+                    written = write_line(out, &r, tmp);
+                }
+            })?;
+            written
         })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
         if removed == 0 {
             // Nothing to drop: the file stays as it was, compressed or not.
-            std::mem::drop(out);
-            remove_if_there(&tmp)?;
-            return Ok(0);
+            return remove_if_there(&tmp).map(|()| 0);
         }
-        out.into_inner()
-            .map_err(|e| err(&tmp, "flush", e))?
-            .sync_all()
-            .map_err(|e| err(&tmp, "sync", e))?;
         std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
         remove_if_there(&compressed(path))?;
         Ok(removed)
@@ -149,17 +135,16 @@ pub fn compress(path: &Path) -> Result<Option<(u64, u64)>, StoreError> {
         return Ok(None);
     };
     let target = compressed(path);
-    let tmp = path.with_extension("jsonl.zst.tmp");
-    let out = File::create(&tmp).map_err(|e| err(&tmp, "create", e))?;
-    let mut encoder = zstd::Encoder::new(out, 9).map_err(|e| err(&tmp, "compress into", e))?;
-    std::io::copy(&mut BufReader::new(plain), &mut encoder)
-        .map_err(|e| err(path, "compress", e))?;
-    encoder
-        .finish()
-        .map_err(|e| err(&tmp, "compress into", e))?
-        .sync_all()
-        .map_err(|e| err(&tmp, "sync", e))?;
-    std::fs::rename(&tmp, &target).map_err(|e| err(&target, "replace", e))?;
+    replace_atomically(&target, |out, tmp| {
+        let mut encoder =
+            zstd::Encoder::new(&mut *out, 9).map_err(|e| err(tmp, "compress into", e))?;
+        std::io::copy(&mut BufReader::new(plain), &mut encoder)
+            .map_err(|e| err(path, "compress", e))?;
+        encoder
+            .finish()
+            .map(|_| ())
+            .map_err(|e| err(tmp, "compress into", e))
+    })?;
     let before = std::fs::metadata(path).map_or(0, |m| m.len());
     let after = std::fs::metadata(&target).map_or(0, |m| m.len());
     remove_if_there(path)?;
@@ -173,14 +158,63 @@ fn decompress(path: &Path) -> Result<(), StoreError> {
     if path.exists() || !source.exists() {
         return Ok(());
     }
-    let tmp = path.with_extension("jsonl.tmp");
-    let input = File::open(&source).map_err(|e| err(&source, "open", e))?;
-    let mut decoder = zstd::Decoder::new(input).map_err(|e| err(&source, "decompress", e))?;
-    let mut out = File::create(&tmp).map_err(|e| err(&tmp, "create", e))?;
-    std::io::copy(&mut decoder, &mut out).map_err(|e| err(&source, "decompress", e))?;
-    out.sync_all().map_err(|e| err(&tmp, "sync", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))?;
+    replace_atomically(path, |out, _| {
+        std::io::copy(&mut compressed_reader(&source)?, out)
+            .map(|_| ())
+            .map_err(|e| err(&source, "decompress", e))
+    })?;
     remove_if_there(&source)
+}
+
+/// A reader of the decompressed text of a `.zst` file.
+fn compressed_reader(path: &Path) -> Result<zstd::Decoder<'static, BufReader<File>>, StoreError> {
+    let file = File::open(path).map_err(|e| err(path, "open", e))?;
+    zstd::Decoder::new(file).map_err(|e| err(path, "decompress", e))
+}
+
+/// Writes, with `write`, a synced new file beside `path` (`path.tmp`),
+/// and gives its path; on failure nothing is left behind.
+fn write_beside(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<File>, &Path) -> Result<(), StoreError>,
+) -> Result<PathBuf, StoreError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
+    let written = write(&mut out, &tmp).and_then(|()| {
+        out.into_inner()
+            .map_err(|e| err(&tmp, "flush", e))?
+            .sync_all()
+            .map_err(|e| err(&tmp, "sync", e))
+    });
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Replaces `path` with what `write` writes: a crash leaves the old file or
+/// the new one, whole.
+fn replace_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<File>, &Path) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let tmp = write_beside(path, write)?;
+    std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))
+}
+
+/// One JSON line of `item` on `out`.
+fn write_line(
+    out: &mut impl Write,
+    item: &impl serde::Serialize,
+    tmp: &Path,
+) -> Result<(), StoreError> {
+    serde_json::to_writer(&mut *out, item).map_err(|e| err(tmp, "write", e))?;
+    out.write_all(b"\n").map_err(|e| err(tmp, "write", e))
 }
 
 /// Replaces the file at `path` with one JSON line per item, atomically: a
@@ -189,17 +223,18 @@ pub fn replace_jsonl<'a, T: serde::Serialize + 'a>(
     path: &Path,
     items: impl IntoIterator<Item = &'a T>,
 ) -> Result<(), StoreError> {
-    let tmp = path.with_extension("jsonl.tmp");
-    let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(|e| err(&tmp, "create", e))?);
-    for item in items {
-        serde_json::to_writer(&mut out, item).map_err(|e| err(&tmp, "write", e))?;
-        out.write_all(b"\n").map_err(|e| err(&tmp, "write", e))?;
-    }
-    out.into_inner()
-        .map_err(|e| err(&tmp, "flush", e))?
-        .sync_all()
-        .map_err(|e| err(&tmp, "sync", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| err(path, "replace", e))
+    replace_atomically(path, |out, tmp| {
+        items
+            .into_iter()
+            .try_for_each(|item| write_line(out, item, tmp))
+    })
+}
+
+/// Replaces a run's results with `records`, as [`replace_jsonl`] does, and
+/// removes a compressed copy, which would hold only what they replace.
+pub fn replace_results(path: &Path, records: &[ResultRecord]) -> Result<(), StoreError> {
+    replace_jsonl(path, records)?;
+    remove_if_there(&compressed(path))
 }
 
 /// Hands each record of a file to `each`, each (unit, round) once (the
@@ -313,24 +348,14 @@ pub fn for_each_record(
         each(r)
     };
     let zst = compressed(path);
-    if !path.exists() && zst.exists() {
-        let file = File::open(&zst).map_err(|e| err(&zst, "open", e))?;
-        let decoder = zstd::Decoder::new(file).map_err(|e| err(&zst, "decompress", e))?;
-        read_records(
-            BufReader::with_capacity(1 << 16, decoder),
-            &zst,
-            &mut HashSet::new(),
-            &mut count,
-        )?;
+    let (reader, source): (Box<dyn BufRead>, &Path) = if !path.exists() && zst.exists() {
+        let decoder = compressed_reader(&zst)?;
+        (Box::new(BufReader::with_capacity(1 << 16, decoder)), &zst)
     } else {
         let file = File::open(path).map_err(|e| err(path, "open", e))?;
-        read_records(
-            BufReader::with_capacity(1 << 16, file),
-            path,
-            &mut HashSet::new(),
-            &mut count,
-        )?;
-    }
+        (Box::new(BufReader::with_capacity(1 << 16, file)), path)
+    };
+    read_records(reader, source, &mut HashSet::new(), &mut count)?;
     Ok(n)
 }
 
