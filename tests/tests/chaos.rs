@@ -130,9 +130,15 @@ fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, at: u64) {
                     let _ = std::io::Read::read_to_string(&mut err, &mut said);
                 }
                 let dead = fleet
-                    .block_on(fleet.broker().dead_letters(3))
+                    .block_on(fleet.broker().dead_letters(usize::MAX))
                     .unwrap_or_default();
-                let why: Vec<&str> = dead.iter().map(|d| d.reason.as_str()).collect();
+                let run = fleet.run();
+                let why: Vec<&str> = dead
+                    .iter()
+                    .filter(|d| d.run == run)
+                    .map(|d| d.reason.as_str())
+                    .take(3)
+                    .collect();
                 panic!("the coordinator ended early ({status}): {said}; dead letters: {why:?}");
             }
             fleet.block_on(store.done()).unwrap_or(0) >= at

@@ -15,6 +15,6 @@ pub use plan::{
     generate_items, initial_tasks, item_batches, task_item, BatchShortfall, ItemBatch, PlanError,
     RunPlan,
 };
-pub use resume::{pending_tasks, unit_digest, Pending, RecordedUnits};
+pub use resume::{pending_tasks, Pending, RecordedUnits};
 pub use settings::VerifySettings;
 pub use stages::{verify, VerifyStage};

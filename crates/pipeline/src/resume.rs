@@ -34,7 +34,7 @@ pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> 
 /// A unit's place in a 64-bit digest: the compact key of [`RecordedUnits`].
 /// Two of a run's units share one with odds below one in 10^7 for a
 /// hundred million units.
-pub fn unit_digest(unit: &UnitKey) -> u64 {
+fn unit_digest(unit: &UnitKey) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     unit.hash(&mut h);
@@ -68,16 +68,6 @@ impl RecordedUnits {
         if r.round > entry.0 {
             *entry = (r.round, goes_on);
         }
-    }
-
-    /// Units with a recorded round.
-    pub fn len(&self) -> usize {
-        self.last.len()
-    }
-
-    /// True when nothing is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.last.is_empty()
     }
 
     /// Units recorded to their end.

@@ -140,7 +140,8 @@ impl RunDigest {
         }
     }
 
-    /// The failing rounds kept of `dataset`, in the order they came.
+    /// The failing rounds kept of `dataset`, by verdict and batch, each
+    /// batch's in the order they came.
     pub fn failing(&self, dataset: &str) -> Vec<&ResultRecord> {
         FAILING
             .iter()
