@@ -15,6 +15,7 @@ mod check;
 mod closeness;
 mod correlate;
 mod export;
+mod fleet;
 mod generate;
 mod import;
 mod judge;
@@ -59,6 +60,8 @@ enum Command {
     Resume(resume::Args),
     /// Where a fleet run stands: units per shard (done, failed, dead, in hand per stage, waiting), queue depths, dead letters and why.
     Status(status::Args),
+    /// Keep the fleet's Redis and broker tidy: `autoeval fleet gc` removes finished runs and unused model queues.
+    Fleet(fleet::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
     Judge(judge::Args),
     /// Write a run's results in the reference's verified layout or as CSV.
@@ -132,6 +135,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::Rerun(args) => rerun::run(args),
         Command::Resume(args) => resume::run(args),
         Command::Status(args) => status::run(args),
+        Command::Fleet(args) => fleet::run(args),
         Command::Judge(args) => judge::run(args),
         Command::Export(args) => export::run(args),
         Command::Generate(args) => generate::run(args),

@@ -9,7 +9,7 @@ use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
 use autoeval_proto::{meta, UnitKey};
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::load_items;
+use autoeval_run_settings::item_batches;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -52,11 +52,6 @@ pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let settings = dir.settings()?;
     let run = run_name(&dir)?;
-    let (items, _) = load_items(&settings)?;
-    let units: Vec<UnitKey> = initial_tasks(&settings.plan, &items)
-        .iter()
-        .map(|t| t.unit())
-        .collect();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let fleet = FleetArgs {
@@ -72,25 +67,32 @@ pub fn run(args: Args) -> Result<()> {
                 args.dir.display()
             );
         }
-        let finals = store.finals().await?;
         let dead = dead_units(&broker, &run).await?;
         let held = store.held().await?;
+        // The run's units, a batch of items at a time, each with its outcome in Redis.
         let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
-        for unit in &units {
-            let s = shards.entry(unit.shard()).or_default();
-            s.units += 1;
-            match finals.get(unit) {
-                Some(v) if v.is_retryable() => s.failed += 1,
-                Some(_) => s.done += 1,
-                None if dead.contains(unit) => s.dead += 1,
-                None => {}
+        let mut units = 0;
+        for batch in item_batches(&settings)? {
+            let batch = batch?;
+            let keys: Vec<UnitKey> = initial_tasks(&settings.plan, &batch.items)
+                .iter()
+                .map(|t| t.unit())
+                .collect();
+            units += keys.len();
+            let finals = store.finals_of(&keys).await?;
+            for (unit, outcome) in keys.iter().zip(finals) {
+                let s = shards.entry(unit.shard()).or_default();
+                s.units += 1;
+                match outcome {
+                    Some(v) if v.is_retryable() => s.failed += 1,
+                    Some(_) => s.done += 1,
+                    None if dead.contains(unit) => s.dead += 1,
+                    None => {}
+                }
             }
         }
         let (recorded, equivalent, measured) = tally(&store.counts().await?);
-        out!(
-            "run {run}: {} units, {recorded} rounds recorded",
-            units.len()
-        );
+        out!("run {run}: {units} units, {recorded} rounds recorded");
         if let Some(r) = meta
             .get(meta::RECONCILED)
             .and_then(|v| v.parse::<meta::Reconciled>().ok())
@@ -109,7 +111,7 @@ pub fn run(args: Args) -> Result<()> {
                 "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet {}`",
                 budget.parked,
                 args.dir.display(),
-                autoeval_fleet_coordinator::raised_caps(&budget, finals.len() as u64, units.len())
+                autoeval_fleet_coordinator::raised_caps(&budget, store.final_count().await?, units)
             );
         }
         if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
@@ -160,17 +162,22 @@ pub fn run(args: Args) -> Result<()> {
         let failed: usize = shards.values().map(|s| s.failed).sum();
         if failed > 0 {
             // Why, from the failed rounds themselves: the commonest first.
+            // A failed round ends its unit: each is counted once, from the
+            // run directory or, not yet taken into it, from Redis.
             let mut why: BTreeMap<String, (u32, BTreeMap<u32, usize>)> = BTreeMap::new();
-            store
-                .scan_records(|r| {
-                    if r.verdict.is_retryable() && finals.get(&r.unit()) == Some(&r.verdict) {
-                        let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
-                        let e = why.entry(reason).or_default();
-                        e.0 += 1;
-                        *e.1.entry(r.unit().shard()).or_default() += 1;
-                    }
-                })
-                .await?;
+            let mut seen = std::collections::HashSet::new();
+            let mut count = |r: autoeval_proto::ResultRecord| {
+                if r.verdict.is_retryable() && seen.insert(r.round_key()) {
+                    let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
+                    let e = why.entry(reason).or_default();
+                    e.0 += 1;
+                    *e.1.entry(r.unit().shard()).or_default() += 1;
+                }
+            };
+            if dir.has_results() {
+                autoeval_run_dir::for_each_record(&dir.results(), &mut count)?;
+            }
+            store.scan_records(&mut count).await?;
             let mut why: Vec<_> = why.into_iter().collect();
             why.sort_by_key(|(_, (n, _))| std::cmp::Reverse(*n));
             out!("  failed units by reason (shard: units):");

@@ -15,6 +15,9 @@ pub const ITEMS: &str = "items";
 pub const CREATED: &str = "created";
 /// When its first tasks were published (Unix seconds).
 pub const PUBLISHED: &str = "published";
+/// When the coordinator saw every unit end and the run's results written
+/// to its directory (Unix seconds); the run's keys then expire.
+pub const FINISHED: &str = "finished";
 /// How often the coordinator reconciled the run, and the last time and why ([`Reconciled`]).
 pub const RECONCILED: &str = "reconciled";
 

@@ -341,14 +341,27 @@ impl Fleet {
         self.runtime.spawn(f)
     }
 
-    /// Every round the run stored in Redis.
+    /// Every round the run recorded: taken into its directory by the
+    /// coordinator, or still in Redis; each round once.
     pub fn stored(&self) -> Vec<ResultRecord> {
         let store = self.store();
+        let mut all = Vec::new();
+        let results = self.out.join("results.jsonl");
+        if autoeval_run_dir::results_exist(&results) {
+            autoeval_run_dir::for_each_record(&results, |r| all.push(r)).expect("the results");
+        }
+        let mut seen: std::collections::HashSet<_> = all.iter().map(|r| r.round_key()).collect();
         self.block_on(async {
-            let mut all = Vec::new();
-            store.scan_records(|r| all.push(r)).await.expect("scan");
-            all
-        })
+            store
+                .scan_records(|r| {
+                    if seen.insert(r.round_key()) {
+                        all.push(r)
+                    }
+                })
+                .await
+                .expect("scan");
+        });
+        all
     }
 
     /// A broker connection.

@@ -74,7 +74,7 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
 
     // Forgotten, the failed round is a gap in the log; recorded again, it
     // arrives again after everything before it.
-    assert!(store.forget(&a2).await.unwrap());
+    assert!(store.forget(&a2.round_key()).await.unwrap());
     assert_eq!(store.done().await.unwrap(), 1);
     assert_eq!(store.recorded().await.unwrap(), 2);
     let (seen, _) = store.arrivals(2, 10).await.unwrap();
@@ -127,6 +127,104 @@ async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
         vec![Some(a1), Some(b1), Some(c1)]
     );
     store.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it_was() {
+    let store = empty_store("store-trim-test").await;
+    let a1 = round("a", 1, Verdict::Equivalent);
+    let b1 = round("b", 1, Verdict::NotEquivalent);
+    let c1 = round("c", 1, Verdict::Timeout);
+    store.record_all(&[a1.clone(), b1.clone()], 2).await.unwrap();
+    let (taken, next) = store.arrivals(0, 10).await.unwrap();
+    let fields: Vec<String> = taken.into_iter().map(|(f, _)| f).collect();
+    store.trim_taken(next, &fields).await.unwrap();
+    assert_eq!(store.recorded().await.unwrap(), 0, "the records left Redis");
+    assert_eq!(store.marked().await.unwrap(), 2, "their marks stayed");
+    assert_eq!(store.arrivals_base().await.unwrap(), 2);
+    // A task delivered again after its record was taken counts nothing.
+    let mut b1_again = b1.clone();
+    b1_again.verdict = Verdict::Equivalent;
+    assert!(!store.record(&b1_again, 2).await.unwrap());
+    assert_eq!(store.counts().await.unwrap(), recount(&[a1.clone(), b1.clone()]));
+    // The log goes on at the position after the rounds taken.
+    assert!(store.record(&c1, 2).await.unwrap());
+    let (fresh, end) = store.arrivals(0, 10).await.unwrap();
+    assert_eq!(end, 3, "a reader from the start is moved past what was trimmed");
+    assert_eq!(fresh.into_iter().map(|(_, r)| r).collect::<Vec<_>>(), vec![Some(c1.clone())]);
+    // Trimming again up to the same place changes nothing.
+    store.trim_taken(2, &[]).await.unwrap();
+    assert_eq!(store.arrivals(2, 10).await.unwrap().0.len(), 1);
+    // A round forgotten after it was taken is taken back from the counts, and may be recorded anew.
+    assert!(store.forget(&b1.round_key()).await.unwrap());
+    assert_eq!(store.counts().await.unwrap()[&counter_field(&b1)], 0);
+    assert!(store.record(&b1_again, 2).await.unwrap());
+    store.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_whole() {
+    let store = empty_store("store-size-test").await;
+    let model = "openai-compatible:reference@http://127.0.0.1:41234/v1";
+    let units = 20_000u32;
+    let mut records = Vec::new();
+    for n in 0..units {
+        let mut r = round(&format!("plogic-b{}-c{}-{n:06}", n % 10, n % 40), 1, Verdict::Equivalent);
+        r.model = model.into();
+        r.complexity = n % 40;
+        r.english = Some("x".repeat(300));
+        r.phi1 = Some("(p1 & ~p2) | p3".into());
+        records.push(r);
+    }
+    for chunk in records.chunks(500) {
+        store.record_all(chunk, 1).await.unwrap();
+    }
+    let bytes = |store: &RunStore| {
+        let store = store.clone();
+        async move {
+            let mut conn = autoeval_redis_store::connect(REDIS).await.unwrap();
+            let mut total = 0u64;
+            for key in store.existing_keys().await.unwrap() {
+                let n: Option<u64> = redis::cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(&key)
+                    .arg("SAMPLES")
+                    .arg(0)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                total += n.unwrap_or(0);
+            }
+            total
+        }
+    };
+    let before = bytes(&store).await;
+    let mut from = 0;
+    loop {
+        let (taken, next) = store.arrivals(from, 2000).await.unwrap();
+        if taken.is_empty() {
+            break;
+        }
+        let fields: Vec<String> = taken.into_iter().map(|(f, _)| f).collect();
+        store.trim_taken(next, &fields).await.unwrap();
+        from = next;
+    }
+    let after = bytes(&store).await;
+    let per_unit = after as f64 / f64::from(units);
+    println!(
+        "Redis per unit: {:.0} bytes with the records, {per_unit:.0} bytes once taken",
+        before as f64 / f64::from(units)
+    );
+    assert!(per_unit < 300.0, "{per_unit:.0} bytes a unit once taken");
+    assert_eq!(store.done().await.unwrap(), u64::from(units));
+
+    store.finish(1).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !store.existing_keys().await.unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the finished run's keys did not expire");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.existing_keys().await.unwrap().len(), 0);
 }
 
 #[tokio::test]

@@ -9,10 +9,10 @@ use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_progress::Progress;
 use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
-use autoeval_proto::{ResultRecord, RoundKey, UnitKey, Verdict};
+use autoeval_proto::{RoundKey, UnitKey, Verdict};
 use autoeval_redis_store::{RunStore, Work};
 use autoeval_run_dir::JsonlStore;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,33 +54,24 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// Time between two looks at the run.
 const LOOK_EVERY: Duration = Duration::from_millis(50);
 
-/// The run's rounds, taken from Redis as they are recorded, so the end of a
-/// run does not wait for a scan of everything.
-/// Each round taken is also appended to the run directory's results, so a
-/// coordinator started again can restore a run whose state Redis lost.
-#[derive(Default)]
+/// The run's rounds, taken from Redis's arrival log as they are recorded
+/// and appended to the run directory's results, which are the run's
+/// record: once a batch is written and synced, its records leave Redis,
+/// which keeps only their marks. A coordinator started again restores
+/// from the directory a run whose state Redis lost.
 pub struct Arrivals {
-    rounds: HashMap<String, ResultRecord>,
     next: u64,
-    log: Option<JsonlStore>,
+    log: JsonlStore,
 }
 
 impl Arrivals {
-    /// Rounds taken from Redis, the run directory's `known` rounds among
-    /// them, each appended to `log` as it is taken.
-    pub fn new(known: &[ResultRecord], log: Option<JsonlStore>) -> Arrivals {
-        Arrivals {
-            rounds: known
-                .iter()
-                .map(|r| (r.round_key().to_string(), r.clone()))
-                .collect(),
-            next: 0,
-            log,
-        }
+    /// Rounds taken into `log`, from the arrival log's first entry kept.
+    pub fn new(log: JsonlStore) -> Arrivals {
+        Arrivals { next: 0, log }
     }
 
-    /// Takes every round recorded since the last call. A round Redis no
-    /// longer holds stays known here: it is what a restore puts back.
+    /// Takes every round recorded since the last call into the run
+    /// directory, then drops their records from Redis.
     pub async fn take(&mut self, store: &RunStore) -> Result<()> {
         const BATCH: u64 = 2000;
         loop {
@@ -88,15 +79,13 @@ impl Arrivals {
             let full = batch.len() as u64 == BATCH;
             // Asked once per batch, and only when a round is missing.
             let mut holds_run = None;
+            let mut taken = Vec::with_capacity(batch.len());
+            let mut forgotten = HashSet::new();
             for (field, round) in batch {
                 match round {
                     Some(r) => {
-                        if let Some(log) = &self.log {
-                            if let Err(e) = log.append(&r) {
-                                tracing::warn!(error = %e, "cannot keep a round in the run directory");
-                            }
-                        }
-                        self.rounds.insert(field, r);
+                        self.log.append(&r)?;
+                        taken.push(field);
                     }
                     None => {
                         if holds_run.is_none() {
@@ -104,11 +93,17 @@ impl Arrivals {
                         }
                         // Forgotten on purpose (a rerun of failures): no longer the run's.
                         if holds_run == Some(true) {
-                            self.rounds.remove(&field);
+                            if let Ok(round) = field.parse::<RoundKey>() {
+                                forgotten.insert(round);
+                            }
                         }
                     }
                 }
             }
+            self.log.forget(&forgotten)?;
+            // Durable on disk before Redis lets the records go.
+            self.log.sync()?;
+            store.trim_taken(next, &taken).await?;
             self.next = next;
             if !full {
                 return Ok(());
@@ -116,38 +111,19 @@ impl Arrivals {
         }
     }
 
-    /// How many rounds are known.
+    /// How many rounds the run directory holds.
     pub fn len(&self) -> usize {
-        self.rounds.len()
+        self.log.len()
     }
 
-    /// Every round known, as the restore puts them back.
-    pub fn known(&self) -> Vec<ResultRecord> {
-        self.rounds.values().cloned().collect()
-    }
-
-    /// Drops a round forgotten on purpose.
-    pub fn forget(&mut self, round: &RoundKey) {
-        self.rounds.remove(&round.to_string());
+    /// The run directory's results, which the rounds are taken into.
+    pub fn log(&self) -> &JsonlStore {
+        &self.log
     }
 
     /// Reads the arrival log from its start again (Redis wrote it anew).
     pub fn rewind(&mut self) {
         self.next = 0;
-    }
-
-    /// Every stored round, sorted by unit and round; read whole from Redis
-    /// when the rounds taken do not account for every stored one (another
-    /// process forgot some while this one followed).
-    pub async fn into_records(mut self, store: &RunStore) -> Result<Vec<ResultRecord>> {
-        self.log = None;
-        self.take(store).await?;
-        if self.rounds.len() as u64 != store.recorded().await? {
-            return crate::stored_records(store).await;
-        }
-        let mut all: Vec<ResultRecord> = self.rounds.into_values().collect();
-        all.sort_by_key(|a| (a.unit(), a.round));
-        Ok(all)
     }
 }
 
@@ -222,16 +198,18 @@ async fn settle(
     done: u64,
     units: usize,
     reconciler: &mut Reconciler<'_>,
+    log: &JsonlStore,
 ) -> Result<Option<Ending>> {
     let dead = dead_units(broker, store.run()).await?;
-    let finals = store.finals().await?;
-    let stuck = dead.iter().filter(|u| !finals.contains_key(*u)).count();
+    let listed: Vec<UnitKey> = dead.iter().cloned().collect();
+    let finals = store.finals_of(&listed).await?;
+    let stuck = finals.iter().filter(|f| f.is_none()).count();
     if stuck > 0 && done as usize + stuck >= units {
         return Ok(Some(Ending::Dead(stuck)));
     }
     let in_hand: u64 = store.held().await?.values().sum();
     if reconciler.stalled() && in_hand == 0 {
-        reconciler.republish(store, broker, &dead).await?;
+        reconciler.republish(store, broker, &dead, log).await?;
     }
     Ok(None)
 }
@@ -322,9 +300,7 @@ pub async fn follow(
     loop {
         if state_checked.elapsed() >= CHECK_STATE_EVERY {
             state_checked = Instant::now();
-            // The rounds are copied only when Redis lost some.
-            let count = arrivals.len();
-            match reconciler.restore(store, count, || arrivals.known()).await {
+            match reconciler.restore(store, arrivals.log()).await {
                 Ok(Some(_)) => arrivals.rewind(),
                 Ok(None) => {}
                 Err(e) => {
@@ -419,7 +395,7 @@ pub async fn follow(
             last_change = Instant::now();
             reconciler.moved();
         } else if waiting == 0 && last_change.elapsed() >= SETTLE {
-            match settle(store, &broker, done, units, reconciler).await {
+            match settle(store, &broker, done, units, reconciler, arrivals.log()).await {
                 Ok(Some(ending)) => return Ok(ending),
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "cannot look at the quiet run; retrying"),
@@ -436,7 +412,7 @@ pub(crate) async fn settled_work(store: &RunStore, before: &Work, recorded_befor
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let work = store.work().await.unwrap_or_default();
-        let recorded = store.recorded().await.unwrap_or_default();
+        let recorded = store.marked().await.unwrap_or_default();
         // Every round recorded was translated, then proved.
         let new = recorded.saturating_sub(recorded_before);
         let told = work.proved.saturating_sub(before.proved) >= new

@@ -5,14 +5,15 @@
 
 mod follow;
 mod gauges;
+pub mod gc;
 pub mod judge;
+mod pending;
 mod reconcile;
 mod refuse;
 
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_engine::local::StageTimes;
-use autoeval_pipeline::{initial_tasks, pending_tasks};
 use autoeval_progress::{Display, Progress};
 use autoeval_proto::fleet::{translate_key, translate_queue};
 use autoeval_proto::meta;
@@ -22,8 +23,9 @@ use autoeval_proto::{ResultRecord, RoundKey};
 use autoeval_redis_store::{Budget, Cap, CapsSet, RunStore, Work};
 use autoeval_run_dir::{claim_dir, claim_run_name, run_name, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
-use autoeval_run_settings::{load_items, stage_settings};
+use autoeval_run_settings::{count_items, stage_settings};
 pub use follow::{dead_units, tally, Ending};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -69,7 +71,16 @@ pub struct FleetArgs {
     /// SIGTERM), so that Prometheus scrapes the end of the run.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
     pub linger_s: u64,
+    /// Once every unit has its outcome and the results are in the run's
+    /// directory, the run's keys in Redis expire after this many seconds
+    /// (`autoeval fleet gc` removes finished runs at once).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = KEEP_S))]
+    pub keep_s: u64,
 }
+
+/// How long a finished run's keys stay in Redis by default: a day, for
+/// `status` and `judge --fleet` after the run.
+pub const KEEP_S: u64 = 86_400;
 
 /// A fleet run's caps.
 #[derive(Debug, Default, Clone)]
@@ -236,13 +247,16 @@ pub struct ReadArgs {
     pub run_id: Option<String>,
 }
 
-/// Brings a run directory up to date from the fleet's Redis, as [`ReadArgs`] says.
+/// Brings a run directory up to date from the fleet's Redis, as [`ReadArgs`]
+/// says: its settings, the rounds Redis holds that the coordinator has not
+/// yet taken into its directory, and the judgements. Every other round is
+/// in the coordinator's run directory, never in Redis.
 pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (run, meta, records, judged) = runtime.block_on(async {
+    let (run, meta, untaken, marked, judged) = runtime.block_on(async {
         let conn = autoeval_redis_store::connect(&from.redis).await?;
         let run = find_run(&conn, dir, from).await?;
         let store = RunStore::new(conn, &run);
@@ -250,17 +264,18 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         if meta.is_empty() {
             bail!(
                 "the fleet's Redis at {} holds no run named {run}",
-                from.redis
+                autoeval_proto::fleet::redact_url(&from.redis)
             );
         }
-        let records = stored_records(&store).await?;
+        let untaken = stored_records(&store).await?;
+        let marked = store.marked().await?;
         let mut judged = Vec::new();
         for judge in meta.keys().filter_map(|k| meta::judge_of(k)) {
             let judge = judge.context("the run's Redis names a judge wrongly")?;
             let fresh = store.judgements(&judge).await?;
             judged.push((judge, fresh));
         }
-        anyhow::Ok((run, meta, records, judged))
+        anyhow::Ok((run, meta, untaken, marked, judged))
     })?;
     std::fs::create_dir_all(&dir.0)
         .with_context(|| format!("cannot create the run directory {}", dir.0.display()))?;
@@ -273,8 +288,16 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         std::fs::write(dir.config(), config)
             .with_context(|| format!("cannot write {}", dir.config().display()))?;
     }
-    let records = keep_disk_only(dir, records)?;
-    write_results(dir, &records)?;
+    // A round the directory holds already stays as it is.
+    let log = JsonlStore::open(&dir.results())?;
+    let mut added = 0;
+    for r in &untaken {
+        if log.append(r)? {
+            added += 1;
+        }
+    }
+    let held = log.len();
+    drop(log);
     let mut judgements = 0;
     for (judge, fresh) in judged {
         let path = autoeval_run_dir::judge_file(dir, &judge.spec, &judge.style);
@@ -296,10 +319,15 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         autoeval_run_dir::rewrite_judgements(&path, &merged)?;
     }
     eprintln!(
-        "fleet: run {run}: {} rounds and {judgements} judgements read from Redis into {}",
-        records.len(),
+        "fleet: run {run}: {added} rounds not yet in a run directory and {judgements} judgements read from Redis into {}",
         dir.0.display()
     );
+    if (held as u64) < marked {
+        eprintln!(
+            "fleet: run {run} has {marked} rounds recorded and {} holds {held}: the rest are in the run directory of the coordinator that followed the run (its results.jsonl)",
+            dir.0.display()
+        );
+    }
     Ok(())
 }
 
@@ -341,7 +369,8 @@ async fn find_run(
     }
 }
 
-/// Every stored round of the run, sorted by unit and round.
+/// The run's rounds whose records are still in Redis (not yet taken into
+/// the coordinator's run directory), sorted by unit and round.
 pub async fn stored_records(store: &RunStore) -> Result<Vec<ResultRecord>> {
     let mut all = Vec::new();
     store.scan_records(|r| all.push(r)).await?;
@@ -385,24 +414,20 @@ pub fn execute(
     let run = claim_run_name(dir)?;
     dir.mark_fleet()?;
     let t0 = Instant::now();
-    let (items, _) = load_items(settings)?;
+    // Counted here and made again, a batch at a time, as they are published.
+    let (items, _) = count_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
-    let initial = initial_tasks(&settings.plan, &items);
-    let units = initial.len();
-    // What this directory already holds of the run: a restore puts back
-    // whatever of it Redis lost.
-    let known = if dir.has_results() {
-        dir.records()?
-    } else {
-        Vec::new()
-    };
+    let units = settings.plan.units(items);
+    // The run's record: every round taken from Redis is appended here, and
+    // what it holds is what a restore puts back if Redis loses the run.
+    let log = JsonlStore::open(&dir.results())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let started = Instant::now();
     let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
-    let (ending, records, work) = runtime.block_on(async {
+    let (ending, recorded, work) = runtime.block_on(async {
         let health = autoeval_service::Health::with_metrics(metrics.clone());
         if let Some(addr) = &fleet.health_addr {
             let bound = health.serve(addr).await?;
@@ -411,20 +436,23 @@ pub fn execute(
             }
         }
         let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
-        register(&store, settings, units, items.len()).await?;
+        register(&store, settings, units, items).await?;
         // This session's busy times are what the fleet's processes did since.
         let work_before = store.work().await.unwrap_or_default();
-        let recorded_before = store.recorded().await.unwrap_or_default();
-        let mut reconciler = reconcile::Reconciler::new(settings, &initial, items.len());
-        if let Some(why) = reconciler.restore(&store, known.len(), || known).await? {
+        let recorded_before = store.marked().await.unwrap_or_default();
+        let mut reconciler = reconcile::Reconciler::new(settings, units, items);
+        if let Some(why) = reconciler.restore(&store, &log).await? {
             if display != Display::Quiet {
                 eprintln!("fleet: run {run}: {why}");
             }
         }
+        // Rounds recorded while no coordinator followed come into the directory first.
+        let mut arrivals = follow::Arrivals::new(log);
+        arrivals.take(&store).await?;
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
             .await?;
         if mode == Mode::RedoFailed {
-            forget_failures(&store, &broker, display).await?;
+            forget_failures(&store, &broker, arrivals.log(), display).await?;
             // A backend that halted in a worker is built afresh for the redo,
             // whether or not the halt set tasks aside.
             store.start_backends_afresh().await?;
@@ -476,12 +504,6 @@ pub fn execute(
             Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
         };
         if publish {
-            let recorded = stored_records(&store).await?;
-            let mut pending = pending_tasks(initial.clone(), &recorded);
-            if let (Mode::Resume, Some(parked)) = (mode, &parked) {
-                let parked: std::collections::HashSet<&RoundKey> = parked.iter().collect();
-                pending.tasks.retain(|t| parked.contains(&t.round_key()));
-            }
             let queues: Vec<(String, String)> = settings
                 .plan
                 .models
@@ -498,14 +520,21 @@ pub fn execute(
                 display,
             )
             .await?;
+            let only = pending::Only {
+                rounds: match (mode, &parked) {
+                    (Mode::Resume, Some(parked)) => Some(parked.iter().cloned().collect()),
+                    _ => None,
+                },
+                ..pending::Only::default()
+            };
+            let published =
+                pending::publish_pending(&broker, &store, settings, arrivals.log(), &only).await?;
             if display != Display::Quiet {
                 eprintln!(
-                    "fleet: run {run}: {units} units; {} finished, {} to publish",
-                    pending.finished_units,
-                    pending.tasks.len()
+                    "fleet: run {run}: {units} units; {} finished, {} published",
+                    published.finished, published.tasks
                 );
             }
-            publish_tasks(&broker, &run, pending.tasks).await?;
             // Confirmed: what was set aside may leave its set now.
             if let Some(parked) = &parked {
                 store.unpark(parked).await?;
@@ -518,16 +547,9 @@ pub fn execute(
         }
         health.set_ready(true);
         let progress = Progress::new(units, display);
-        let log = match JsonlStore::open(&dir.results()) {
-            Ok(log) => Some(log),
-            Err(e) => {
-                tracing::warn!(error = %e, "the run directory will hold the run only at its end");
-                None
-            }
-        };
         let mut watch = follow::Watch {
             progress: &progress,
-            arrivals: follow::Arrivals::new(&[], log),
+            arrivals,
             gauges: gauges::RunGauges::new(&metrics, &run, units),
         };
         let ending = tokio::select! {
@@ -535,7 +557,8 @@ pub fn execute(
             _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
         };
         progress.finish();
-        let records = watch.arrivals.into_records(&store).await?;
+        let mut arrivals = watch.arrivals;
+        arrivals.take(&store).await?;
         let work = follow::settled_work(&store, &work_before, recorded_before).await;
         let work = Work {
             translated: work.translated.saturating_sub(work_before.translated),
@@ -544,9 +567,13 @@ pub fn execute(
             verify_s: (work.verify_s - work_before.verify_s).max(0.0),
             record_s: (work.record_s - work_before.record_s).max(0.0),
         };
-        anyhow::Ok((ending?, records, work))
+        let ending = ending?;
+        if let Ending::Complete = ending {
+            // Every round is in the directory: Redis may let the run go.
+            store.finish(fleet.keep_s).await?;
+        }
+        anyhow::Ok((ending, arrivals.len(), work))
     })?;
-    write_results(dir, &records)?;
     if let Ending::Detached = ending {
         return Err(Detached {
             run,
@@ -574,13 +601,13 @@ pub fn execute(
     // (each reports once a second, so the last second may be missing).
     let times = StageTimes {
         wall_s: started.elapsed().as_secs_f64(),
-        records: records.len(),
+        records: recorded,
         translate_s: work.translate_s,
         verify_s: work.verify_s,
         record_s: work.record_s,
     };
     let finished = finish(Finished {
-        items: items.len(),
+        items,
         units,
         generate_s,
         times,
@@ -706,17 +733,27 @@ async fn publish(
     Ok(())
 }
 
-/// Drops the rounds that ended in a retryable failure and takes the run's
-/// dead letters out, so publishing the pending tasks redoes exactly those units.
-async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) -> Result<()> {
-    let failed: Vec<ResultRecord> = stored_records(store)
-        .await?
-        .into_iter()
-        .filter(|r| r.verdict.is_retryable())
-        .collect();
-    for r in &failed {
-        store.forget(r).await?;
+/// Drops the rounds that ended in a retryable failure, from Redis and from
+/// the run directory, and takes the run's dead letters out, so publishing
+/// the pending tasks redoes exactly those units.
+async fn forget_failures(
+    store: &RunStore,
+    broker: &Broker,
+    log: &JsonlStore,
+    display: Display,
+) -> Result<()> {
+    let mut failed: HashSet<RoundKey> = HashSet::new();
+    if autoeval_run_dir::results_exist(log.path()) {
+        autoeval_run_dir::for_each_record(log.path(), |r| {
+            if r.verdict.is_retryable() {
+                failed.insert(r.round_key());
+            }
+        })?;
     }
+    for round in &failed {
+        store.forget(round).await?;
+    }
+    log.forget(&failed)?;
     let dead = broker.take_dead_letters(store.run()).await?;
     if display != Display::Quiet {
         eprintln!(
@@ -727,36 +764,6 @@ async fn forget_failures(store: &RunStore, broker: &Broker, display: Display) ->
         );
     }
     Ok(())
-}
-
-/// Writes the records as the run's `results.jsonl`, replacing it whole.
-/// `from_redis` with every round the directory holds that Redis does not
-/// (done off the fleet, or lost by Redis): a pull never discards a result.
-fn keep_disk_only(dir: &RunDir, mut from_redis: Vec<ResultRecord>) -> Result<Vec<ResultRecord>> {
-    if !dir.has_results() {
-        return Ok(from_redis);
-    }
-    let held: std::collections::HashSet<_> = from_redis.iter().map(|r| r.round_key()).collect();
-    let only_here: Vec<ResultRecord> = dir
-        .records()?
-        .into_iter()
-        .filter(|r| !held.contains(&r.round_key()))
-        .collect();
-    if !only_here.is_empty() {
-        let n = only_here.len();
-        eprintln!(
-            "fleet: {n} round{} in {} {} not in Redis; kept",
-            if n == 1 { "" } else { "s" },
-            dir.results().display(),
-            if n == 1 { "is" } else { "are" }
-        );
-        from_redis.extend(only_here);
-    }
-    Ok(from_redis)
-}
-
-fn write_results(dir: &RunDir, records: &[ResultRecord]) -> Result<()> {
-    Ok(autoeval_run_dir::replace_results(&dir.results(), records)?)
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

@@ -1,31 +1,35 @@
 //! Reconciliation: what the coordinator does when the fleet's state and the
 //! run's disagree. A run whose state Redis lost is registered again and its
-//! rounds restored from what the coordinator already holds (its arrival log,
-//! the run directory); a run that makes no progress while units lack a final
+//! rounds marked again from the run directory, which holds every round the
+//! coordinator took; a run that makes no progress while units lack a final
 //! outcome, with nothing queued and nothing in hand, has exactly those units
-//! published again. Both are safe to repeat: a stored round is never stored
+//! published again. Both are safe to repeat: a round marked is never counted
 //! twice, and a model's answers are cached.
 
+use crate::pending::{initial_of, publish_pending, record_batches, Only};
 use anyhow::Result;
 use autoeval_amqp::Broker;
-use autoeval_pipeline::pending_tasks;
-use autoeval_proto::UnitKey;
-use autoeval_proto::{meta, ResultRecord, TranslateTask};
+use autoeval_proto::{meta, ResultRecord, RoundKey};
+use autoeval_proto::{TranslateTask, UnitKey};
 use autoeval_redis_store::{Budget, RunStore};
+use autoeval_run_dir::{for_each_record, results_exist, JsonlStore};
 use autoeval_run_settings::Resolved;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// How long a run may stand still, with nothing queued and nothing in hand,
 /// before its units without an outcome are published again.
 pub const STALL: Duration = Duration::from_secs(10);
 
+/// Rounds marked again in Redis in one step of a restore.
+const RESTORE_BATCH: usize = 1000;
+
 /// What the coordinator needs to put a run back together.
 pub struct Reconciler<'a> {
     /// The run's settings, to register it again.
     pub settings: &'a Resolved,
-    /// Its first round of every unit.
-    pub initial: &'a [TranslateTask],
+    /// How many units it has.
+    pub units: usize,
     /// How many items it has.
     pub items: usize,
     /// When the run last changed (a round recorded, or a reconciliation).
@@ -37,11 +41,11 @@ pub struct Reconciler<'a> {
 }
 
 impl<'a> Reconciler<'a> {
-    /// A reconciler of the run with these settings and first rounds.
-    pub fn new(settings: &'a Resolved, initial: &'a [TranslateTask], items: usize) -> Self {
+    /// A reconciler of the run with these settings, units and items.
+    pub fn new(settings: &'a Resolved, units: usize, items: usize) -> Self {
         Reconciler {
             settings,
-            initial,
+            units,
             items,
             since: Instant::now(),
             restored: false,
@@ -75,21 +79,16 @@ impl<'a> Reconciler<'a> {
     }
 
     /// Puts back what Redis lost of the run: its registration when its
-    /// metadata is gone, and every round of the `count` the coordinator
-    /// knows (`known` gives them, asked only then) that it does not hold.
-    /// Says why when it had to, `None` when Redis held everything.
-    pub async fn restore(
-        &mut self,
-        store: &RunStore,
-        count: usize,
-        known: impl FnOnce() -> Vec<ResultRecord>,
-    ) -> Result<Option<String>> {
+    /// metadata is gone, and the mark of every round in the run directory
+    /// (`log`) that Redis no longer marks. Says why when it had to, `None`
+    /// when Redis held everything.
+    pub async fn restore(&mut self, store: &RunStore, log: &JsonlStore) -> Result<Option<String>> {
         let lost_meta = !store.meta().await?.contains_key(meta::PLAN);
-        let held = store.recorded().await?;
-        if !lost_meta && held >= count as u64 {
+        let held = store.marked().await?;
+        let known = log.len();
+        if !lost_meta && held >= known as u64 {
             return Ok(None);
         }
-        let known = known();
         if lost_meta {
             // The caps come back before the registration: a worker takes a
             // run without a registration to be capped, and one with a
@@ -97,26 +96,29 @@ impl<'a> Reconciler<'a> {
             if let Some(budget) = &self.budget {
                 store.restore_budget(budget).await?;
             }
-            crate::register(store, self.settings, self.initial.len(), self.items).await?;
+            crate::register(store, self.settings, self.units, self.items).await?;
             store
                 .set_meta(&[(meta::PUBLISHED, crate::unix_now().to_string())])
                 .await?;
         }
         let rounds = self.settings.plan.rounds;
-        let put_back = store
-            .record_all(&known, rounds)
-            .await?
-            .into_iter()
-            .filter(|new| *new)
-            .count();
+        let mut put_back = 0;
+        let mut batches = record_batches(log.path(), RESTORE_BATCH);
+        while let Some(batch) = batches.recv().await {
+            put_back += store
+                .mark_all(&batch?, rounds)
+                .await?
+                .into_iter()
+                .filter(|new| *new)
+                .count();
+        }
         let why = format!(
-            "Redis had lost {}{put_back} of the {} rounds already recorded; restored them",
+            "Redis had lost {}{put_back} of the {known} rounds already recorded; restored them",
             if lost_meta {
                 "the run's registration and "
             } else {
                 ""
             },
-            known.len()
         );
         note(store, &why).await?;
         self.moved();
@@ -131,16 +133,16 @@ impl<'a> Reconciler<'a> {
         store: &RunStore,
         broker: &Broker,
         dead: &BTreeSet<UnitKey>,
+        log: &JsonlStore,
     ) -> Result<String> {
-        let recorded = crate::stored_records(store).await?;
-        let finals = store.finals().await?;
-        let mut pending = pending_tasks(self.initial.to_vec(), &recorded);
-        pending.tasks.retain(|t| {
-            let unit = t.unit();
-            !finals.contains_key(&unit) && !dead.contains(&unit)
-        });
-        let count = pending.tasks.len();
-        crate::publish_tasks(broker, store.run(), pending.tasks).await?;
+        let only = Only {
+            without_final: true,
+            not: dead.clone(),
+            rounds: None,
+        };
+        let count = publish_pending(broker, store, self.settings, log, &only)
+            .await?
+            .tasks;
         let why = format!(
             "no progress for {} s with nothing queued or in hand; published {count} unit{} without an outcome again",
             STALL.as_secs(),
@@ -152,13 +154,21 @@ impl<'a> Reconciler<'a> {
     }
 }
 
+/// A unit's place in a 64-bit digest, for the chains of a whole run.
+fn unit_digest(unit: &UnitKey) -> u64 {
+    let mark = autoeval_proto::fleet::mark_of(&unit.to_string());
+    u64::from_le_bytes([
+        mark[0], mark[1], mark[2], mark[3], mark[4], mark[5], mark[6], mark[7],
+    ])
+}
+
 impl Reconciler<'_> {
     /// Mends chains that lost a round with Redis: a unit whose round r is
-    /// missing while a later one is stored (recorded after the loss, from a
-    /// task published before it) has its later rounds forgotten, here and in
-    /// `arrivals`, and its chain published again from round r, so that every
-    /// round follows the one it translated. Says how many units it mended;
-    /// nothing to do unless a round was restored.
+    /// missing while a later one is recorded (recorded after the loss, from
+    /// a task published before it) has its later rounds forgotten, in Redis
+    /// and in the run directory, and its chain published again from round
+    /// r, so that every round follows the one it translated. Says how many
+    /// units it mended; nothing to do unless a round was restored.
     pub async fn mend_chains(
         &mut self,
         store: &RunStore,
@@ -168,33 +178,54 @@ impl Reconciler<'_> {
         if !self.restored {
             return Ok(0);
         }
-        let recorded = crate::stored_records(store).await?;
-        let mut chains: HashMap<UnitKey, BTreeMap<u32, &ResultRecord>> = HashMap::new();
-        for r in &recorded {
-            chains.entry(r.unit()).or_default().insert(r.round, r);
+        let path = arrivals.log().path().to_path_buf();
+        if !results_exist(&path) {
+            return Ok(0);
         }
-        let mut redo = Vec::new();
-        for task in self.initial {
-            let Some(rounds) = chains.get(&task.unit()) else {
+        // First the rounds of each unit, by digest; then, for the few units
+        // with a gap, the records around it.
+        let mut chains: HashMap<u64, Vec<u32>> = HashMap::new();
+        for_each_record(&path, |r| {
+            chains.entry(unit_digest(&r.unit())).or_default().push(r.round);
+        })?;
+        let mut missing_of: HashMap<u64, u32> = HashMap::new();
+        for (unit, rounds) in chains {
+            let held: HashSet<u32> = rounds.iter().copied().collect();
+            let Some(missing) = (1..).find(|n| !held.contains(n)) else {
                 continue;
             };
-            let Some(missing) = (1..).find(|n| !rounds.contains_key(n)) else {
-                continue;
-            };
-            let orphans: Vec<&&ResultRecord> = rounds.range(missing..).map(|(_, r)| r).collect();
-            if orphans.is_empty() {
-                continue;
+            if rounds.iter().any(|r| *r > missing) {
+                missing_of.insert(unit, missing);
             }
-            for r in orphans {
-                store.forget(r).await?;
-                arrivals.forget(&r.round_key());
-            }
-            let again = match missing {
-                1 => Some(task.clone()),
-                n => rounds.get(&(n - 1)).and_then(|before| task.after(before)),
-            };
-            redo.extend(again);
         }
+        if missing_of.is_empty() {
+            return Ok(0);
+        }
+        let mut orphans: HashSet<RoundKey> = HashSet::new();
+        let mut before: HashMap<UnitKey, ResultRecord> = HashMap::new();
+        for_each_record(&path, |r| {
+            let unit = r.unit();
+            if let Some(&missing) = missing_of.get(&unit_digest(&unit)) {
+                if r.round > missing {
+                    orphans.insert(r.round_key());
+                } else if r.round + 1 == missing {
+                    before.insert(unit, r);
+                }
+            }
+        })?;
+        for round in &orphans {
+            store.forget(round).await?;
+        }
+        arrivals.log().forget(&orphans)?;
+        let initial = initial_of(self.settings, |u| missing_of.contains_key(&unit_digest(u)))?;
+        let redo: Vec<TranslateTask> = initial
+            .into_iter()
+            .filter_map(|task| match missing_of.get(&unit_digest(&task.unit())) {
+                Some(1) => Some(task),
+                Some(_) => before.get(&task.unit()).and_then(|b| task.after(b)),
+                None => None,
+            })
+            .collect();
         let count = redo.len();
         if count > 0 {
             crate::publish_tasks(broker, store.run(), redo).await?;
@@ -284,8 +315,14 @@ mod tests {
         };
         let stored = [round(task, 2), round(task, 3), round(&initial[1], 1)];
         store.record_all(&stored, 3).await.unwrap();
-        let mut arrivals = Arrivals::new(&stored, None);
-        let mut reconciler = Reconciler::new(&settings, &initial, items.len());
+        let dir = std::env::temp_dir().join(format!("mend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = JsonlStore::open(&dir.join("results.jsonl")).unwrap();
+        for r in &stored {
+            log.append(r).unwrap();
+        }
+        let mut arrivals = Arrivals::new(log);
+        let mut reconciler = Reconciler::new(&settings, initial.len(), items.len());
         assert_eq!(
             reconciler
                 .mend_chains(&store, &broker, &mut arrivals)
@@ -296,12 +333,10 @@ mod tests {
         );
         reconciler.restored = true;
         let mended = reconciler.mend_chains(&store, &broker, &mut arrivals).await;
-        let left: Vec<u32> = crate::stored_records(&store)
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.round)
-            .collect();
+        let mut left = Vec::new();
+        autoeval_run_dir::for_each_record(&dir.join("results.jsonl"), |r| left.push(r.round))
+            .unwrap();
+        let marked = store.marked().await.unwrap();
         let mut consumer = broker.consume(&queue, 10, "test").await.unwrap();
         let message = consumer.next().await.unwrap().unwrap();
         let (_, sent): (_, Vec<TranslateTask>) =
@@ -310,12 +345,14 @@ mod tests {
         let _ = store.delete().await;
         let _ = broker.delete_queue(&queue).await;
         assert_eq!(mended.unwrap(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
             left,
             vec![1],
-            "the later rounds of the broken chain are forgotten"
+            "the later rounds of the broken chain leave the run directory"
         );
-        assert_eq!(arrivals.known().len(), 1, "and no longer known");
+        assert_eq!(marked, 1, "and Redis");
+        assert_eq!(arrivals.len(), 1);
         assert_eq!(sent.len(), 1);
         assert_eq!((sent[0].unit(), sent[0].round), (task.unit(), 1));
     }

@@ -19,10 +19,10 @@ pub use holding::{Busy, Held, Holding, Work};
 pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
-pub use serving::spawn_serving_reporter;
+pub use serving::{forget_queued_model, queued_models, spawn_serving_reporter};
 
-use autoeval_proto::fleet::{judged_pair, run_key};
-use autoeval_proto::{JudgeKey, JudgeRecord, NotAKey, ResultRecord, UnitKey, Verdict};
+use autoeval_proto::fleet::{judged_pair, mark_of, run_key};
+use autoeval_proto::{JudgeKey, JudgeRecord, ResultRecord, RoundKey, UnitKey, Verdict};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::BTreeMap;
@@ -106,35 +106,65 @@ fn once_each(message: &str) -> String {
     parts.join(": ")
 }
 
-// Each round is five arguments: field, record, counter, unit, final verdict
-// ('' when the unit goes on). Answers 1 for each round new, 0 for one stored before.
+// Each round is six arguments: field, mark, record ('' to mark the round
+// without keeping its record: a restore of rounds the run directory holds),
+// counter, unit mark, final verdict ('' when the unit goes on). `tally`
+// marks every round ever recorded by a 16-byte digest, with the id of its
+// counter, so that a round whose record the coordinator took and trimmed is
+// still never counted twice; `counter-ids` names each counter by a small
+// id and each id (`#<id>`) by its counter. Answers 1 for each round new, 0
+// for one recorded before.
 const RECORD: &str = r"
 local new = {}
-for i = 1, #ARGV, 5 do
-  local field, counter, unit, final = ARGV[i], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  if redis.call('HSETNX', KEYS[1], field, ARGV[i + 1]) == 0 then
+for i = 1, #ARGV, 6 do
+  local field, mark, json = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local counter, unit, final = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local id = redis.call('HGET', KEYS[7], counter)
+  if not id then
+    id = tostring(redis.call('HINCRBY', KEYS[7], '#', 1))
+    redis.call('HSET', KEYS[7], counter, id, '#' .. id, counter)
+  end
+  if redis.call('HSETNX', KEYS[2], mark, id) == 0 then
     new[#new + 1] = 0
   else
-    redis.call('HSET', KEYS[2], field, counter)
     redis.call('HINCRBY', KEYS[3], counter, 1)
     if final ~= '' and redis.call('HSETNX', KEYS[4], unit, final) == 1 then
       redis.call('INCR', KEYS[5])
     end
-    redis.call('RPUSH', KEYS[6], field)
+    if json ~= '' then
+      redis.call('HSET', KEYS[1], field, json)
+      redis.call('RPUSH', KEYS[6], field)
+    end
     new[#new + 1] = 1
   end
 end
 return new
 ";
 
+// ARGV: field, mark, unit mark.
 const FORGET: &str = r"
-local counter = redis.call('HGET', KEYS[2], ARGV[1])
-if not counter then return 0 end
-redis.call('HINCRBY', KEYS[3], counter, -1)
+local id = redis.call('HGET', KEYS[2], ARGV[2])
+if not id then return 0 end
+local counter = redis.call('HGET', KEYS[7], '#' .. id)
+if counter then redis.call('HINCRBY', KEYS[3], counter, -1) end
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-if redis.call('HDEL', KEYS[4], ARGV[2]) == 1 then redis.call('DECR', KEYS[5]) end
+redis.call('HDEL', KEYS[2], ARGV[2])
+if redis.call('HDEL', KEYS[4], ARGV[3]) == 1 then redis.call('DECR', KEYS[5]) end
 return 1
+";
+
+// The coordinator has written the arrivals before position ARGV[1] to the
+// run directory: their records leave `results` and their entries the log,
+// whose first entry is at position `arrivals-base`. The fields to drop
+// follow in ARGV[2..]; a field recorded again since is in the log again.
+const TRIM: &str = r"
+local base = tonumber(redis.call('GET', KEYS[3]) or '0')
+local upto = tonumber(ARGV[1])
+if upto <= base then return base end
+redis.call('LTRIM', KEYS[2], upto - base, -1)
+redis.call('SET', KEYS[3], upto)
+for i = 2, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+return upto
 ";
 
 // A judgement is kept once; a failed call is kept only while the pair has none.
@@ -154,47 +184,56 @@ pub async fn runs_made_from(
     conn: &ConnectionManager,
     name: &str,
 ) -> Result<Vec<String>, StoreError> {
-    let mut conn = conn.clone();
-    // Glob's own characters in a directory's name match only themselves.
-    let literal: String = name
-        .chars()
-        .flat_map(|c| match c {
-            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
-            c => vec![c],
-        })
-        .collect();
-    let pattern = run_key(&format!("{literal}-*"), "meta");
+    let pattern = run_key(&format!("{}-*", glob_literal(name)), "meta");
     let mut found = Vec::new();
-    let mut cursor: u64 = 0;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut conn)
-            .await
-            .map_err(redis_err("look for runs"))?;
-        for key in keys {
-            let run = key
-                .strip_prefix("autoeval:{")
-                .and_then(|k| k.strip_suffix("}:meta"));
-            let made_here = run
-                .and_then(|r| r.strip_prefix(name)?.strip_prefix('-'))
-                .is_some_and(|tail| tail.len() == 8 && tail.chars().all(|c| c.is_ascii_hexdigit()));
-            if let (true, Some(run)) = (made_here, run) {
-                found.push(run.to_string());
-            }
+    for run in registered_runs(conn, &pattern).await? {
+        let made_here = run
+            .strip_prefix(name)
+            .and_then(|r| r.strip_prefix('-'))
+            .is_some_and(|tail| tail.len() == 8 && tail.chars().all(|c| c.is_ascii_hexdigit()));
+        if made_here {
+            found.push(run);
         }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
     }
-    found.sort();
-    found.dedup();
     Ok(found)
+}
+
+/// The runs whose `meta` keys match `pattern`, sorted.
+async fn registered_runs(
+    conn: &ConnectionManager,
+    pattern: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(scan_keys(conn, pattern)
+        .await?
+        .iter()
+        .filter_map(|key| run_of_key(key))
+        .collect())
+}
+
+/// The run a key belongs to: `autoeval:{RUN}:part` → `RUN`.
+pub fn run_of_key(key: &str) -> Option<String> {
+    let rest = key.strip_prefix("autoeval:{")?;
+    let end = rest.rfind("}:")?;
+    Some(rest[..end].to_string())
+}
+
+/// Every run with a key in this Redis, registered or not, sorted (the
+/// models' shared rate limits, `autoeval:{limit:…}`, are no run's).
+pub async fn runs_with_keys(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+    let mut runs: Vec<String> = scan_keys(conn, "autoeval:{*}:*")
+        .await?
+        .iter()
+        .filter_map(|key| run_of_key(key))
+        .filter(|run| !run.starts_with("limit:"))
+        .collect();
+    runs.sort();
+    runs.dedup();
+    Ok(runs)
+}
+
+/// Every registered run in this Redis, sorted.
+pub async fn all_runs(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+    registered_runs(conn, "autoeval:{*}:meta").await
 }
 
 /// The counter a round adds to (`dataset|model|prompt|round|complexity|verdict`).
@@ -209,6 +248,7 @@ pub struct RunStore {
     run: String,
     record: Script,
     forget: Script,
+    trim: Script,
     judged: Script,
 }
 
@@ -220,6 +260,7 @@ impl RunStore {
             run: run.to_string(),
             record: Script::new(RECORD),
             forget: Script::new(FORGET),
+            trim: Script::new(TRIM),
             judged: Script::new(JUDGED),
         }
     }
@@ -233,8 +274,17 @@ impl RunStore {
         run_key(&self.run, part)
     }
 
-    fn keys(&self) -> [String; 6] {
-        ["results", "tally", "counts", "final", "done", "arrivals"].map(|p| self.key(p))
+    fn keys(&self) -> [String; 7] {
+        [
+            "results",
+            "tally",
+            "counts",
+            "final",
+            "done",
+            "arrivals",
+            "counter-ids",
+        ]
+        .map(|p| self.key(p))
     }
 
     /// Stores one round unless that round is already stored; true when it
@@ -252,6 +302,26 @@ impl RunStore {
         records: &[ResultRecord],
         rounds: u32,
     ) -> Result<Vec<bool>, StoreError> {
+        self.record_with(records, rounds, true).await
+    }
+
+    /// Marks each round as recorded, with its counts and its unit's final
+    /// outcome, without keeping its record: a restore of rounds the run
+    /// directory holds. Says for each whether it was new.
+    pub async fn mark_all(
+        &self,
+        records: &[ResultRecord],
+        rounds: u32,
+    ) -> Result<Vec<bool>, StoreError> {
+        self.record_with(records, rounds, false).await
+    }
+
+    async fn record_with(
+        &self,
+        records: &[ResultRecord],
+        rounds: u32,
+        keep: bool,
+    ) -> Result<Vec<bool>, StoreError> {
         if records.is_empty() {
             return Ok(Vec::new());
         }
@@ -260,16 +330,22 @@ impl RunStore {
             call.key(k);
         }
         for r in records {
-            let json = serde_json::to_string(r).map_err(|e| StoreError::Corrupt {
-                what: "record".into(),
-                detail: e.to_string(),
-            })?;
-            let unit = r.unit();
+            let json = if keep {
+                serde_json::to_string(r).map_err(|e| StoreError::Corrupt {
+                    what: "record".into(),
+                    detail: e.to_string(),
+                })?
+            } else {
+                String::new()
+            };
+            let unit = r.unit().to_string();
+            let field = format!("{unit}#{}", r.round);
             let last = r.verdict != Verdict::Equivalent || r.round >= rounds;
-            call.arg(unit.round(r.round).to_string())
+            call.arg(&field)
+                .arg(mark_of(&field).as_slice())
                 .arg(json)
                 .arg(counter_field(r))
-                .arg(unit.to_string())
+                .arg(mark_of(&unit).as_slice())
                 .arg(if last { r.verdict.name() } else { "" });
         }
         let mut conn = self.conn.clone();
@@ -281,16 +357,18 @@ impl RunStore {
     }
 
     /// Removes a stored round (to redo it), with its counts; true when there was one.
-    pub async fn forget(&self, r: &ResultRecord) -> Result<bool, StoreError> {
-        let unit = r.unit();
+    pub async fn forget(&self, round: &RoundKey) -> Result<bool, StoreError> {
+        let unit = round.unit.to_string();
+        let field = round.to_string();
         let mut conn = self.conn.clone();
         let mut call = self.forget.prepare_invoke();
         for k in self.keys() {
             call.key(k);
         }
         let gone: i32 = call
-            .arg(unit.round(r.round).to_string())
-            .arg(unit.to_string())
+            .arg(&field)
+            .arg(mark_of(&field).as_slice())
+            .arg(mark_of(&unit).as_slice())
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("forget a result"))?;
@@ -386,27 +464,45 @@ impl RunStore {
             .map_err(redis_err("read the counters"))
     }
 
-    /// The final outcome of each finished unit, by unit.
-    pub async fn finals(&self) -> Result<BTreeMap<UnitKey, Verdict>, StoreError> {
+    /// Units with a final outcome, counted from their marks.
+    pub async fn final_count(&self) -> Result<u64, StoreError> {
         let mut conn = self.conn.clone();
-        let raw: BTreeMap<String, String> = conn
-            .hgetall(self.key("final"))
+        conn.hlen(self.key("final"))
             .await
-            .map_err(redis_err("read the final outcomes"))?;
-        raw.into_iter()
-            .map(|(unit, verdict)| {
-                let corrupt = |detail: String| StoreError::Corrupt {
-                    what: format!("final outcome {unit}"),
-                    detail,
-                };
-                Ok((
-                    unit.parse().map_err(|e: NotAKey| corrupt(e.to_string()))?,
+            .map_err(redis_err("count the final outcomes"))
+    }
+
+    /// The final outcome of each of `units`, `None` for one still going.
+    pub async fn finals_of(&self, units: &[UnitKey]) -> Result<Vec<Option<Verdict>>, StoreError> {
+        let mut out = Vec::with_capacity(units.len());
+        let mut conn = self.conn.clone();
+        for chunk in units.chunks(1000) {
+            let marks: Vec<Vec<u8>> = chunk
+                .iter()
+                .map(|u| mark_of(&u.to_string()).to_vec())
+                .collect();
+            let verdicts: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(self.key("final"))
+                .arg(&marks)
+                .query_async(&mut conn)
+                .await
+                .map_err(redis_err("read the final outcomes"))?;
+            for (unit, verdict) in chunk.iter().zip(verdicts) {
+                out.push(
                     verdict
-                        .parse()
-                        .map_err(|e: autoeval_proto::UnknownVerdict| corrupt(e.to_string()))?,
-                ))
-            })
-            .collect()
+                        .map(|v| {
+                            v.parse().map_err(|e: autoeval_proto::UnknownVerdict| {
+                                StoreError::Corrupt {
+                                    what: format!("final outcome of {unit}"),
+                                    detail: e.to_string(),
+                                }
+                            })
+                        })
+                        .transpose()?,
+                );
+            }
+        }
+        Ok(out)
     }
 
     /// Every stored round, read in batches and handed to `each` in no particular order.
@@ -429,18 +525,22 @@ impl RunStore {
     }
 
     /// Up to `max` rounds recorded from position `from` of the run's arrival
-    /// log on, in the order they were recorded, each with its `results`
-    /// field, and the position after them. A round forgotten since it
-    /// arrived comes back as `None`; one recorded again arrives again later.
+    /// log on (or from its first entry kept, when `from` was trimmed), in
+    /// the order they were recorded, each with its `results` field, and the
+    /// position after them. A round forgotten since it arrived comes back
+    /// as `None`; one recorded again arrives again later.
     pub async fn arrivals(
         &self,
         from: u64,
         max: u64,
     ) -> Result<(Vec<(String, Option<ResultRecord>)>, u64), StoreError> {
         let mut conn = self.conn.clone();
-        let last = (from + max.max(1) - 1) as isize;
+        let base = self.arrivals_base().await?;
+        let from = from.max(base);
+        let first = (from - base) as isize;
+        let last = first + max.max(1) as isize - 1;
         let fields: Vec<String> = conn
-            .lrange(self.key("arrivals"), from as isize, last)
+            .lrange(self.key("arrivals"), first, last)
             .await
             .map_err(redis_err("read the arrival log"))?;
         if fields.is_empty() {
@@ -471,7 +571,45 @@ impl RunStore {
         Ok((rounds, next))
     }
 
-    /// How many rounds are stored.
+    /// The position of the arrival log's first entry kept.
+    pub async fn arrivals_base(&self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let base: Option<u64> = conn
+            .get(self.key("arrivals-base"))
+            .await
+            .map_err(redis_err("read the arrival log's start"))?;
+        Ok(base.unwrap_or(0))
+    }
+
+    /// Drops the records of `fields`, taken from the arrival log before
+    /// position `upto` and written to the run directory, and the log's
+    /// entries before `upto`; the rounds stay marked as recorded.
+    pub async fn trim_taken(&self, upto: u64, fields: &[String]) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let mut call = self.trim.prepare_invoke();
+        call.key(self.key("results"))
+            .key(self.key("arrivals"))
+            .key(self.key("arrivals-base"))
+            .arg(upto);
+        for f in fields {
+            call.arg(f);
+        }
+        call.invoke_async::<u64>(&mut conn)
+            .await
+            .map_err(redis_err("trim the rounds taken"))?;
+        Ok(())
+    }
+
+    /// How many rounds are marked as recorded, whether or not their
+    /// records are still in Redis.
+    pub async fn marked(&self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        conn.hlen(self.key("tally"))
+            .await
+            .map_err(redis_err("count the rounds recorded"))
+    }
+
+    /// How many rounds' records are in Redis, not yet taken by the coordinator.
     pub async fn recorded(&self) -> Result<u64, StoreError> {
         let mut conn = self.conn.clone();
         conn.hlen(self.key("results"))
@@ -522,9 +660,8 @@ impl RunStore {
             .map_err(redis_err("read the run's metadata"))
     }
 
-    /// Deletes every key of the run.
-    pub async fn delete(&self) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
+    /// Every key the run may hold.
+    async fn all_keys(&self) -> Result<Vec<String>, StoreError> {
         let mut keys = self.keys().to_vec();
         keys.extend(self.holding_keys().await?);
         // Each judge that judged the run left its settings in `meta`.
@@ -534,14 +671,100 @@ impl RunStore {
                 keys.extend(self.judge_keys(&judge));
             }
         }
-        keys.push(self.key("meta"));
-        keys.push(self.key("cache"));
-        keys.push(self.key("budget"));
-        keys.push(self.key("parked"));
+        for part in ["arrivals-base", "cache", "budget", "parked", "meta"] {
+            keys.push(self.key(part));
+        }
+        Ok(keys)
+    }
+
+    /// Deletes every key of the run.
+    pub async fn delete(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let keys = self.all_keys().await?;
         conn.del::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))
     }
+
+    /// Marks the run finished now and lets every key of it expire in
+    /// `keep_s` seconds.
+    pub async fn finish(&self, keep_s: u64) -> Result<(), StoreError> {
+        self.set_meta(&[(autoeval_proto::meta::FINISHED, unix_now().to_string())])
+            .await?;
+        let keys = self.existing_keys().await?;
+        let mut pipe = redis::pipe();
+        for k in &keys {
+            pipe.expire(k, keep_s.min(i64::MAX as u64) as i64).ignore();
+        }
+        let mut conn = self.conn.clone();
+        pipe.query_async::<()>(&mut conn)
+            .await
+            .map_err(redis_err("let the finished run expire"))
+    }
+
+    /// Deletes every key of the run found by its name: what is left of a
+    /// run whose registration is gone.
+    pub async fn delete_leftovers(&self) -> Result<(), StoreError> {
+        let keys = self.existing_keys().await?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        conn.del::<_, ()>(keys)
+            .await
+            .map_err(redis_err("delete the run's leftover keys"))
+    }
+
+    /// Every key of the run that exists now, found by its name.
+    pub async fn existing_keys(&self) -> Result<Vec<String>, StoreError> {
+        let pattern = run_key(&glob_literal(&self.run), "*");
+        scan_keys(&self.conn, &pattern).await
+    }
+}
+
+/// `name` as a glob that matches only itself.
+fn glob_literal(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// Every key matching `pattern`, read in batches.
+pub(crate) async fn scan_keys(
+    conn: &ConnectionManager,
+    pattern: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut conn = conn.clone();
+    let mut found = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err("look for keys"))?;
+        found.extend(keys);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

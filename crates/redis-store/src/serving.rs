@@ -4,11 +4,14 @@
 
 use crate::{redis_err, RunStore, StoreError};
 use redis::aio::ConnectionManager;
-use redis::Script;
+use redis::{AsyncCommands, Script};
 use std::time::Duration;
 
 /// The sorted set of served specs, scored by when a worker last said so (ms).
 const SERVING: &str = "autoeval:serving";
+/// Every spec a worker ever served, kept until `autoeval fleet gc` removes
+/// its queues: what the broker cannot list.
+pub const QUEUED_MODELS: &str = "autoeval:queued-models";
 /// How often a worker says what it serves.
 const TELL_EVERY: Duration = Duration::from_secs(1);
 /// A spec not stamped for this long is no longer served.
@@ -40,6 +43,13 @@ pub fn spawn_serving_reporter(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let stamp = Script::new(&format!("{NOW}{STAMP}"));
+        // Once: a spec's queues outlive the worker until gc removes them.
+        {
+            let mut conn = conn.clone();
+            if let Err(e) = conn.sadd::<_, _, ()>(QUEUED_MODELS, &models).await {
+                tracing::warn!(error = %e, "cannot note the models served; `autoeval fleet gc` will not see their queues");
+            }
+        }
         let mut tick = tokio::time::interval(TELL_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -71,4 +81,23 @@ impl RunStore {
         models.sort();
         Ok(models)
     }
+}
+
+/// Every model spec a worker ever served, whose queues may still exist.
+pub async fn queued_models(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+    let mut conn = conn.clone();
+    let mut models: Vec<String> = conn
+        .smembers(QUEUED_MODELS)
+        .await
+        .map_err(redis_err("read the models served"))?;
+    models.sort();
+    Ok(models)
+}
+
+/// Forgets `model` among the specs served, once its queues are gone.
+pub async fn forget_queued_model(conn: &ConnectionManager, model: &str) -> Result<(), StoreError> {
+    let mut conn = conn.clone();
+    conn.srem(QUEUED_MODELS, model)
+        .await
+        .map_err(redis_err("forget a model served"))
 }

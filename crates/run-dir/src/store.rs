@@ -3,7 +3,7 @@
 //! that line and the unit is simply done again.
 
 use autoeval_engine::{RecordStore, StoreError as EngineError};
-use autoeval_proto::{ResultRecord, UnitKey};
+use autoeval_proto::{ResultRecord, RoundKey, UnitKey};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
@@ -23,9 +23,13 @@ impl From<StoreError> for EngineError {
 
 /// A round's compact key: a digest of its (unit, round).
 fn round_digest(r: &ResultRecord) -> u64 {
+    digest_of(&r.unit(), r.round)
+}
+
+fn digest_of(unit: &UnitKey, round: u32) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (r.unit(), r.round).hash(&mut h);
+    (unit, round).hash(&mut h);
     h.finish()
 }
 
@@ -291,6 +295,61 @@ impl JsonlStore {
             .map_err(|e| err(&self.path, "append to", e))?;
         stored.insert(digest);
         Ok(true)
+    }
+}
+
+impl JsonlStore {
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Rounds in the file.
+    pub fn len(&self) -> usize {
+        self.file.lock().map_or(0, |g| g.1.len())
+    }
+
+    /// Whether the file holds no round.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Makes what was appended durable: the data reaches the disk.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        let guard = self
+            .file
+            .lock()
+            .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
+        guard
+            .0
+            .sync_data()
+            .map_err(|e| err(&self.path, "sync", e))
+    }
+
+    /// Removes the records of `rounds` (forgotten, to be done again), so
+    /// that their next records are appended; says how many it removed.
+    pub fn forget(&self, rounds: &HashSet<RoundKey>) -> Result<usize, StoreError> {
+        if rounds.is_empty() {
+            return Ok(0);
+        }
+        let mut guard = self
+            .file
+            .lock()
+            .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
+        let removed = JsonlStore::remove(&self.path, |r| rounds.contains(&r.round_key()))?;
+        if removed > 0 {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| err(&self.path, "open", e))?;
+            let (old, stored) = &mut *guard;
+            *old = file;
+            for round in rounds {
+                stored.remove(&digest_of(&round.unit, round.round));
+            }
+        }
+        Ok(removed)
     }
 }
 
