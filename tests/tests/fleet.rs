@@ -583,9 +583,23 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
     assert_eq!(fleet.mock_stats()["requests"].as_u64(), before);
     assert_eq!(read().len(), expected.len());
 
-    // Another machine's `report RUN --fleet` and `export RUN --fleet` read
-    // the run, its judgements included, from Redis into a directory of its own.
+    // Another machine's `report RUN --fleet` reads the run's settings and
+    // judgements from Redis; its rounds are in the coordinator's directory,
+    // and the command says so.
+    let bare = fleet.dir.join("bare").join(fleet.run());
+    let bare_text = bare.to_string_lossy().into_owned();
+    let said = fleet.autoeval_output(&["report", &bare_text, "--fleet", "--redis", REDIS]);
+    let said = String::from_utf8_lossy(&said.stderr);
+    assert!(
+        said.contains("the rest are in the run directory of the coordinator"),
+        "{said}"
+    );
+    assert!(bare.join("config.toml").exists(), "the settings came from Redis");
+    // With the coordinator's results beside them (a shared volume, a copy),
+    // `report --fleet` and `export --fleet` give the run, judgements included.
     let elsewhere = fleet.dir.join("elsewhere").join(fleet.run());
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(fleet.out.join("results.jsonl"), elsewhere.join("results.jsonl")).unwrap();
     let there = elsewhere.to_string_lossy().into_owned();
     let report = fleet.autoeval_output(&["report", &there, "--fleet", "--redis", REDIS]);
     succeeded(&report, "report --fleet");
@@ -593,7 +607,7 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
     assert_eq!(
         outcomes(&elsewhere),
         outcomes(&fleet.out),
-        "the rounds read from Redis are the run's"
+        "the rounds are the run's"
     );
     let judged_there = std::fs::read_to_string(elsewhere.join(file.file_name().unwrap()))
         .expect("the judge file read from Redis");

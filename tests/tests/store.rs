@@ -63,8 +63,11 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
     );
 
     // Read two at a time, the rounds come in the order they were recorded.
-    let (first, next) = store.arrivals(0, 2).await.unwrap();
-    let (rest, end) = store.arrivals(next, 2).await.unwrap();
+    let first = store.arrivals(0, 2).await.unwrap();
+    let next = first.next;
+    let rest = store.arrivals(next, 2).await.unwrap();
+    let end = rest.next;
+    let (first, rest) = (first.rounds, rest.rounds);
     let order: Vec<(String, Option<ResultRecord>)> = first.into_iter().chain(rest).collect();
     assert_eq!((next, end), (2, 3));
     assert_eq!(
@@ -77,13 +80,14 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
     assert!(store.forget(&a2.round_key()).await.unwrap());
     assert_eq!(store.done().await.unwrap(), 1);
     assert_eq!(store.recorded().await.unwrap(), 2);
-    let (seen, _) = store.arrivals(2, 10).await.unwrap();
+    let seen = store.arrivals(2, 10).await.unwrap().rounds;
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].1, None, "a forgotten round reads as a gap");
     let a2_redone = round("a", 2, Verdict::Equivalent);
     assert!(store.record(&a2_redone, 2).await.unwrap());
-    let (fresh, end) = store.arrivals(end, 10).await.unwrap();
-    assert_eq!(end, 4);
+    let fresh = store.arrivals(end, 10).await.unwrap();
+    assert_eq!(fresh.next, 4);
+    let fresh = fresh.rounds;
     assert_eq!(fresh[0].1.as_ref(), Some(&a2_redone));
     assert_eq!(
         store.counts().await.unwrap(),
@@ -95,7 +99,7 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
     );
     store.delete().await.unwrap();
     assert!(store.meta().await.unwrap().is_empty());
-    assert_eq!(store.arrivals(0, 10).await.unwrap().0.len(), 0);
+    assert_eq!(store.arrivals(0, 10).await.unwrap().rounds.len(), 0);
 }
 
 #[tokio::test]
@@ -121,7 +125,7 @@ async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
         store.counts().await.unwrap(),
         recount(&[a1.clone(), b1.clone(), c1.clone()])
     );
-    let (order, _) = store.arrivals(0, 10).await.unwrap();
+    let order = store.arrivals(0, 10).await.unwrap().rounds;
     assert_eq!(
         order.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
         vec![Some(a1), Some(b1), Some(c1)]
@@ -132,16 +136,17 @@ async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
 #[tokio::test]
 async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it_was() {
     let store = empty_store("store-trim-test").await;
+    store.start_arrivals().await.unwrap();
     let a1 = round("a", 1, Verdict::Equivalent);
     let b1 = round("b", 1, Verdict::NotEquivalent);
     let c1 = round("c", 1, Verdict::Timeout);
     store.record_all(&[a1.clone(), b1.clone()], 2).await.unwrap();
-    let (taken, next) = store.arrivals(0, 10).await.unwrap();
-    let fields: Vec<String> = taken.into_iter().map(|(f, _)| f).collect();
-    store.trim_taken(next, &fields).await.unwrap();
+    let read = store.arrivals(0, 10).await.unwrap();
+    let fields: Vec<String> = read.rounds.iter().map(|(f, _)| f.clone()).collect();
+    assert!(store.trim_taken(&read, &fields).await.unwrap());
     assert_eq!(store.recorded().await.unwrap(), 0, "the records left Redis");
     assert_eq!(store.marked().await.unwrap(), 2, "their marks stayed");
-    assert_eq!(store.arrivals_base().await.unwrap(), 2);
+    assert_eq!(store.arrivals_base().await.unwrap(), Some(2));
     // A task delivered again after its record was taken counts nothing.
     let mut b1_again = b1.clone();
     b1_again.verdict = Verdict::Equivalent;
@@ -149,12 +154,25 @@ async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it
     assert_eq!(store.counts().await.unwrap(), recount(&[a1.clone(), b1.clone()]));
     // The log goes on at the position after the rounds taken.
     assert!(store.record(&c1, 2).await.unwrap());
-    let (fresh, end) = store.arrivals(0, 10).await.unwrap();
-    assert_eq!(end, 3, "a reader from the start is moved past what was trimmed");
-    assert_eq!(fresh.into_iter().map(|(_, r)| r).collect::<Vec<_>>(), vec![Some(c1.clone())]);
-    // Trimming again up to the same place changes nothing.
-    store.trim_taken(2, &[]).await.unwrap();
-    assert_eq!(store.arrivals(2, 10).await.unwrap().0.len(), 1);
+    let fresh = store.arrivals(0, 10).await.unwrap();
+    assert_eq!(fresh.next, 3, "a reader from the start is moved past what was trimmed");
+    assert_eq!(
+        fresh.rounds.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+        vec![Some(c1.clone())]
+    );
+    // A trim of what was read before the log moved on does nothing.
+    assert!(!store.trim_taken(&read, &fields).await.unwrap());
+    assert_eq!(store.arrivals(2, 10).await.unwrap().rounds.len(), 1);
+    // A log Redis lost (no start) is never trimmed: its entries were not read.
+    let mut conn = autoeval_redis_store::connect(REDIS).await.unwrap();
+    redis::cmd("DEL")
+        .arg(autoeval_proto::fleet::run_key(store.run(), "arrivals-base"))
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+    let lost = store.arrivals(0, 10).await.unwrap();
+    assert_eq!(lost.base, None);
+    assert!(!store.trim_taken(&lost, &[]).await.unwrap());
     // A round forgotten after it was taken is taken back from the counts, and may be recorded anew.
     assert!(store.forget(&b1.round_key()).await.unwrap());
     assert_eq!(store.counts().await.unwrap()[&counter_field(&b1)], 0);
@@ -167,6 +185,7 @@ async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_who
     let store = empty_store("store-size-test").await;
     let model = "openai-compatible:reference@http://127.0.0.1:41234/v1";
     let units = 20_000u32;
+    store.start_arrivals().await.unwrap();
     let mut records = Vec::new();
     for n in 0..units {
         let mut r = round(&format!("plogic-b{}-c{}-{n:06}", n % 10, n % 40), 1, Verdict::Equivalent);
@@ -199,15 +218,13 @@ async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_who
         }
     };
     let before = bytes(&store).await;
-    let mut from = 0;
     loop {
-        let (taken, next) = store.arrivals(from, 2000).await.unwrap();
-        if taken.is_empty() {
+        let read = store.arrivals(0, 2000).await.unwrap();
+        if read.rounds.is_empty() {
             break;
         }
-        let fields: Vec<String> = taken.into_iter().map(|(f, _)| f).collect();
-        store.trim_taken(next, &fields).await.unwrap();
-        from = next;
+        let fields: Vec<String> = read.rounds.iter().map(|(f, _)| f.clone()).collect();
+        assert!(store.trim_taken(&read, &fields).await.unwrap());
     }
     let after = bytes(&store).await;
     let per_unit = after as f64 / f64::from(units);

@@ -15,6 +15,13 @@ use std::time::{Duration, Instant};
 /// Settings of `autoeval bench-fleet`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Run a simulated campaign of about this many units instead (the
+    /// paper's protocol with the reference model, one worker and one
+    /// verifier), beside one of about ten thousand: units per second,
+    /// Redis's, the coordinator's and the workers' memory, the run
+    /// directory's size and the time to write the report.
+    #[arg(long, value_name = "N")]
+    units: Option<u64>,
     /// Repeats of each timed run; medians are printed.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
@@ -33,7 +40,7 @@ pub struct Args {
 }
 
 /// A child process killed when dropped.
-struct Proc(Child);
+pub(super) struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -44,14 +51,15 @@ impl Drop for Proc {
 
 impl Proc {
     /// Peak resident memory in MiB.
-    fn peak_rss_mib(&self) -> Option<f64> {
+    pub(super) fn peak_rss_mib(&self) -> Option<f64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
     }
 }
 
-fn sibling(name: &str) -> Result<PathBuf> {
+/// A binary of the workspace built beside this one.
+pub(super) fn sibling(name: &str) -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let path = exe.with_file_name(name);
     if !path.exists() {
@@ -64,7 +72,7 @@ fn sibling(name: &str) -> Result<PathBuf> {
 }
 
 /// Starts a service and waits until `/readyz` answers 200.
-fn service(program: &Path, args: &[String], fleet: &FleetArgs) -> Result<Proc> {
+pub(super) fn service(program: &Path, args: &[String], fleet: &FleetArgs) -> Result<Proc> {
     let mut child = Command::new(program)
         .args(args)
         .envs(connection_env(fleet))
@@ -139,8 +147,14 @@ fn mock(latency_ms: u64) -> Result<(Proc, String)> {
 
 /// How far a run under way has got: units recorded so far.
 enum Watch {
-    /// A fleet run: its `done` counter in Redis.
-    Fleet(Box<(tokio::runtime::Runtime, RunStore)>),
+    /// A fleet run: its `done` counter in Redis, once the coordinator has
+    /// named the run in its directory.
+    Fleet {
+        rt: Box<tokio::runtime::Runtime>,
+        conn: autoeval_redis_store::Connection,
+        out: PathBuf,
+        store: Option<RunStore>,
+    },
     /// A one-machine run: the lines appended to its results file.
     Local {
         path: PathBuf,
@@ -150,17 +164,36 @@ enum Watch {
 }
 
 impl Watch {
-    fn fleet(redis: &str, run: &str) -> Result<Watch> {
+    fn fleet(redis: &str, out: &Path) -> Result<Watch> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let conn = rt.block_on(autoeval_redis_store::connect(redis))?;
-        Ok(Watch::Fleet(Box::new((rt, RunStore::new(conn, run)))))
+        Ok(Watch::Fleet {
+            rt: Box::new(rt),
+            conn,
+            out: out.to_path_buf(),
+            store: None,
+        })
     }
 
     fn units(&mut self) -> u64 {
         match self {
-            Watch::Fleet(fleet) => fleet.0.block_on(fleet.1.done()).unwrap_or(0),
+            Watch::Fleet {
+                rt,
+                conn,
+                out,
+                store,
+            } => {
+                if store.is_none() {
+                    if let Ok(run) = std::fs::read_to_string(out.join("run-id")) {
+                        *store = Some(RunStore::new(conn.clone(), run.trim()));
+                    }
+                }
+                store
+                    .as_ref()
+                    .map_or(0, |s| rt.block_on(s.done()).unwrap_or(0))
+            }
             Watch::Local { path, read, lines } => {
                 // Only the bytes appended since the last look are read.
                 use std::io::{Read, Seek, SeekFrom};
@@ -198,7 +231,7 @@ fn timed_run(
 ) -> Result<Timing> {
     let out = scratch.join(name);
     let mut watch = match fleet {
-        Some(f) => Watch::fleet(&f.redis, name)?,
+        Some(f) => Watch::fleet(&f.redis, &out)?,
         None => Watch::Local {
             path: out.join("results.jsonl"),
             read: 0,
@@ -228,9 +261,7 @@ fn timed_run(
     if !status.success() {
         bail!("the run {name} failed ({status})");
     }
-    let units = std::fs::read_to_string(out.join("results.jsonl"))?
-        .lines()
-        .count();
+    let units = super::campaign::count_lines(&out.join("results.jsonl"))? as usize;
     let first_at = |share: f64| {
         looks
             .iter()
@@ -276,7 +307,7 @@ struct Setup<'a> {
 
 /// The broker's and Redis's URLs for a process of the benchmark: in its
 /// environment, where other processes cannot read them, never in argv.
-fn connection_env(fleet: &FleetArgs) -> Vec<(&'static str, String)> {
+pub(super) fn connection_env(fleet: &FleetArgs) -> Vec<(&'static str, String)> {
     vec![
         ("AUTOEVAL_AMQP", fleet.amqp.clone()),
         ("AUTOEVAL_REDIS", fleet.redis.clone()),
@@ -334,6 +365,9 @@ fn plan(model: &str, per_bucket: usize, seed: u64) -> Vec<String> {
 
 /// Runs `autoeval bench-fleet`.
 pub fn run(args: Args) -> Result<()> {
+    if let Some(units) = args.units {
+        return super::campaign::run(units, &args.fleet);
+    }
     let worker = sibling("autoeval-worker")?;
     let verifier = sibling("autoeval-verifier")?;
     let scratch = std::env::temp_dir().join(format!("autoeval-bench-fleet-{}", std::process::id()));
@@ -447,10 +481,12 @@ pub fn run(args: Args) -> Result<()> {
 
 /// Deletes the runs' Redis keys, the benchmark's model queues and its files.
 fn cleanup(fleet: &FleetArgs, scratch: &Path, models: &[String]) {
+    // A fleet run's name is in its directory's `run-id`.
     let runs: Vec<String> = std::fs::read_dir(scratch)
         .map(|d| {
             d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter_map(|e| std::fs::read_to_string(e.path().join("run-id")).ok())
+                .map(|run| run.trim().to_string())
                 .collect()
         })
         .unwrap_or_default();

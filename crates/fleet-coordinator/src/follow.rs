@@ -75,17 +75,24 @@ impl Arrivals {
     pub async fn take(&mut self, store: &RunStore) -> Result<()> {
         const BATCH: u64 = 2000;
         loop {
-            let (batch, next) = store.arrivals(self.next, BATCH).await?;
-            let full = batch.len() as u64 == BATCH;
+            let arrived = store.arrivals(self.next, BATCH).await?;
+            let base = arrived.base.unwrap_or(0);
+            if base < self.next {
+                // Redis lost the log, or the last trim did not happen: read
+                // again from its first entry; rounds already in the directory are passed over.
+                self.next = base;
+                continue;
+            }
+            let full = arrived.rounds.len() as u64 == BATCH;
             // Asked once per batch, and only when a round is missing.
             let mut holds_run = None;
-            let mut taken = Vec::with_capacity(batch.len());
+            let mut taken = Vec::with_capacity(arrived.rounds.len());
             let mut forgotten = HashSet::new();
-            for (field, round) in batch {
+            for (field, round) in &arrived.rounds {
                 match round {
                     Some(r) => {
-                        self.log.append(&r)?;
-                        taken.push(field);
+                        self.log.append(r)?;
+                        taken.push(field.clone());
                     }
                     None => {
                         if holds_run.is_none() {
@@ -103,9 +110,10 @@ impl Arrivals {
             self.log.forget(&forgotten)?;
             // Durable on disk before Redis lets the records go.
             self.log.sync()?;
-            store.trim_taken(next, &taken).await?;
-            self.next = next;
-            if !full {
+            let trimmed = arrived.rounds.is_empty() || store.trim_taken(&arrived, &taken).await?;
+            // A log Redis lost is read from its start next time.
+            self.next = if trimmed { arrived.next } else { 0 };
+            if !full || !trimmed {
                 return Ok(());
             }
         }

@@ -660,7 +660,8 @@ async fn register(store: &RunStore, settings: &Resolved, units: usize, items: us
     if !meta.contains_key(meta::CREATED) {
         fields.push((meta::CREATED, unix_now().to_string()));
     }
-    Ok(store.set_meta(&fields).await?)
+    store.set_meta(&fields).await?;
+    Ok(store.start_arrivals().await?)
 }
 
 /// Waits until each `(model, queue)` has a consumer, for at most `wait_s` seconds.

@@ -154,16 +154,20 @@ return 1
 ";
 
 // The coordinator has written the arrivals before position ARGV[1] to the
-// run directory: their records leave `results` and their entries the log,
-// whose first entry is at position `arrivals-base`. The fields to drop
-// follow in ARGV[2..]; a field recorded again since is in the log again.
+// run directory, having read them when the log's first entry was at
+// position ARGV[2] (`arrivals-base`): their records leave `results` and
+// their entries the log. Nothing happens (-1) unless the log still starts
+// where it was read: a Redis that lost the run (no base) or a log trimmed
+// since holds entries not read. The fields to drop follow in ARGV[3..].
 const TRIM: &str = r"
-local base = tonumber(redis.call('GET', KEYS[3]) or '0')
+local base = redis.call('GET', KEYS[3])
+if not base or base ~= ARGV[2] then return -1 end
+base = tonumber(base)
 local upto = tonumber(ARGV[1])
 if upto <= base then return base end
 redis.call('LTRIM', KEYS[2], upto - base, -1)
 redis.call('SET', KEYS[3], upto)
-for i = 2, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+for i = 3, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
 return upto
 ";
 
@@ -239,6 +243,17 @@ pub async fn all_runs(conn: &ConnectionManager) -> Result<Vec<String>, StoreErro
 /// The counter a round adds to (`dataset|model|prompt|round|complexity|verdict`).
 pub fn counter_field(r: &ResultRecord) -> String {
     autoeval_proto::fleet::Counter::of(r).to_string()
+}
+
+/// Rounds read from a run's arrival log.
+#[derive(Debug)]
+pub struct Arrived {
+    /// Each round's `results` field, and its record (`None`: forgotten since).
+    pub rounds: Vec<(String, Option<ResultRecord>)>,
+    /// The log's start when read (`None`: the run has none, or Redis lost it).
+    pub base: Option<u64>,
+    /// The position after the rounds read.
+    pub next: u64,
 }
 
 /// One run's keys.
@@ -526,25 +541,25 @@ impl RunStore {
 
     /// Up to `max` rounds recorded from position `from` of the run's arrival
     /// log on (or from its first entry kept, when `from` was trimmed), in
-    /// the order they were recorded, each with its `results` field, and the
-    /// position after them. A round forgotten since it arrived comes back
-    /// as `None`; one recorded again arrives again later.
-    pub async fn arrivals(
-        &self,
-        from: u64,
-        max: u64,
-    ) -> Result<(Vec<(String, Option<ResultRecord>)>, u64), StoreError> {
+    /// the order they were recorded, each with its `results` field. A round
+    /// forgotten since it arrived comes back as `None`; one recorded again
+    /// arrives again later.
+    pub async fn arrivals(&self, from: u64, max: u64) -> Result<Arrived, StoreError> {
         let mut conn = self.conn.clone();
         let base = self.arrivals_base().await?;
-        let from = from.max(base);
-        let first = (from - base) as isize;
+        let from = from.max(base.unwrap_or(0));
+        let first = (from - base.unwrap_or(0)) as isize;
         let last = first + max.max(1) as isize - 1;
         let fields: Vec<String> = conn
             .lrange(self.key("arrivals"), first, last)
             .await
             .map_err(redis_err("read the arrival log"))?;
         if fields.is_empty() {
-            return Ok((Vec::new(), from));
+            return Ok(Arrived {
+                rounds: Vec::new(),
+                base,
+                next: from,
+            });
         }
         let values: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(self.key("results"))
@@ -568,36 +583,50 @@ impl RunStore {
                 Ok((field, record))
             })
             .collect::<Result<_, StoreError>>()?;
-        Ok((rounds, next))
+        Ok(Arrived { rounds, base, next })
     }
 
-    /// The position of the arrival log's first entry kept.
-    pub async fn arrivals_base(&self) -> Result<u64, StoreError> {
+    /// The position of the arrival log's first entry kept; `None` when the
+    /// run has none yet or Redis lost it.
+    pub async fn arrivals_base(&self) -> Result<Option<u64>, StoreError> {
         let mut conn = self.conn.clone();
-        let base: Option<u64> = conn
-            .get(self.key("arrivals-base"))
+        conn.get(self.key("arrivals-base"))
             .await
-            .map_err(redis_err("read the arrival log's start"))?;
-        Ok(base.unwrap_or(0))
+            .map_err(redis_err("read the arrival log's start"))
     }
 
-    /// Drops the records of `fields`, taken from the arrival log before
-    /// position `upto` and written to the run directory, and the log's
-    /// entries before `upto`; the rounds stay marked as recorded.
-    pub async fn trim_taken(&self, upto: u64, fields: &[String]) -> Result<(), StoreError> {
+    /// Drops the records of `fields`, read by `arrived` and written to the
+    /// run directory, and the log's entries before `arrived.next`; the
+    /// rounds stay marked as recorded. False, with nothing dropped, when
+    /// the log no longer starts where it was read (Redis lost the run).
+    pub async fn trim_taken(&self, arrived: &Arrived, fields: &[String]) -> Result<bool, StoreError> {
+        let Some(base) = arrived.base else {
+            return Ok(false);
+        };
         let mut conn = self.conn.clone();
         let mut call = self.trim.prepare_invoke();
         call.key(self.key("results"))
             .key(self.key("arrivals"))
             .key(self.key("arrivals-base"))
-            .arg(upto);
+            .arg(arrived.next)
+            .arg(base);
         for f in fields {
             call.arg(f);
         }
-        call.invoke_async::<u64>(&mut conn)
+        let done: i64 = call
+            .invoke_async(&mut conn)
             .await
             .map_err(redis_err("trim the rounds taken"))?;
-        Ok(())
+        Ok(done >= 0)
+    }
+
+    /// Starts the run's arrival log at position 0 unless it has a start: a
+    /// log without one is one Redis lost, and is not trimmed.
+    pub async fn start_arrivals(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        conn.set_nx::<_, _, ()>(self.key("arrivals-base"), 0)
+            .await
+            .map_err(redis_err("start the arrival log"))
     }
 
     /// How many rounds are marked as recorded, whether or not their
