@@ -440,3 +440,52 @@ pub fn run_of(dir: &Path) -> String {
     autoeval_run_dir::run_name(&autoeval_run_dir::RunDir(dir.to_path_buf()))
         .expect("the run's name")
 }
+
+/// A Redis of the test's own, which it can stop without saving and start empty.
+pub struct OwnRedis {
+    /// Its port.
+    pub port: u16,
+    server: Option<Process>,
+}
+
+impl OwnRedis {
+    /// Starts an empty server on a free port.
+    pub fn start() -> OwnRedis {
+        let mut redis = OwnRedis {
+            port: free_port(),
+            server: None,
+        };
+        redis.restart();
+        redis
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server (nothing is saved) and starts an empty one on the same port.
+    pub fn restart(&mut self) {
+        if let Some(mut old) = self.server.take() {
+            old.kill9();
+        }
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"])
+            .args(["--enable-debug-command", "local"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.server = Some(Process {
+            child,
+            health: None,
+        });
+        let port = self.port;
+        wait_for("the test's Redis answers", Duration::from_secs(30), || {
+            Command::new("redis-cli")
+                .args(["-p", &port.to_string(), "ping"])
+                .output()
+                .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
+        });
+    }
+}

@@ -6,13 +6,11 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
-use autoeval_e2e::fleet::{
-    free_port, get_json, recount, wait_for, Fleet, Process, AMQP, ONE_AT_A_TIME,
-};
+use autoeval_e2e::fleet::{get_json, recount, wait_for, Fleet, OwnRedis, Process, AMQP, ONE_AT_A_TIME};
 use autoeval_mock_llm::Arrival;
 use autoeval_proto::{ResultRecord, Verdict};
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 /// About 2,000 units over the five datasets, two rounds each.
@@ -38,52 +36,6 @@ const PLAN: [&str; 20] = [
     "--seed",
     "11",
 ];
-
-/// A Redis of the test's own, which it can stop without saving and start empty.
-struct OwnRedis {
-    port: u16,
-    server: Option<Process>,
-}
-
-impl OwnRedis {
-    fn start() -> OwnRedis {
-        let mut redis = OwnRedis {
-            port: free_port(),
-            server: None,
-        };
-        redis.restart();
-        redis
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// Kills the server (nothing is saved) and starts an empty one on the same port.
-    fn restart(&mut self) {
-        if let Some(mut old) = self.server.take() {
-            old.kill9();
-        }
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string()])
-            .args(["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"])
-            .args(["--enable-debug-command", "local"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.server = Some(Process {
-            child,
-            health: None,
-        });
-        let port = self.port;
-        wait_for("the test's Redis answers", Duration::from_secs(30), || {
-            Command::new("redis-cli")
-                .args(["-p", &port.to_string(), "ping"])
-                .output()
-                .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
-        });
-    }
-}
 
 /// A token cap no run here reaches: every round trip is charged to the run's budget.
 const CAP: &str = "1000000000000";

@@ -286,10 +286,12 @@ pub fn run(units: u64, fleet: &FleetArgs) -> Result<()> {
     for (m, _, _) in &rows {
         let store = RunStore::new(conn.clone(), &m.run);
         let deadline = Instant::now() + Duration::from_secs(KEEP_S + 60);
-        let mut left = rt.block_on(store.existing_keys())?.len();
+        // A look that fails (Redis busy freeing a big run) is taken again.
+        let look = || rt.block_on(store.existing_keys()).map_or(usize::MAX, |k| k.len());
+        let mut left = look();
         while left > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(500));
-            left = rt.block_on(store.existing_keys())?.len();
+            left = look();
         }
         println!(
             "  {}: {left} keys left {:.0} s after the campaigns ended (--keep-s {KEEP_S})",

@@ -531,37 +531,16 @@ impl Broker {
             .map(|_| ())
     }
 
-    /// Deletes `queue` if it has no consumer and no message, on a channel of
-    /// its own (the broker closes the channel of a refused delete). True
-    /// when it was deleted or was not there; false when in use or not empty.
+    /// Deletes `queue` if it has no consumer and no message ready; true
+    /// when it was deleted or was not there, false when in use or not
+    /// empty. Quorum queues refuse the broker's own `if-unused` check, so
+    /// it is looked at first: a consumer that attaches between the look
+    /// and the delete loses its subscription, and reconnects.
     pub async fn delete_queue_if_idle(&self, queue: &str) -> Result<bool, BrokerError> {
-        let channel = self
-            .connection
-            .create_channel()
-            .bounded("open a channel")
-            .await?;
-        let options = lapin::options::QueueDeleteOptions {
-            if_unused: true,
-            if_empty: true,
-            ..Default::default()
-        };
-        let deleted = tokio::time::timeout(
-            OPERATION_TIMEOUT,
-            channel.queue_delete(queue.into(), options),
-        )
-        .await
-        .map_err(|_| BrokerError::TimedOut {
-            what: format!("delete {queue}"),
-            seconds: OPERATION_TIMEOUT.as_secs(),
-        })?;
-        match deleted {
-            Ok(_) => {
-                let _ = channel.close(200, "done".into()).await;
-                Ok(true)
-            }
-            Err(e) if is_not_found(&e) => Ok(true),
-            Err(e) if is_precondition_failed(&e) => Ok(false),
-            Err(e) => Err(amqp(format!("delete {queue}"))(e)),
+        match self.depth(queue).await? {
+            None => Ok(true),
+            Some((0, 0)) => self.delete_queue(queue).await.map(|()| true),
+            Some(_) => Ok(false),
         }
     }
 
@@ -584,9 +563,6 @@ fn is_not_found(e: &lapin::Error) -> bool {
     e.to_string().contains("NOT_FOUND")
 }
 
-fn is_precondition_failed(e: &lapin::Error) -> bool {
-    e.to_string().contains("PRECONDITION_FAILED")
-}
 
 fn headers(meta: &Meta, reason: Option<&str>) -> FieldTable {
     let mut h = FieldTable::default();

@@ -66,15 +66,17 @@ pub async fn collect(conn: &Connection, broker: &Broker, dry_run: bool) -> Resul
     }
     let serving = RunStore::new(conn.clone(), "").served_models().await?;
     for model in autoeval_redis_store::queued_models(conn).await? {
-        let queues = [translate_queue(&model), judge_queue(&model)];
-        if used.contains("*") || used.contains(&model) || serving.contains(&model) {
-            done.queues_kept.extend(queues);
-            continue;
-        }
+        let in_use = used.contains("*") || used.contains(&model) || serving.contains(&model);
         let mut all_gone = true;
-        for q in queues {
-            let gone = if dry_run {
-                broker.depth(&q).await?.is_none_or(|(n, c)| n == 0 && c == 0)
+        for q in [translate_queue(&model), judge_queue(&model)] {
+            // A queue never declared (a model never judged with) is no news.
+            let Some((ready, consumers)) = broker.depth(&q).await? else {
+                continue;
+            };
+            let gone = if in_use {
+                false
+            } else if dry_run {
+                ready == 0 && consumers == 0
             } else {
                 broker.delete_queue_if_idle(&q).await?
             };

@@ -710,7 +710,8 @@ impl RunStore {
     pub async fn delete(&self) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let keys = self.all_keys().await?;
-        conn.del::<_, ()>(keys)
+        // Freed in the background: a big run's hashes hold a field per unit.
+        conn.unlink::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run"))
     }
@@ -739,7 +740,7 @@ impl RunStore {
             return Ok(());
         }
         let mut conn = self.conn.clone();
-        conn.del::<_, ()>(keys)
+        conn.unlink::<_, ()>(keys)
             .await
             .map_err(redis_err("delete the run's leftover keys"))
     }
