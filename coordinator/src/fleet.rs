@@ -60,7 +60,11 @@ fn collect(args: GcArgs) -> Result<()> {
         broker.close().await;
         done
     })?;
-    let verb = if args.dry_run { "would remove" } else { "removed" };
+    let verb = if args.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
     out!(
         "fleet gc: {verb} {} finished run{}, the keys left of {} unregistered run{}, {} queue{}; kept {} run{} still going and {} queue{} in use",
         done.runs.len(),
@@ -75,7 +79,10 @@ fn collect(args: GcArgs) -> Result<()> {
         plural(done.queues_kept.len()),
     );
     if done.dead_letters > 0 {
-        out!("  and took {} dead letters of the finished runs out of the dead-letter queue", done.dead_letters);
+        out!(
+            "  and took {} dead letters of the finished runs out of the dead-letter queue",
+            done.dead_letters
+        );
     }
     for run in &done.runs {
         out!("  run {run} (finished)");

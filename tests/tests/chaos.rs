@@ -6,7 +6,9 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
-use autoeval_e2e::fleet::{get_json, recount, wait_for, Fleet, OwnRedis, Process, AMQP, ONE_AT_A_TIME};
+use autoeval_e2e::fleet::{
+    get_json, recount, wait_for, Fleet, OwnRedis, Process, AMQP, ONE_AT_A_TIME,
+};
 use autoeval_mock_llm::Arrival;
 use autoeval_proto::{ResultRecord, Verdict};
 use std::collections::BTreeMap;

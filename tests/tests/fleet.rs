@@ -594,12 +594,19 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
         said.contains("the rest are in the run directory of the coordinator"),
         "{said}"
     );
-    assert!(bare.join("config.toml").exists(), "the settings came from Redis");
+    assert!(
+        bare.join("config.toml").exists(),
+        "the settings came from Redis"
+    );
     // With the coordinator's results beside them (a shared volume, a copy),
     // `report --fleet` and `export --fleet` give the run, judgements included.
     let elsewhere = fleet.dir.join("elsewhere").join(fleet.run());
     std::fs::create_dir_all(&elsewhere).unwrap();
-    std::fs::copy(fleet.out.join("results.jsonl"), elsewhere.join("results.jsonl")).unwrap();
+    std::fs::copy(
+        fleet.out.join("results.jsonl"),
+        elsewhere.join("results.jsonl"),
+    )
+    .unwrap();
     let there = elsewhere.to_string_lossy().into_owned();
     let report = fleet.autoeval_output(&["report", &there, "--fleet", "--redis", REDIS]);
     succeeded(&report, "report --fleet");

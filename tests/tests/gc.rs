@@ -65,7 +65,10 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
     let going = RunStore::new(conn.clone(), "gc-going");
     let finished = RunStore::new(conn.clone(), "gc-finished");
     rt.block_on(async {
-        going.set_meta(&[(meta::PLAN, plan_using(&used))]).await.unwrap();
+        going
+            .set_meta(&[(meta::PLAN, plan_using(&used))])
+            .await
+            .unwrap();
         finished
             .set_meta(&[(meta::PLAN, plan_using(&unused))])
             .await
@@ -90,7 +93,10 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
     let keys = |store: &RunStore| rt.block_on(store.existing_keys()).unwrap().len();
     let leftover = RunStore::new(conn.clone(), "gc-leftover");
     let finished_keys = keys(&finished);
-    assert!(finished_keys >= 4, "{finished_keys} keys of the finished run");
+    assert!(
+        finished_keys >= 4,
+        "{finished_keys} keys of the finished run"
+    );
 
     let said = gc(&url, &["--dry-run"]);
     assert!(
@@ -99,11 +105,16 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
     );
     assert_eq!(keys(&finished), finished_keys, "a dry run removes nothing");
     assert_eq!(keys(&leftover), 1);
-    assert!(rt.block_on(broker.depth(&translate_queue(&unused))).unwrap().is_some());
+    assert!(rt
+        .block_on(broker.depth(&translate_queue(&unused)))
+        .unwrap()
+        .is_some());
 
     let said = gc(&url, &[]);
     eprintln!("{said}");
-    let unused_queue = rt.block_on(broker.depth(&translate_queue(&unused))).unwrap();
+    let unused_queue = rt
+        .block_on(broker.depth(&translate_queue(&unused)))
+        .unwrap();
     let used_queue = rt.block_on(broker.depth(&translate_queue(&used))).unwrap();
     let going_meta = rt.block_on(going.meta()).unwrap();
     let _ = rt.block_on(broker.delete_queue(&translate_queue(&used)));

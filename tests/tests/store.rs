@@ -140,7 +140,10 @@ async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it
     let a1 = round("a", 1, Verdict::Equivalent);
     let b1 = round("b", 1, Verdict::NotEquivalent);
     let c1 = round("c", 1, Verdict::Timeout);
-    store.record_all(&[a1.clone(), b1.clone()], 2).await.unwrap();
+    store
+        .record_all(&[a1.clone(), b1.clone()], 2)
+        .await
+        .unwrap();
     let read = store.arrivals(0, 10).await.unwrap();
     let fields: Vec<String> = read.rounds.iter().map(|(f, _)| f.clone()).collect();
     assert!(store.trim_taken(&read, &fields).await.unwrap());
@@ -151,13 +154,23 @@ async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it
     let mut b1_again = b1.clone();
     b1_again.verdict = Verdict::Equivalent;
     assert!(!store.record(&b1_again, 2).await.unwrap());
-    assert_eq!(store.counts().await.unwrap(), recount(&[a1.clone(), b1.clone()]));
+    assert_eq!(
+        store.counts().await.unwrap(),
+        recount(&[a1.clone(), b1.clone()])
+    );
     // The log goes on at the position after the rounds taken.
     assert!(store.record(&c1, 2).await.unwrap());
     let fresh = store.arrivals(0, 10).await.unwrap();
-    assert_eq!(fresh.next, 3, "a reader from the start is moved past what was trimmed");
     assert_eq!(
-        fresh.rounds.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+        fresh.next, 3,
+        "a reader from the start is moved past what was trimmed"
+    );
+    assert_eq!(
+        fresh
+            .rounds
+            .iter()
+            .map(|(_, r)| r.clone())
+            .collect::<Vec<_>>(),
         vec![Some(c1.clone())]
     );
     // A trim of what was read before the log moved on does nothing.
@@ -188,7 +201,11 @@ async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_who
     store.start_arrivals().await.unwrap();
     let mut records = Vec::new();
     for n in 0..units {
-        let mut r = round(&format!("plogic-b{}-c{}-{n:06}", n % 10, n % 40), 1, Verdict::Equivalent);
+        let mut r = round(
+            &format!("plogic-b{}-c{}-{n:06}", n % 10, n % 40),
+            1,
+            Verdict::Equivalent,
+        );
         r.model = model.into();
         r.complexity = n % 40;
         r.english = Some("x".repeat(300));
@@ -238,7 +255,10 @@ async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_who
     store.finish(1).await.unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !store.existing_keys().await.unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the finished run's keys did not expire");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the finished run's keys did not expire"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(store.existing_keys().await.unwrap().len(), 0);

@@ -121,7 +121,10 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items, shortfalls = short.len(), "generated");
     let mut recorded = RecordedUnits::new(settings.plan.rounds);
-    let store = Arc::new(JsonlStore::open_with(&dir.results(), |r| recorded.add(&r))?);
+    // Each round is done once: the run goes on from what the file holds.
+    let store = Arc::new(JsonlStore::open_for_new_rounds(&dir.results(), |r| {
+        recorded.add(&r)
+    })?);
     let units = settings.plan.units(items);
     let finished = recorded.finished();
     let to_do = units.saturating_sub(finished);

@@ -41,10 +41,15 @@ struct Measured {
 fn plan_for(units: u64) -> Vec<String> {
     let batches_of_ten = 10 * PAPER_UNITS_PER_BATCH;
     let (batches, repeats) = if units >= batches_of_ten {
-        (10, (units as f64 / batches_of_ten as f64).round().max(1.0) as u64)
+        (
+            10,
+            (units as f64 / batches_of_ten as f64).round().max(1.0) as u64,
+        )
     } else {
         (
-            (units as f64 / PAPER_UNITS_PER_BATCH as f64).round().max(1.0) as u64,
+            (units as f64 / PAPER_UNITS_PER_BATCH as f64)
+                .round()
+                .max(1.0) as u64,
             1,
         )
     };
@@ -91,7 +96,8 @@ fn peak_rss_mib(pid: u32) -> Option<f64> {
 
 /// Lines of a results file, read a block at a time.
 pub(super) fn count_lines(path: &Path) -> Result<u64> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut lines = 0u64;
     loop {
@@ -151,7 +157,13 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
     let mut child = Command::new(std::env::current_exe()?)
         .arg("run")
         .args(plan)
-        .args(["--fleet", "--quiet", "--keep-s", &KEEP_S.to_string(), "--out"])
+        .args([
+            "--fleet",
+            "--quiet",
+            "--keep-s",
+            &KEEP_S.to_string(),
+            "--out",
+        ])
         .arg(&dir)
         .envs(connection_env(fleet))
         .stdout(Stdio::null())
@@ -186,7 +198,9 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
         }
         bail!("the campaign {name} failed ({status}): {said}");
     }
-    let run = std::fs::read_to_string(dir.join("run-id"))?.trim().to_string();
+    let run = std::fs::read_to_string(dir.join("run-id"))?
+        .trim()
+        .to_string();
     let store = RunStore::new(conn.clone(), &run);
     let units = count_lines(&dir.join("results.jsonl"))?;
     let first_at = |share: f64| {
@@ -252,7 +266,17 @@ pub fn run(units: u64, fleet: &FleetArgs) -> Result<()> {
     }
     println!(
         "  {:>9} {:>9} {:>9} {:>10} {:>11} {:>10} {:>12} {:>11} {:>11} {:>9} {:>8}",
-        "units", "run s", "units/s", "in flow", "Redis peak", "run added", "coordinator", "worker", "verifier", "run dir", "report"
+        "units",
+        "run s",
+        "units/s",
+        "in flow",
+        "Redis peak",
+        "run added",
+        "coordinator",
+        "worker",
+        "verifier",
+        "run dir",
+        "report"
     );
     for (m, worker_mib, verifier_mib) in &rows {
         println!(
@@ -287,7 +311,10 @@ pub fn run(units: u64, fleet: &FleetArgs) -> Result<()> {
         let store = RunStore::new(conn.clone(), &m.run);
         let deadline = Instant::now() + Duration::from_secs(KEEP_S + 60);
         // A look that fails (Redis busy freeing a big run) is taken again.
-        let look = || rt.block_on(store.existing_keys()).map_or(usize::MAX, |k| k.len());
+        let look = || {
+            rt.block_on(store.existing_keys())
+                .map_or(usize::MAX, |k| k.len())
+        };
         let mut left = look();
         while left > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(500));

@@ -147,14 +147,8 @@ fn mock(latency_ms: u64) -> Result<(Proc, String)> {
 
 /// How far a run under way has got: units recorded so far.
 enum Watch {
-    /// A fleet run: its `done` counter in Redis, once the coordinator has
-    /// named the run in its directory.
-    Fleet {
-        rt: Box<tokio::runtime::Runtime>,
-        conn: autoeval_redis_store::Connection,
-        out: PathBuf,
-        store: Option<RunStore>,
-    },
+    /// A fleet run: its `done` counter in Redis.
+    Fleet(Box<FleetWatch>),
     /// A one-machine run: the lines appended to its results file.
     Local {
         path: PathBuf,
@@ -163,36 +157,41 @@ enum Watch {
     },
 }
 
+/// A fleet run's `done` counter, read once the coordinator has named the
+/// run in its directory.
+struct FleetWatch {
+    rt: tokio::runtime::Runtime,
+    conn: autoeval_redis_store::Connection,
+    out: PathBuf,
+    store: Option<RunStore>,
+}
+
 impl Watch {
     fn fleet(redis: &str, out: &Path) -> Result<Watch> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let conn = rt.block_on(autoeval_redis_store::connect(redis))?;
-        Ok(Watch::Fleet {
-            rt: Box::new(rt),
+        Ok(Watch::Fleet(Box::new(FleetWatch {
+            rt,
             conn,
             out: out.to_path_buf(),
             store: None,
-        })
+        })))
     }
 
     fn units(&mut self) -> u64 {
         match self {
-            Watch::Fleet {
-                rt,
-                conn,
-                out,
-                store,
-            } => {
-                if store.is_none() {
-                    if let Ok(run) = std::fs::read_to_string(out.join("run-id")) {
-                        *store = Some(RunStore::new(conn.clone(), run.trim()));
+            Watch::Fleet(fleet) => {
+                if fleet.store.is_none() {
+                    if let Ok(run) = std::fs::read_to_string(fleet.out.join("run-id")) {
+                        fleet.store = Some(RunStore::new(fleet.conn.clone(), run.trim()));
                     }
                 }
-                store
-                    .as_ref()
-                    .map_or(0, |s| rt.block_on(s.done()).unwrap_or(0))
+                match &fleet.store {
+                    Some(s) => fleet.rt.block_on(s.done()).unwrap_or(0),
+                    None => 0,
+                }
             }
             Watch::Local { path, read, lines } => {
                 // Only the bytes appended since the last look are read.

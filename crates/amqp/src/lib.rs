@@ -563,7 +563,6 @@ fn is_not_found(e: &lapin::Error) -> bool {
     e.to_string().contains("NOT_FOUND")
 }
 
-
 fn headers(meta: &Meta, reason: Option<&str>) -> FieldTable {
     let mut h = FieldTable::default();
     let text = |s: &str| AMQPValue::LongString(LongString::from(s));

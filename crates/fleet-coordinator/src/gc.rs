@@ -46,7 +46,10 @@ pub async fn collect(conn: &Connection, broker: &Broker, dry_run: bool) -> Resul
             done.runs.push(run.clone());
         } else {
             // A plan this build cannot read keeps every queue: nothing is known unused.
-            match meta.get(meta::PLAN).map(|p| serde_json::from_str::<RunPlan>(p)) {
+            match meta
+                .get(meta::PLAN)
+                .map(|p| serde_json::from_str::<RunPlan>(p))
+            {
                 Some(Ok(plan)) => used.extend(plan.models),
                 _ => {
                     used.insert("*".to_string());

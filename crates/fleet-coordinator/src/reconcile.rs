@@ -186,7 +186,10 @@ impl Reconciler<'_> {
         // with a gap, the records around it.
         let mut chains: HashMap<u64, Vec<u32>> = HashMap::new();
         for_each_record(&path, |r| {
-            chains.entry(unit_digest(&r.unit())).or_default().push(r.round);
+            chains
+                .entry(unit_digest(&r.unit()))
+                .or_default()
+                .push(r.round);
         })?;
         let mut missing_of: HashMap<u64, u32> = HashMap::new();
         for (unit, rounds) in chains {

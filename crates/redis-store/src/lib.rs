@@ -599,7 +599,11 @@ impl RunStore {
     /// run directory, and the log's entries before `arrived.next`; the
     /// rounds stay marked as recorded. False, with nothing dropped, when
     /// the log no longer starts where it was read (Redis lost the run).
-    pub async fn trim_taken(&self, arrived: &Arrived, fields: &[String]) -> Result<bool, StoreError> {
+    pub async fn trim_taken(
+        &self,
+        arrived: &Arrived,
+        fields: &[String],
+    ) -> Result<bool, StoreError> {
         let Some(base) = arrived.base else {
             return Ok(false);
         };

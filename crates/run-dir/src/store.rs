@@ -34,11 +34,20 @@ fn digest_of(unit: &UnitKey, round: u32) -> u64 {
 }
 
 /// A JSONL file of records: one machine's [`RecordStore`]. It holds the
-/// file and a digest of each round in it, never the records themselves.
+/// file and, unless its writer never repeats a round, a digest of each
+/// round in it; never the records themselves.
 pub struct JsonlStore {
     path: PathBuf,
-    /// The file, and the digest of every (unit, round) in it.
-    file: Mutex<(File, HashSet<u64>)>,
+    file: Mutex<Appending>,
+}
+
+/// The open file and what is known of the rounds in it.
+struct Appending {
+    file: File,
+    /// The digest of every (unit, round) in the file, when appends are checked.
+    seen: Option<HashSet<u64>>,
+    /// Rounds in the file.
+    count: usize,
 }
 
 fn err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -52,9 +61,29 @@ impl JsonlStore {
     }
 
     /// Opens (or creates) the file, hands each record in it to `each` (each
-    /// round once, the first written), and cuts off a torn last line.
+    /// round once, the first written), and cuts off a torn last line. A
+    /// round appended again is passed over.
     pub fn open_with(
         path: &Path,
+        each: impl FnMut(ResultRecord),
+    ) -> Result<JsonlStore, StoreError> {
+        JsonlStore::open_checked(path, Some(HashSet::new()), each)
+    }
+
+    /// As [`JsonlStore::open_with`], for a writer that never appends a round
+    /// the file holds (a one-machine run, which goes on from what `each`
+    /// was given): every append is written, and no digest per round is
+    /// kept, so the store's memory does not grow with the run.
+    pub fn open_for_new_rounds(
+        path: &Path,
+        each: impl FnMut(ResultRecord),
+    ) -> Result<JsonlStore, StoreError> {
+        JsonlStore::open_checked(path, None, each)
+    }
+
+    fn open_checked(
+        path: &Path,
+        mut seen: Option<HashSet<u64>>,
         mut each: impl FnMut(ResultRecord),
     ) -> Result<JsonlStore, StoreError> {
         // A finished run's compressed results are appended to as plain lines again.
@@ -65,12 +94,15 @@ impl JsonlStore {
             .append(true)
             .open(path)
             .map_err(|e| err(path, "open", e))?;
-        let mut stored = HashSet::new();
+        let mut count = 0;
         let good_len = read_records(
             BufReader::with_capacity(1 << 16, &file),
             path,
-            &mut stored,
-            &mut each,
+            seen.as_mut(),
+            &mut |r| {
+                count += 1;
+                each(r)
+            },
         )?;
         let len = file.metadata().map_err(|e| err(path, "inspect", e))?.len();
         if good_len < len {
@@ -82,7 +114,7 @@ impl JsonlStore {
             .map_err(|e| err(path, "seek in", e))?;
         Ok(JsonlStore {
             path: path.to_path_buf(),
-            file: Mutex::new((file, stored)),
+            file: Mutex::new(Appending { file, seen, count }),
         })
     }
 
@@ -241,12 +273,12 @@ pub fn replace_results(path: &Path, records: &[ResultRecord]) -> Result<(), Stor
     remove_if_there(&compressed(path))
 }
 
-/// Hands each record of a file to `each`, each (unit, round) once (the
-/// first written), and gives the length of its complete lines.
+/// Hands each record of a file to `each` (with `seen`, each (unit, round)
+/// once, the first written), and gives the length of its complete lines.
 fn read_records(
     mut reader: impl BufRead,
     path: &Path,
-    seen: &mut HashSet<u64>,
+    mut seen: Option<&mut HashSet<u64>>,
     each: &mut impl FnMut(ResultRecord),
 ) -> Result<u64, StoreError> {
     let mut good_len = 0u64;
@@ -268,7 +300,10 @@ fn read_records(
             ))
         })?;
         good_len += n as u64;
-        if seen.insert(round_digest(&record)) {
+        let first = seen
+            .as_deref_mut()
+            .is_none_or(|seen| seen.insert(round_digest(&record)));
+        if first {
             each(record);
         }
     }
@@ -281,19 +316,24 @@ impl JsonlStore {
         let mut line =
             serde_json::to_string(record).map_err(|e| err(&self.path, "encode a record for", e))?;
         line.push('\n');
-        let digest = round_digest(record);
         let mut guard = self
             .file
             .lock()
             .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
-        let (file, stored) = &mut *guard;
-        if stored.contains(&digest) {
-            return Ok(false);
+        let open = &mut *guard;
+        if let Some(seen) = &open.seen {
+            if seen.contains(&round_digest(record)) {
+                return Ok(false);
+            }
         }
         // One write per line: a crash leaves whole lines and at most one torn one.
-        file.write_all(line.as_bytes())
+        open.file
+            .write_all(line.as_bytes())
             .map_err(|e| err(&self.path, "append to", e))?;
-        stored.insert(digest);
+        if let Some(seen) = &mut open.seen {
+            seen.insert(round_digest(record));
+        }
+        open.count += 1;
         Ok(true)
     }
 }
@@ -306,7 +346,7 @@ impl JsonlStore {
 
     /// Rounds in the file.
     pub fn len(&self) -> usize {
-        self.file.lock().map_or(0, |g| g.1.len())
+        self.file.lock().map_or(0, |g| g.count)
     }
 
     /// Whether the file holds no round.
@@ -321,7 +361,7 @@ impl JsonlStore {
             .lock()
             .map_err(|_| StoreError("the results file lock is poisoned".into()))?;
         guard
-            .0
+            .file
             .sync_data()
             .map_err(|e| err(&self.path, "sync", e))
     }
@@ -343,10 +383,13 @@ impl JsonlStore {
                 .append(true)
                 .open(&self.path)
                 .map_err(|e| err(&self.path, "open", e))?;
-            let (old, stored) = &mut *guard;
-            *old = file;
-            for round in rounds {
-                stored.remove(&digest_of(&round.unit, round.round));
+            let open = &mut *guard;
+            open.file = file;
+            open.count = open.count.saturating_sub(removed);
+            if let Some(seen) = &mut open.seen {
+                for round in rounds {
+                    seen.remove(&digest_of(&round.unit, round.round));
+                }
             }
         }
         Ok(removed)
@@ -414,7 +457,7 @@ pub fn for_each_record(
         let file = File::open(path).map_err(|e| err(path, "open", e))?;
         (Box::new(BufReader::with_capacity(1 << 16, file)), path)
     };
-    read_records(reader, source, &mut HashSet::new(), &mut count)?;
+    read_records(reader, source, Some(&mut HashSet::new()), &mut count)?;
     Ok(n)
 }
 
