@@ -69,6 +69,7 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "worker-wait-s" => "9".into(),
         "health-addr" => r#""127.0.0.1:1""#.into(),
         "linger-s" => "1".into(),
+        "keep-s" => "60".into(),
         "budget-usd" => "2.5".into(),
         "budget-tokens" => "100000".into(),
         "no-budget" => "true".into(),

@@ -78,13 +78,14 @@ struct CommandKeys {
     #[serde(alias = "metrics-addr")]
     health_addr: Option<String>,
     linger_s: Option<u64>,
+    keep_s: Option<u64>,
     budget_usd: Option<f64>,
     budget_tokens: Option<u64>,
     no_budget: Option<bool>,
 }
 
 /// The keys of [`CommandKeys`] as the file spells them.
-const COMMAND_KEYS: [&str; 17] = [
+const COMMAND_KEYS: [&str; 18] = [
     "out",
     "dry-run",
     "baseline",
@@ -99,6 +100,7 @@ const COMMAND_KEYS: [&str; 17] = [
     "health-addr",
     "metrics-addr",
     "linger-s",
+    "keep-s",
     "budget-usd",
     "budget-tokens",
     "no-budget",
@@ -139,6 +141,7 @@ impl Args {
             worker_wait_s => self.fleet.worker_wait_s, std::convert::identity;
             health_addr => self.fleet.health_addr, Some;
             linger_s => self.fleet.linger_s, std::convert::identity;
+            keep_s => self.fleet.keep_s, std::convert::identity;
         }
         // Caps given on the command line replace the file's caps and its
         // no-budget alike, and the other way round.
