@@ -215,7 +215,7 @@ async fn registered_runs(
 }
 
 /// The run a key belongs to: `autoeval:{RUN}:part` → `RUN`.
-pub fn run_of_key(key: &str) -> Option<String> {
+fn run_of_key(key: &str) -> Option<String> {
     let rest = key.strip_prefix("autoeval:{")?;
     let end = rest.rfind("}:")?;
     Some(rest[..end].to_string())
