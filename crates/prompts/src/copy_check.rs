@@ -35,9 +35,11 @@ pub fn copy_check(formula: &str, english: &str) -> CopyCheck {
     }
 }
 
-/// Characters of formal syntax; a copied fragment must hold one.
+/// Operators of formal syntax; a copied fragment must hold one. Brackets
+/// alone are not enough: a predicate atom such as `pred3(p5, x1)` may be
+/// named in the English, as the prompt's vocabulary gives it.
 fn is_formal(c: char) -> bool {
-    "∧∨¬∀∃→↔⊕()&|~*.".contains(c)
+    "∧∨¬∀∃→↔⊕&|~*.".contains(c)
 }
 
 /// The fragment of `formula` found in `english`, both without whitespace:

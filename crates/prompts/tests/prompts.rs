@@ -263,3 +263,24 @@ fn copy_check_finds_symbols_fragments_and_verbatim_copies() {
     let regex = copy_check("(01*)", "a zero followed by 1* ones");
     assert!(regex.copied && regex.symbols == ["*"]);
 }
+
+#[test]
+fn a_predicate_atom_named_in_the_english_is_not_a_copy_but_an_operator_beside_it_is() {
+    let f = "∀ x1.(pred3(p5, x1) ∨ ¬pred1(x1))";
+    // The vocabulary names predicates by their atoms; saying one is allowed.
+    let named = copy_check(
+        f,
+        "For every x1, pred3(p5, x1) holds or pred1(x1) does not.",
+    );
+    assert!(!named.copied, "{named:?}");
+    // A fragment that carries an operator is still a copy.
+    let copied = copy_check(f, "For every x1, pred3(p5,x1)∨¬pred1(x1) is what it says");
+    assert!(copied.copied, "{copied:?}");
+    assert!(
+        copied
+            .fragment
+            .as_deref()
+            .is_some_and(|f| f.contains("pred3(p5,x1)∨")),
+        "{copied:?}"
+    );
+}
