@@ -296,6 +296,36 @@ fn starts_formula(c: char) -> bool {
     matches!(c, '(' | '¬' | '∀' | '∃' | '~')
 }
 
+/// Where a formula that begins with a name may start in a line of prose:
+/// at a word followed (after its arguments, if any) by a binary operator,
+/// as `p1` in "the formula is p1 ∧ p2".
+fn name_starts(line: &str) -> impl Iterator<Item = usize> + '_ {
+    line.char_indices().filter_map(move |(i, c)| {
+        let word_start = c.is_alphanumeric()
+            && line[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|b| !(b.is_alphanumeric() || b == '_'));
+        if !word_start {
+            return None;
+        }
+        let rest = &line[i..];
+        let word_end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let mut after = rest[word_end..].trim_start();
+        if after.starts_with('(') {
+            after = after
+                .find(')')
+                .map_or("", |close| after[close + 1..].trim_start());
+        }
+        let binary = after.starts_with(['∧', '∨', '→', '↔', '⊕', '&', '|'])
+            || after.starts_with("->")
+            || after.starts_with("<->");
+        binary.then_some(i)
+    })
+}
+
 /// Formulas inside lines of prose, from a bounded number of start positions
 /// per line: each is kept with what stands beside it, so that a formula
 /// with more formula syntax next to it is refused rather than scored.
@@ -303,13 +333,17 @@ fn spans(text: &str, found: &mut Vec<Found<Formula>>, note: &mut impl FnMut(Pars
     const MAX_STARTS_PER_LINE: usize = 8;
     for line in text.lines().rev().take(48) {
         let line_at = range_in(text, line).start;
-        let starts = std::iter::once(0)
+        let mut starts: Vec<usize> = std::iter::once(0)
             .chain(
                 line.char_indices()
                     .filter(|&(_, c)| starts_formula(c))
                     .map(|(i, _)| i),
             )
-            .take(MAX_STARTS_PER_LINE);
+            .chain(name_starts(line))
+            .take(MAX_STARTS_PER_LINE)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
         for start in starts {
             let before = &line[..start];
             let rest = &line[start..];

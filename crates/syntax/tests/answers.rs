@@ -185,3 +185,19 @@ fn examples_of_each_rule() {
         Ok("(p1 ∨ p2)".into())
     );
 }
+
+#[test]
+fn a_formula_in_the_prose_and_another_on_its_own_line_is_ambiguous() {
+    for answer in [
+        "The formula is p1 ∧ p2.\n\np1 ∨ p2",
+        "So the answer, p1 ∧ p2, follows.\n```\np1 ∨ p2\n```",
+        "p1 ∨ p2\n\nIn words: it is p1 ∧ p2.",
+    ] {
+        let read = autoeval_syntax::parse_formula(answer, autoeval_syntax::Mode::Lenient);
+        assert!(
+            read.as_ref()
+                .is_err_and(|e| e.to_string().contains("two different formulas")),
+            "{answer:?} read as {read:?}"
+        );
+    }
+}
