@@ -284,3 +284,33 @@ fn a_predicate_atom_named_in_the_english_is_not_a_copy_but_an_operator_beside_it
         "{copied:?}"
     );
 }
+
+#[test]
+fn placeholders_in_an_english_answer_reach_the_autoformalization_prompt_literally() {
+    let description =
+        "pred3 holds of p5 and x1; see {vocabulary} and {examples} and {description}.";
+    let p = paper()
+        .autoformalize(
+            Family::FirstOrder,
+            "∀x1 pred3(p5, x1)",
+            description,
+            Shots::ZeroShot,
+            &SIGMA,
+        )
+        .unwrap();
+    assert!(p.text.contains(description), "{}", p.text);
+    // The template's own placeholders were each filled once, and none of the answer's.
+    let fresh = paper()
+        .autoformalize(
+            Family::FirstOrder,
+            "∀x1 pred3(p5, x1)",
+            "pred3 holds of p5 and x1.",
+            Shots::ZeroShot,
+            &SIGMA,
+        )
+        .unwrap();
+    assert_eq!(
+        p.text.len() - description.len(),
+        fresh.text.len() - "pred3 holds of p5 and x1.".len()
+    );
+}
