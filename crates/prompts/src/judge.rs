@@ -31,13 +31,15 @@ fn word(w: &str) -> Option<Judgement> {
 /// answer that is only "yes" or "no" counts too. Whole words only: "not" or
 /// "know" are not "no".
 pub fn parse_judgement(text: &str) -> Judgement {
-    let lower = text.to_lowercase();
+    // The markers are ASCII: lowercasing only ASCII keeps every byte where
+    // it is, so a marker's end found here is its end in `text` too.
+    let lower = text.to_ascii_lowercase();
     let marker = ["[answer]", "answer:", "answer"]
         .iter()
         .filter_map(|m| lower.rfind(m).map(|i| i + m.len()))
         .max();
     let tail = match marker {
-        Some(at) => &text[at.min(text.len())..],
+        Some(at) => &text[at..],
         None => text,
     };
     let mut words = tail

@@ -314,3 +314,22 @@ fn placeholders_in_an_english_answer_reach_the_autoformalization_prompt_literall
         fresh.text.len() - "pred3 holds of p5 and x1.".len()
     );
 }
+
+#[test]
+fn a_judge_answer_whose_letters_change_length_when_lowercased_is_read_where_its_marker_is() {
+    use autoeval_prompts::{parse_judgement, Judgement};
+    // 'İ' is two bytes and lowercases to three: offsets found in a
+    // lowercased copy do not fall where they would in the answer.
+    for prefix in ["", "İ", "İİ", "İİİİİİİ", "ẞİ İstanbul"] {
+        assert_eq!(
+            parse_judgement(&format!("{prefix} [Answer] yes")),
+            Judgement::Yes,
+            "{prefix:?}"
+        );
+        assert_eq!(
+            parse_judgement(&format!("{prefix} [ANSWER] no.")),
+            Judgement::No,
+            "{prefix:?}"
+        );
+    }
+}
