@@ -5,7 +5,7 @@
 //! units per second, the memory of Redis, the coordinator and the workers,
 //! the run directory's size and the time `autoeval report` takes.
 
-use super::fleet::{connection_env, service, sibling, Proc};
+use super::fleet::{connection_env, in_full_flow, peak_rss_mib, service, sibling, Proc, Watch};
 use anyhow::{bail, Context, Result};
 use autoeval_fleet_coordinator::FleetArgs;
 use autoeval_progress::rate;
@@ -87,13 +87,6 @@ fn redis_used(rt: &tokio::runtime::Runtime, conn: &Connection) -> Result<u64> {
         .context("Redis did not say its used_memory")
 }
 
-/// Resident peak (VmHWM) of a live process, in MiB.
-fn peak_rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
-}
-
 /// Lines of a results file, read a block at a time.
 pub(super) fn count_lines(path: &Path) -> Result<u64> {
     let file =
@@ -170,7 +163,7 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
         .stderr(Stdio::piped())
         .spawn()?;
     let (mut redis_peak, mut coordinator_mib) = (baseline, 0f64);
-    let mut store: Option<RunStore> = None;
+    let mut watch = Watch::fleet(&fleet.redis, &dir)?;
     let mut looks: Vec<(f64, u64)> = Vec::new();
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -178,16 +171,7 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
         }
         redis_peak = redis_peak.max(redis_used(&rt, &conn).unwrap_or(0));
         coordinator_mib = coordinator_mib.max(peak_rss_mib(child.id()).unwrap_or(0.0));
-        if store.is_none() {
-            // Named once the coordinator has claimed the directory.
-            if let Ok(run) = std::fs::read_to_string(dir.join("run-id")) {
-                store = Some(RunStore::new(conn.clone(), run.trim()));
-            }
-        }
-        if let Some(s) = &store {
-            let done = rt.block_on(s.done()).unwrap_or(0);
-            looks.push((started.elapsed().as_secs_f64(), done));
-        }
+        looks.push((started.elapsed().as_secs_f64(), watch.units()));
         std::thread::sleep(Duration::from_millis(100));
     };
     let secs = started.elapsed().as_secs_f64();
@@ -203,16 +187,7 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
         .to_string();
     let store = RunStore::new(conn.clone(), &run);
     let units = count_lines(&dir.join("results.jsonl"))?;
-    let first_at = |share: f64| {
-        looks
-            .iter()
-            .find(|(_, n)| *n as f64 >= share * units as f64)
-            .copied()
-    };
-    let flowing = match (first_at(0.1), first_at(0.9)) {
-        (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => (n1 - n0) as f64 / (t1 - t0),
-        _ => f64::NAN,
-    };
+    let flowing = in_full_flow(&looks, units);
     let kept = run_bytes(&rt, &store, &conn)?;
     let run_dir_mb = dir_bytes(&dir) as f64 / 1e6;
     let t0 = Instant::now();

@@ -52,9 +52,30 @@ impl Drop for Proc {
 impl Proc {
     /// Peak resident memory in MiB.
     pub(super) fn peak_rss_mib(&self) -> Option<f64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+        peak_rss_mib(self.0.id())
+    }
+}
+
+/// Peak resident memory (VmHWM) of a live process, in MiB.
+pub(super) fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+}
+
+/// Units per second while a run was in full flow: from the first look
+/// (seconds, units done) at which a tenth of `units` were done to the first
+/// at which nine tenths were, counting the units actually done between.
+pub(super) fn in_full_flow(looks: &[(f64, u64)], units: u64) -> f64 {
+    let first_at = |share: f64| {
+        looks
+            .iter()
+            .find(|(_, n)| *n as f64 >= share * units as f64)
+            .copied()
+    };
+    match (first_at(0.1), first_at(0.9)) {
+        (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => (n1 - n0) as f64 / (t1 - t0),
+        _ => f64::NAN,
     }
 }
 
@@ -146,7 +167,7 @@ fn mock(latency_ms: u64) -> Result<(Proc, String)> {
 }
 
 /// How far a run under way has got: units recorded so far.
-enum Watch {
+pub(super) enum Watch {
     /// A fleet run: its `done` counter in Redis.
     Fleet(Box<FleetWatch>),
     /// A one-machine run: the lines appended to its results file.
@@ -159,7 +180,7 @@ enum Watch {
 
 /// A fleet run's `done` counter, read once the coordinator has named the
 /// run in its directory.
-struct FleetWatch {
+pub(super) struct FleetWatch {
     rt: tokio::runtime::Runtime,
     conn: autoeval_redis_store::Connection,
     out: PathBuf,
@@ -167,7 +188,8 @@ struct FleetWatch {
 }
 
 impl Watch {
-    fn fleet(redis: &str, out: &Path) -> Result<Watch> {
+    /// Watches the fleet run the coordinator makes in `out`.
+    pub(super) fn fleet(redis: &str, out: &Path) -> Result<Watch> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -180,7 +202,8 @@ impl Watch {
         })))
     }
 
-    fn units(&mut self) -> u64 {
+    /// Units done so far.
+    pub(super) fn units(&mut self) -> u64 {
         match self {
             Watch::Fleet(fleet) => {
                 if fleet.store.is_none() {
@@ -260,17 +283,9 @@ fn timed_run(
     if !status.success() {
         bail!("the run {name} failed ({status})");
     }
-    let units = super::campaign::count_lines(&out.join("results.jsonl"))? as usize;
-    let first_at = |share: f64| {
-        looks
-            .iter()
-            .find(|(_, n)| *n as f64 >= share * units as f64)
-            .copied()
-    };
-    let flowing = match (first_at(0.1), first_at(0.9)) {
-        (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => (n1 - n0) as f64 / (t1 - t0),
-        _ => f64::NAN,
-    };
+    let units = super::campaign::count_lines(&out.join("results.jsonl"))?;
+    let flowing = in_full_flow(&looks, units);
+    let units = units as usize;
     Ok(Timing {
         units,
         whole: units as f64 / secs,

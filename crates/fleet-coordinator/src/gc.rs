@@ -67,7 +67,7 @@ pub async fn collect(conn: &Connection, broker: &Broker, dry_run: bool) -> Resul
         }
         done.leftovers.push(run);
     }
-    let serving = RunStore::new(conn.clone(), "").served_models().await?;
+    let serving = autoeval_redis_store::served_models(conn).await?;
     for model in autoeval_redis_store::queued_models(conn).await? {
         let in_use = used.contains("*") || used.contains(&model) || serving.contains(&model);
         let mut all_gone = true;

@@ -19,7 +19,7 @@ pub use holding::{Busy, Held, Holding, Work};
 pub use records::RedisRecords;
 /// An open, self-reconnecting Redis connection.
 pub use redis::aio::ConnectionManager as Connection;
-pub use serving::{forget_queued_model, queued_models, spawn_serving_reporter};
+pub use serving::{forget_queued_model, queued_models, served_models, spawn_serving_reporter};
 
 use autoeval_proto::fleet::{judged_pair, mark_of, run_key};
 use autoeval_proto::{JudgeKey, JudgeRecord, ResultRecord, RoundKey, UnitKey, Verdict};

@@ -70,17 +70,22 @@ pub fn spawn_serving_reporter(
 impl RunStore {
     /// The model specs that live workers serve, sorted.
     pub async fn served_models(&self) -> Result<Vec<String>, StoreError> {
-        let mut conn = self.conn.clone();
-        let fresh = Script::new(&format!("{NOW}{FRESH}"));
-        let mut call = fresh.prepare_invoke();
-        call.key(SERVING).arg(FRESH_MS);
-        let mut models: Vec<String> = call
-            .invoke_async(&mut conn)
-            .await
-            .map_err(redis_err("read the models workers serve"))?;
-        models.sort();
-        Ok(models)
+        served_models(&self.conn).await
     }
+}
+
+/// The model specs that live workers serve, sorted.
+pub async fn served_models(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+    let mut conn = conn.clone();
+    let fresh = Script::new(&format!("{NOW}{FRESH}"));
+    let mut call = fresh.prepare_invoke();
+    call.key(SERVING).arg(FRESH_MS);
+    let mut models: Vec<String> = call
+        .invoke_async(&mut conn)
+        .await
+        .map_err(redis_err("read the models workers serve"))?;
+    models.sort();
+    Ok(models)
 }
 
 /// Every model spec a worker ever served, whose queues may still exist.

@@ -500,6 +500,41 @@ mod tests {
     }
 
     #[test]
+    fn a_store_for_new_rounds_writes_every_append_and_hands_over_what_the_file_held() {
+        let dir = std::env::temp_dir().join(format!("autoeval-new-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let record = |round| ResultRecord {
+            id: "plogic-0-0-1".into(),
+            model: "reference".into(),
+            prompt: "zero-shot".into(),
+            round,
+            ..ResultRecord::default()
+        };
+        let store = JsonlStore::open_for_new_rounds(&path, |_| {}).unwrap();
+        assert!(store.append(&record(1)).unwrap());
+        assert!(store.append(&record(2)).unwrap());
+        assert_eq!(store.len(), 2);
+        drop(store);
+        let mut held = Vec::new();
+        let store = JsonlStore::open_for_new_rounds(&path, |r| held.push(r.round)).unwrap();
+        assert_eq!(
+            held,
+            vec![1, 2],
+            "what the file holds is handed over at opening"
+        );
+        assert_eq!(store.len(), 2);
+        // Nothing is kept per round to refuse a repeat: the writer never makes one.
+        assert!(store.append(&record(2)).unwrap());
+        assert_eq!(store.len(), 3);
+        drop(store);
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(lines, 3);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn compressed_results_read_the_same_and_take_new_rounds() {
         let dir = std::env::temp_dir().join(format!("autoeval-zst-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
