@@ -4,7 +4,7 @@
 
 use crate::app::report::read_scores;
 use anyhow::{bail, Result};
-use autoeval_metrics::{conditional_accuracy, paper_max_complexity, pearson, predictive_power};
+use autoeval_metrics::{conditional_accuracy, pearson, predictive_power, Compared, Cutoff};
 use autoeval_run_dir::RunDir;
 use std::path::PathBuf;
 
@@ -21,7 +21,12 @@ pub struct Args {
     /// Dataset of the run to score (ksat, plogic, fol, fol-english, regex).
     #[arg(long)]
     dataset: Option<String>,
-    /// Highest complexity counted [default: the paper's, 6 operators for logic, depth 7 for regexes].
+    /// The benchmark compared with, which sets the complexity cut-off as the paper does:
+    /// folio (6 operators, App. K.4), logieval (30, Tables 10–11), humaneval (regex depth 7)
+    /// [default: folio for logic, humaneval for regexes].
+    #[arg(long)]
+    compared_with: Option<Compared>,
+    /// Highest complexity counted, overriding --compared-with's cut-off.
     #[arg(long)]
     max_complexity: Option<u32>,
     /// CSV of the other benchmark's scores: model,score.
@@ -34,20 +39,19 @@ pub fn run(args: Args) -> Result<()> {
     let ours = match (&args.ours, &args.run, &args.dataset) {
         (Some(path), _, _) => read_scores(path)?,
         (None, Some(dir), Some(dataset)) => {
-            let cut = args
-                .max_complexity
-                .unwrap_or_else(|| paper_max_complexity(dataset));
+            let cut = Cutoff::of(dataset, args.compared_with, args.max_complexity);
             let run = RunDir(dir.clone());
             run.require_results()?;
             let summary = crate::app::report::digest(&run, 0)?.summary;
-            let scores = conditional_accuracy(&summary, dataset, cut);
+            let scores = conditional_accuracy(&summary, dataset, cut.max_complexity);
             if scores.is_empty() {
                 bail!(
-                    "{} has no zero-shot round-1 records of {dataset} with complexity up to {cut}",
-                    dir.display()
+                    "{} has no zero-shot round-1 records of {dataset} with complexity up to {}",
+                    dir.display(),
+                    cut.max_complexity
                 );
             }
-            println!("ours: {dataset}, zero-shot, round 1, complexity <= {cut}");
+            println!("ours: {dataset}, zero-shot, round 1, {cut}");
             scores
         }
         _ => bail!("give --ours FILE.csv, or --run DIR with --dataset"),

@@ -2,7 +2,7 @@
 
 use crate::app::items::generate_all;
 use anyhow::{Context, Result};
-use autoeval_generate::{reference, Batch, DatasetConfig, DatasetKind};
+use autoeval_generate::{reference, Batch, DatasetConfig, DatasetKind, Sampling};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -65,6 +65,15 @@ pub struct Args {
     /// Literals per ksat clause.
     #[arg(long, default_value_t = 3)]
     clause_width: usize,
+    /// paper: generate exactly by the paper's Algorithm 1 (--sampling algorithm-1).
+    #[arg(long, value_enum)]
+    protocol: Option<autoeval_run_settings::Protocol>,
+    /// How items are drawn: algorithm-1 (up to n distinct completions per closable form,
+    /// buckets drawn uniformly, as Algorithm 1) or prefer-new-trees (4 completions per form,
+    /// parse trees the batch does not hold yet first) [default: algorithm-1 under --protocol
+    /// paper, prefer-new-trees otherwise]. The diversity of both is printed.
+    #[arg(long, value_parser = parse_sampling)]
+    sampling: Option<Sampling>,
     /// Output layout.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
@@ -77,6 +86,10 @@ pub struct Args {
 }
 
 fn parse_kind(s: &str) -> Result<DatasetKind, String> {
+    s.parse()
+}
+
+fn parse_sampling(s: &str) -> Result<Sampling, String> {
     s.parse()
 }
 
@@ -96,6 +109,10 @@ impl Args {
             max_free_variables: self.max_free_variables,
             alphabet_size: self.alphabet_size,
             clause_width: self.clause_width,
+            sampling: self.sampling.unwrap_or(match self.protocol {
+                Some(autoeval_run_settings::Protocol::Paper) => Sampling::Algorithm1,
+                None => Sampling::PreferNewTrees,
+            }),
             ..DatasetConfig::table1(self.dataset)
         }
     }
@@ -136,8 +153,34 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     if !args.quiet {
         report(&cfg, &batches, started.elapsed(), &args.out);
+        // The other way of drawing, for comparison (App. M).
+        let other = DatasetConfig {
+            sampling: match cfg.sampling {
+                Sampling::Algorithm1 => Sampling::PreferNewTrees,
+                Sampling::PreferNewTrees => Sampling::Algorithm1,
+            },
+            ..cfg.clone()
+        };
+        let theirs = generate_all(&other, args.batches, &ProgressBar::hidden())?;
+        eprintln!(
+            "  {} (not written): {}",
+            other.sampling.name(),
+            diversity(&other, &theirs)
+        );
     }
     Ok(())
+}
+
+/// App. M's diversity of a generated dataset, as a phrase.
+fn diversity(cfg: &DatasetConfig, batches: &[Batch]) -> String {
+    let (unique, n) = autoeval_generate::diversity::unique_skeletons(
+        cfg.kind,
+        batches.iter().flat_map(|b| &b.items),
+    );
+    format!(
+        "{unique} of {n} items have a unique parse tree once the vocabulary is removed ({:.1}%)",
+        100.0 * unique as f64 / n.max(1) as f64
+    )
 }
 
 fn report(
@@ -155,13 +198,10 @@ fn report(
         took.as_secs_f64(),
         out.display()
     );
-    let (unique, n) = autoeval_generate::diversity::unique_skeletons(
-        cfg.kind,
-        batches.iter().flat_map(|b| &b.items),
-    );
     eprintln!(
-        "  diversity: {unique} of {n} items have a unique parse tree once the vocabulary is removed ({:.1}%)",
-        100.0 * unique as f64 / n.max(1) as f64
+        "  {} (written): {}",
+        cfg.sampling.name(),
+        diversity(cfg, batches)
     );
     for (b, batch) in batches.iter().enumerate() {
         if batch.shortfall.is_empty() {

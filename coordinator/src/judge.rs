@@ -1,8 +1,10 @@
-//! `autoeval judge DIR --judge MODEL`: metric A4. A model is asked whether
-//! φ0 ≡ φ1 for the decided pairs of a finished run, and its answers are
-//! scored against the formal verdicts. Answers are appended to
-//! `DIR/judge-<model>-<style>.jsonl` as they come, so a stopped judge run
-//! resumes where it was.
+//! `autoeval judge DIR --judge MODEL`: metric A4 as App. L runs it. A model
+//! is asked whether φ0 ≡ φ1 for one source model's round-1 answers
+//! (GPT-4o's in the paper), zero-shot unless asked: every pair the verifier
+//! decided, and the non-compliant ones (Fig. 20's "incompliant"), each with
+//! the source model's answer as it wrote it. Its answers are scored against
+//! the formal verdicts and appended to `DIR/judge-<model>-<style>.jsonl` as
+//! they come, so a stopped judge run resumes where it was.
 
 use anyhow::{Context, Result};
 use autoeval_engine::local::judge_local;
@@ -12,7 +14,7 @@ use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, ModelSpec};
 use autoeval_prompts::Templates;
-use autoeval_proto::{JudgeRecord, JudgeTask, Verdict};
+use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
 use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
@@ -40,6 +42,15 @@ pub struct Args {
     /// Ask for reasoning first (cot) or a bare answer (yesno).
     #[arg(long, value_enum, default_value = "cot")]
     prompt: StyleArg,
+    /// The model whose answers are judged [default: the run's first model].
+    #[arg(long)]
+    source_model: Option<String>,
+    /// The prompt style of the answers judged.
+    #[arg(long, default_value = "zero-shot")]
+    source_prompt: String,
+    /// The round of the answers judged.
+    #[arg(long, default_value_t = 1)]
+    source_round: u32,
     /// Judge calls in flight at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -64,33 +75,124 @@ fn style_name(s: StyleArg) -> &'static str {
 
 /// A table of confusion counts and scores, one line per complexity and a total per dataset.
 fn print_table(records: &[JudgeRecord]) {
-    println!(
-        "{:<12} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9} {:>8} {:>8} {:>8}",
-        "dataset", "complexity", "TP", "FP", "TN", "FN", "unp", "precision", "recall", "TNR", "F1"
-    );
+    let header = [
+        "dataset",
+        "complexity",
+        "pos",
+        "neg",
+        "inc",
+        "TP",
+        "FP",
+        "TN",
+        "FN",
+        "IP",
+        "IN",
+        "inc-yes",
+        "cover",
+        "prec",
+        "recall",
+        "TNR",
+        "F1",
+        "F1-strict",
+    ];
+    let line = |cells: &[String]| {
+        println!(
+            "{:<12} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>4} {:>4} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9}",
+            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7],
+            cells[8], cells[9], cells[10], cells[11], cells[12], cells[13], cells[14], cells[15],
+            cells[16], cells[17]
+        )
+    };
+    line(&header.map(String::from));
     for ((dataset, _, _), rows) in confusion_by_complexity(records) {
         let mut total = Confusion::default();
-        let line = |label: String, c: &Confusion| {
-            println!(
-                "{:<12} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9} {:>8} {:>8} {:>8}",
-                dataset,
+        let row = |label: String, c: &Confusion| {
+            line(&[
+                dataset.clone(),
                 label,
-                c.tp,
-                c.fp,
-                c.tn,
-                c.fn_,
-                c.unparseable,
+                c.positives().to_string(),
+                c.negatives().to_string(),
+                c.non_compliant_pairs().to_string(),
+                c.tp.to_string(),
+                c.fp.to_string(),
+                c.tn.to_string(),
+                c.fn_.to_string(),
+                c.unanswered_positive.to_string(),
+                c.unanswered_negative.to_string(),
+                c.non_compliant_yes.to_string(),
+                pct(c.coverage()),
                 pct(c.precision()),
                 pct(c.recall()),
                 pct(c.tnr()),
-                pct(c.f1())
-            )
+                pct(c.f1()),
+                pct(c.f1_unanswered_wrong()),
+            ])
         };
         for (complexity, c) in &rows {
-            line(complexity.to_string(), c);
+            row(complexity.to_string(), c);
             total.merge(c);
         }
-        line("all".into(), &total);
+        row("all".into(), &total);
+    }
+}
+
+/// Whose answers are judged: one model's, in one prompt style and round.
+struct Source {
+    model: String,
+    prompt: String,
+    round: u32,
+}
+
+impl Source {
+    /// The source the flags name, the run's first model by default.
+    fn of(args: &Args, dir: &RunDir, records: &[ResultRecord]) -> Result<Source> {
+        let model = match &args.source_model {
+            Some(m) => m.clone(),
+            None => match dir.settings() {
+                Ok(s) if !s.plan.models.is_empty() => s.plan.models[0].clone(),
+                _ => records
+                    .first()
+                    .map(|r| r.model.clone())
+                    .context("the run has no records to judge")?,
+            },
+        };
+        Ok(Source {
+            model,
+            prompt: args.source_prompt.clone(),
+            round: args.source_round,
+        })
+    }
+
+    /// The A4 question for record `r` when it is one of this source's answers
+    /// with a label: decided by the verifier, or non-compliant. The judge
+    /// sees the answer as the model wrote it, as the public implementation
+    /// passed it.
+    fn pair(&self, r: &ResultRecord, judge: &str, style: &str) -> Option<JudgeRecord> {
+        if r.model != self.model || r.prompt != self.prompt || r.round != self.round {
+            return None;
+        }
+        if !matches!(
+            r.verdict,
+            Verdict::Equivalent | Verdict::NotEquivalent | Verdict::NonCompliant
+        ) {
+            return None;
+        }
+        let answer = r.raw_answer.clone().or_else(|| r.phi1.clone())?;
+        Some(JudgeRecord::from(JudgeTask {
+            id: r.id.clone(),
+            dataset: r.dataset.clone(),
+            complexity: r.complexity,
+            model: r.model.clone(),
+            prompt: r.prompt.clone(),
+            round: r.round,
+            repeat: r.repeat,
+            judge: judge.to_string(),
+            style: style.into(),
+            phi0: r.phi0.clone(),
+            phi1: answer,
+            equivalent: r.verdict == Verdict::Equivalent,
+            non_compliant: r.verdict == Verdict::NonCompliant,
+        }))
     }
 }
 
@@ -119,27 +221,28 @@ pub fn run(args: Args) -> Result<()> {
             )
         })
         .collect();
-    let todo: Vec<JudgeRecord> = records
+    let source = Source::of(&args, &dir, &records)?;
+    let pairs: Vec<JudgeRecord> = records
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Equivalent | Verdict::NotEquivalent))
-        .filter(|r| !done.contains(&key(&r.id, &r.model, &r.prompt, r.round, r.repeat)))
-        .filter_map(|r| {
-            Some(JudgeRecord::from(JudgeTask {
-                id: r.id.clone(),
-                dataset: r.dataset.clone(),
-                complexity: r.complexity,
-                model: r.model.clone(),
-                prompt: r.prompt.clone(),
-                round: r.round,
-                repeat: r.repeat,
-                judge: args.judge.clone(),
-                style: style.into(),
-                phi0: r.phi0.clone(),
-                phi1: r.phi1.clone()?,
-                equivalent: r.verdict == Verdict::Equivalent,
-            }))
-        })
+        .filter_map(|r| source.pair(r, &args.judge, style))
         .collect();
+    let todo: Vec<JudgeRecord> = pairs
+        .iter()
+        .filter(|j| {
+            let t = &j.task;
+            !done.contains(&key(&t.id, &t.model, &t.prompt, t.round, t.repeat))
+        })
+        .cloned()
+        .collect();
+    if pairs.is_empty() {
+        anyhow::bail!(
+            "{} has no answers of {} ({}, round {}) to judge; name another with --source-model, --source-prompt or --source-round",
+            dir.0.display(),
+            source.model,
+            source.prompt,
+            source.round
+        );
+    }
     // Answered judgements stay as they are; failed calls are asked again and
     // their new answers appended, never rewriting what was recorded.
     let mut file = std::fs::OpenOptions::new()
@@ -152,9 +255,20 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(file)?;
     }
     if !args.quiet {
+        let count = |f: fn(&JudgeTask) -> bool| pairs.iter().filter(|j| f(&j.task)).count();
+        eprintln!(
+            "judge: the answers of {} ({}, round {}): {} pairs, {} equivalent, {} not, {} non-compliant",
+            source.model,
+            source.prompt,
+            source.round,
+            pairs.len(),
+            count(|t| !t.non_compliant && t.equivalent),
+            count(|t| !t.non_compliant && !t.equivalent),
+            count(|t| t.non_compliant),
+        );
         eprintln!(
             "judge: {} pairs already judged, {} to ask {}",
-            done.len(),
+            pairs.len() - todo.len(),
             todo.len(),
             args.judge
         );

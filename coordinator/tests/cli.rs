@@ -292,18 +292,18 @@ fn a1_from_a_run_uses_one_dataset_zero_shot_round_one_up_to_the_cut_off() {
     ]);
     let text = String::from_utf8_lossy(&corr.stdout);
     assert!(
-        text.contains("ours: plogic, zero-shot, round 1, complexity <= 6"),
+        text.contains("ours: plogic, zero-shot, round 1, complexity <= 6, the FOLIO-style comparison's cut-off (App. K.4)"),
         "{text}"
     );
-    // Our scores, counted here: plogic, zero-shot, round 1, at most 6 operators.
-    let score = |m: &str| {
+    // Our scores, counted here: plogic, zero-shot, round 1, at most `cut` operators.
+    let score_up_to = |m: &str, cut: u32| {
         let rs: Vec<&ResultRecord> = records
             .iter()
             .filter(|r| {
                 r.model == m
                     && r.dataset == "plogic"
                     && r.prompt == "zero-shot"
-                    && r.complexity <= 6
+                    && r.complexity <= cut
             })
             .collect();
         rs.iter()
@@ -311,17 +311,43 @@ fn a1_from_a_run_uses_one_dataset_zero_shot_round_one_up_to_the_cut_off() {
             .count() as f64
             / rs.len() as f64
     };
-    let ours: Vec<f64> = models.iter().map(|m| score(m)).collect();
-    let theirs = [0.2, 0.5, 0.7];
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / 3.0;
-    let (mo, mt) = (mean(&ours), mean(&theirs));
-    let cov: f64 = (0..3).map(|i| (ours[i] - mo) * (theirs[i] - mt)).sum();
-    let sd = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>().sqrt();
-    let rho = cov / (sd(&ours, mo) * sd(&theirs, mt));
+    let rho_up_to = |cut: u32| {
+        let ours: Vec<f64> = models.iter().map(|m| score_up_to(m, cut)).collect();
+        let theirs = [0.2, 0.5, 0.7];
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / 3.0;
+        let (mo, mt) = (mean(&ours), mean(&theirs));
+        let cov: f64 = (0..3).map(|i| (ours[i] - mo) * (theirs[i] - mt)).sum();
+        let sd = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>().sqrt();
+        cov / (sd(&ours, mo) * sd(&theirs, mt))
+    };
     let printed = printed_number(&text, "pearson rho:");
     assert!(
-        (printed - rho).abs() < 5e-4,
-        "{printed} vs {rho} from {ours:?}"
+        (printed - rho_up_to(6)).abs() < 5e-4,
+        "{printed} vs {}",
+        rho_up_to(6)
+    );
+    // LogiEval's comparison counts up to 30 operators (Tables 10–11).
+    let logieval = autoeval(&[
+        "correlate",
+        "--run",
+        out.to_str().unwrap(),
+        "--dataset",
+        "plogic",
+        "--compared-with",
+        "logieval",
+        "--other",
+        other.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&logieval.stdout);
+    assert!(
+        text.contains("complexity <= 30, LogiEval's cut-off (Tables 10–11)"),
+        "{text}"
+    );
+    let printed = printed_number(&text, "pearson rho:");
+    assert!(
+        (printed - rho_up_to(30)).abs() < 5e-4,
+        "{printed} vs {}",
+        rho_up_to(30)
     );
     // The report computes A1 per dataset with the paper's cut-offs.
     let report = autoeval(&[
@@ -334,11 +360,13 @@ fn a1_from_a_run_uses_one_dataset_zero_shot_round_one_up_to_the_cut_off() {
     ]);
     let said = String::from_utf8_lossy(&report.stdout);
     assert!(
-        said.contains("A1 plogic (zero-shot, round 1, complexity <= 6) vs Other"),
+        said.contains("A1 plogic: zero-shot, round 1, complexity <= 6, the FOLIO-style comparison's cut-off (App. K.4)"),
         "{said}"
     );
     assert!(
-        said.contains("A1 regex (zero-shot, round 1, complexity <= 7) vs Other"),
+        said.contains(
+            "A1 regex: zero-shot, round 1, complexity <= 7, HumanEval's cut-off (App. K.4)"
+        ),
         "{said}"
     );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();

@@ -19,7 +19,7 @@ pub use dataset::DatasetKind;
 pub use key::{JudgeKey, NotAKey, RoundKey, UnitKey};
 pub use record::{
     Closeness, JudgeRecord, JudgeTask, LenientReading, ResultRecord, Tokens, UnknownVerdict,
-    Verdict,
+    Verdict, TRUNCATED,
 };
 pub use task::{
     CopyCheck, CopyPolicy, Reading, RoundTrip, Shots, TranslateTask, UnknownShots, VerifyTask,

@@ -144,6 +144,9 @@ pub struct Closeness {
     pub bertscore: Option<f64>,
 }
 
+/// Why a round whose reply was cut at the token cap is non-compliant.
+pub const TRUNCATED: &str = "truncated";
+
 /// One results line: everything about one round of one work unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultRecord {
@@ -189,6 +192,10 @@ pub struct ResultRecord {
     /// True when the English copies the formula instead of describing it.
     #[serde(default)]
     pub copied: bool,
+    /// Why the model stopped, per call answered (informalization first):
+    /// `stop`, `length`, `end_turn`, `max_tokens`, …, or `unreported`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finish_reasons: Vec<String>,
     /// Evidence that φ_r and φ0 differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Value>,
@@ -198,6 +205,11 @@ pub struct ResultRecord {
     /// How the verifier decided (`truth_table`, `z3`, `automata`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// True when names were compared with their case because two of φ0's
+    /// names differ only in case; otherwise case is ignored, as the public
+    /// implementation does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
     /// Verifier time in milliseconds.
     #[serde(default)]
     pub verify_ms: f64,
@@ -270,6 +282,12 @@ impl ResultRecord {
             phi1: self.phi1.clone(),
             reason: self.reason.clone(),
         })
+    }
+
+    /// True when a reply was cut at the token cap: the round is
+    /// non-compliant with reason [`TRUNCATED`], counted apart.
+    pub fn truncated(&self) -> bool {
+        self.verdict == Verdict::NonCompliant && self.reason.as_deref() == Some(TRUNCATED)
     }
 
     /// A metric of φ0 as a number, when the item has it.
@@ -374,10 +392,14 @@ pub struct JudgeTask {
     pub style: String,
     /// The ground truth.
     pub phi0: String,
-    /// The candidate.
+    /// The candidate as the judge sees it: the source model's answer.
     pub phi1: String,
     /// The formal verdict: true for equivalent.
     pub equivalent: bool,
+    /// φ1 is syntactically non-compliant (Fig. 20's "incompliant"): the
+    /// judge is asked all the same, and its answer is counted apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_compliant: bool,
 }
 
 impl JudgeTask {

@@ -155,6 +155,10 @@ pub struct RoundTrip {
     pub lenient: Reading,
     /// Why a call failed for good; such an item is an API failure, not non-compliant.
     pub api_failure: Option<String>,
+    /// Why the model stopped, per call answered (informalization first), as
+    /// the provider says it; `unreported` where it did not say.
+    #[serde(default)]
+    pub finish_reasons: Vec<String>,
     /// Tokens of both calls.
     pub usage: Tokens,
     /// Cost of both calls in USD, when known.

@@ -80,6 +80,7 @@ fn tasks_naming_an_endpoint_the_worker_was_not_given_are_dead_lettered_unsent() 
         phi0: "(p1 ∧ p2)".into(),
         phi1: "(p2 ∧ p1)".into(),
         equivalent: true,
+        non_compliant: false,
     };
     let header = |kind| Header {
         kind,

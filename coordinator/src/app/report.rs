@@ -76,12 +76,12 @@ pub fn digest(dir: &RunDir, examples: usize) -> Result<Digested> {
 pub fn correlation(
     summary: &Summary,
     dataset: &str,
-    max_complexity: u32,
+    cutoff: autoeval_metrics::Cutoff,
     other: &Path,
     name: &str,
 ) -> Result<CorrelationInput> {
     let theirs = read_scores(other)?;
-    CorrelationInput::between(summary, dataset, max_complexity, &theirs, name).with_context(|| {
+    CorrelationInput::between(summary, dataset, cutoff, &theirs, name).with_context(|| {
         format!(
             "cannot correlate {dataset} with {}: the run's models and the file's must overlap in at least 3",
             other.display()

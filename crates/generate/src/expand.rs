@@ -8,7 +8,8 @@
 //! expanding nodes are visited in pre-order). At most `branching` children
 //! are kept per form. A form whose open nonterminals can all be closed is a
 //! leaf: it is closed `closings` times with uniformly drawn terminal-only
-//! productions.
+//! productions (up to `closings` distinct closings, as Algorithm 1 has it,
+//! when `distinct_closings`).
 
 use crate::grammar::{t, Grammar, NT_BASE};
 use crate::rng::Rng;
@@ -25,6 +26,8 @@ pub struct Expansion {
     pub branching: usize,
     /// Closed leaves drawn from each closable form.
     pub closings: usize,
+    /// Keep only the distinct ones among a form's closings.
+    pub distinct_closings: bool,
     /// Most quantifiers a form may hold.
     pub max_quantifiers: usize,
 }
@@ -61,8 +64,12 @@ pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Vec<
         let mut next = Vec::new();
         for (fi, form) in forms.iter().enumerate() {
             if form.iter().all(|&s| !open_nt(s) || grammar.closable(s)) {
+                let mut drawn = std::collections::HashSet::new();
                 for _ in 0..x.closings {
-                    out.push(close(grammar, form, rng));
+                    let leaf = close(grammar, form, rng);
+                    if !x.distinct_closings || drawn.insert(leaf.clone()) {
+                        out.push(leaf);
+                    }
                 }
             }
             let quantifiers = form

@@ -57,8 +57,12 @@ pub struct DatasetConfig {
     pub alphabet_size: usize,
     /// Literals per k-SAT clause.
     pub clause_width: usize,
-    /// Closed leaves drawn from each closable form of the grammar tree.
+    /// Closed leaves drawn from each closable form of the grammar tree
+    /// (under [`Sampling::Algorithm1`], `branching` of them, kept distinct).
     pub closings: usize,
+    /// How leaves are completed and drawn into buckets.
+    #[serde(default)]
+    pub sampling: Sampling,
     /// Attempts to find a new distinct formula for one slot of a bucket.
     pub tries_per_slot: usize,
 }
@@ -82,7 +86,26 @@ impl DatasetConfig {
             alphabet_size: 2,
             clause_width: 3,
             closings: 4,
+            sampling: Sampling::PreferNewTrees,
             tries_per_slot: 100,
+        }
+    }
+
+    /// Table 1's settings generated exactly by Algorithm 1: up to n distinct
+    /// completions per closable form, buckets drawn uniformly.
+    pub fn algorithm1(kind: DatasetKind) -> DatasetConfig {
+        DatasetConfig {
+            sampling: Sampling::Algorithm1,
+            ..DatasetConfig::table1(kind)
+        }
+    }
+
+    /// Completions drawn from each closable form: `branching` under
+    /// Algorithm 1 (its n), `closings` otherwise.
+    pub fn completions(&self) -> usize {
+        match self.sampling {
+            Sampling::Algorithm1 => self.branching,
+            Sampling::PreferNewTrees => self.closings,
         }
     }
 
@@ -128,6 +151,43 @@ impl DatasetConfig {
     /// The regex alphabet `{0, …, alphabet_size − 1}`.
     pub fn alphabet(&self) -> Vec<char> {
         alphabet(self.alphabet_size)
+    }
+}
+
+/// How the generator completes closable forms and fills each bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sampling {
+    /// Exactly the paper's Algorithm 1: each closable form yields up to n
+    /// distinct completions, and each bucket's items are drawn uniformly
+    /// from its leaves (line 15). `--protocol paper` generates this way.
+    Algorithm1,
+    /// Four completions per closable form, and each bucket first prefers
+    /// parse trees the batch does not hold yet: more distinct parse trees
+    /// (App. M's diversity) than Algorithm 1 gives.
+    #[default]
+    PreferNewTrees,
+}
+
+impl Sampling {
+    /// The name on the command line and in plans.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sampling::Algorithm1 => "algorithm-1",
+            Sampling::PreferNewTrees => "prefer-new-trees",
+        }
+    }
+}
+
+impl std::str::FromStr for Sampling {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sampling, String> {
+        [Sampling::Algorithm1, Sampling::PreferNewTrees]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                format!("unknown sampling {s:?}; expected algorithm-1 or prefer-new-trees")
+            })
     }
 }
 
@@ -242,7 +302,8 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
     let expansion = expand::Expansion {
         depth: cfg.depth,
         branching: cfg.branching,
-        closings: cfg.closings,
+        closings: cfg.completions(),
+        distinct_closings: cfg.sampling == Sampling::Algorithm1,
         max_quantifiers: cfg.max_free_variables.unwrap_or(usize::MAX),
     };
     let alphabet = cfg.alphabet();
@@ -267,7 +328,9 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
                 }
                 // A parse tree not yet in the batch first (App. M's diversity);
                 // a repeated tree with new vocabulary only when none is found.
-                if attempt < cfg.tries_per_slot / 2 && used_trees.contains(&leaf) {
+                // Algorithm 1 draws uniformly.
+                let prefer_new = cfg.sampling == Sampling::PreferNewTrees;
+                if prefer_new && attempt < cfg.tries_per_slot / 2 && used_trees.contains(&leaf) {
                     continue;
                 }
                 let (fs, metrics) = match instantiate::build(&leaf, cfg, &alphabet, &mut rng) {

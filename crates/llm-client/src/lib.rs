@@ -97,6 +97,10 @@ pub struct Reply {
     /// answer non-compliant ("answer too long").
     #[serde(default)]
     pub too_long: bool,
+    /// Why the model stopped, as the provider says it (`stop`, `length`,
+    /// `end_turn`, `max_tokens`, …); `None` when it did not say.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
 }
 
 /// The built-in models' reply to `prompt`.
@@ -211,6 +215,8 @@ struct Answer {
     usage: Option<Usage>,
     /// The reply passed [`BackendOptions::max_reply_bytes`] and was not read whole.
     too_long: bool,
+    /// Why the model stopped, as the provider says it.
+    finish_reason: Option<String>,
 }
 
 /// The largest reply read by default: far above any formula's translation,
@@ -311,6 +317,7 @@ impl Backend {
                     cached: true,
                     usage_estimated: false,
                     too_long: hit.too_long,
+                    finish_reason: hit.finish_reason,
                 });
             }
             claim::Lookup::Claimed(claim) => claim,
@@ -323,6 +330,7 @@ impl Backend {
                 prompt_tokens: reply.usage.prompt_tokens,
                 completion_tokens: reply.usage.completion_tokens,
                 too_long: reply.too_long,
+                finish_reason: reply.finish_reason.clone(),
             };
             // Paid for: kept even if the cache is away for a while, so that
             // a task delivered again does not pay again.
@@ -363,6 +371,7 @@ impl Backend {
                     text,
                     usage: Some(Usage::default()),
                     too_long: false,
+                    finish_reason: Some("stop".into()),
                 },
                 1,
             ),
@@ -376,6 +385,7 @@ impl Backend {
             text,
             usage: reported,
             too_long,
+            finish_reason,
         } = answer;
         let builtin = builtin_cost(&self.spec);
         let usage_estimated = builtin.is_none() && (reported.is_none() || too_long);
@@ -401,6 +411,7 @@ impl Backend {
             cached: false,
             usage_estimated,
             too_long,
+            finish_reason,
         })
     }
 
@@ -737,6 +748,7 @@ impl Backend {
                 text: String::new(),
                 usage: Some(usage),
                 too_long: true,
+                finish_reason: None,
             });
         };
         if !(200..300).contains(&status) {
@@ -806,6 +818,7 @@ fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Fai
             text,
             usage,
             too_long: false,
+            finish_reason: v["stop_reason"].as_str().map(String::from),
         });
     }
     let message = v["choices"][0]
@@ -819,6 +832,7 @@ fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Fai
         text: text.to_string(),
         usage,
         too_long: false,
+        finish_reason: v["choices"][0]["finish_reason"].as_str().map(String::from),
     })
 }
 

@@ -5,10 +5,10 @@
 //! A unit's round counts as a trial unless it was an API failure or a
 //! verifier error (they say nothing about the model), and a unit that
 //! stopped before the round (an earlier round was measured and not
-//! equivalent) counts as a failed trial. Unlike the summary's per-round
-//! counts, a unit whose earlier round failed for the infrastructure, or that
-//! has not reached the round yet, is no trial at all: from round 2 on, the
-//! two can differ by those units.
+//! equivalent) counts as a failed trial; a unit whose round failed for the
+//! infrastructure is no trial at that round or later, as in the summary
+//! (docs/METRICS.md). Only a unit of a run still going that has not reached
+//! the round yet differs: the summary counts it as stopped, here it is no trial.
 
 use crate::paired::{holm, ClusterSums, Clustered, Difference, PairSums};
 use autoeval_proto::{ResultRecord, Verdict};

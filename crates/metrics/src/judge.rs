@@ -1,12 +1,16 @@
 //! Metric A4: how well a model judges equivalence, scored against the
-//! formal verdicts. "Equivalent" is the positive class. Unparseable answers
-//! and API failures are counted apart and left out of the confusion matrix.
+//! formal verdicts, as App. L and Fig. 20 count it. "Equivalent" is the
+//! positive class. Pairs whose φ1 is non-compliant (Fig. 20's
+//! "incompliant") are asked too and counted in their own columns; answers
+//! with no yes or no (Tables 19–20's IP and IN) are counted by label, and
+//! leave the usual F1 but count as wrong in the strict one; API failures are
+//! counted apart.
 
 use autoeval_proto::JudgeRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A judge's confusion matrix.
+/// A judge's confusion matrix, with Fig. 20's and Tables 19–20's columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Confusion {
     /// Said yes, and they are equivalent.
@@ -17,8 +21,21 @@ pub struct Confusion {
     pub tn: usize,
     /// Said no, and they are equivalent.
     pub fn_: usize,
-    /// No yes or no could be read.
-    pub unparseable: usize,
+    /// No yes or no could be read, and they are equivalent (IP).
+    #[serde(default)]
+    pub unanswered_positive: usize,
+    /// No yes or no could be read, and they are not (IN).
+    #[serde(default)]
+    pub unanswered_negative: usize,
+    /// φ1 was non-compliant, and the judge said yes.
+    #[serde(default)]
+    pub non_compliant_yes: usize,
+    /// φ1 was non-compliant, and the judge said no.
+    #[serde(default)]
+    pub non_compliant_no: usize,
+    /// φ1 was non-compliant, and no yes or no could be read.
+    #[serde(default)]
+    pub non_compliant_unanswered: usize,
     /// The judge could not be asked.
     pub api_failures: usize,
 }
@@ -30,14 +47,27 @@ fn ratio(a: usize, b: usize) -> Option<f64> {
 impl Confusion {
     /// Adds one judgement.
     pub fn add(&mut self, r: &JudgeRecord) {
-        match (r.judgement.as_deref(), r.task.equivalent) {
-            (Some("yes"), true) => self.tp += 1,
-            (Some("yes"), false) => self.fp += 1,
-            (Some("no"), false) => self.tn += 1,
-            (Some("no"), true) => self.fn_ += 1,
-            (Some(_), _) => self.unparseable += 1,
-            (None, _) => self.api_failures += 1,
-        }
+        let said = match r.judgement.as_deref() {
+            None => {
+                self.api_failures += 1;
+                return;
+            }
+            Some("yes") => Some(true),
+            Some("no") => Some(false),
+            Some(_) => None,
+        };
+        let cell = match (r.task.non_compliant, said, r.task.equivalent) {
+            (true, Some(true), _) => &mut self.non_compliant_yes,
+            (true, Some(false), _) => &mut self.non_compliant_no,
+            (true, None, _) => &mut self.non_compliant_unanswered,
+            (false, Some(true), true) => &mut self.tp,
+            (false, Some(true), false) => &mut self.fp,
+            (false, Some(false), false) => &mut self.tn,
+            (false, Some(false), true) => &mut self.fn_,
+            (false, None, true) => &mut self.unanswered_positive,
+            (false, None, false) => &mut self.unanswered_negative,
+        };
+        *cell += 1;
     }
 
     /// Adds another matrix's counts to this one.
@@ -46,7 +76,11 @@ impl Confusion {
         self.fp += other.fp;
         self.tn += other.tn;
         self.fn_ += other.fn_;
-        self.unparseable += other.unparseable;
+        self.unanswered_positive += other.unanswered_positive;
+        self.unanswered_negative += other.unanswered_negative;
+        self.non_compliant_yes += other.non_compliant_yes;
+        self.non_compliant_no += other.non_compliant_no;
+        self.non_compliant_unanswered += other.non_compliant_unanswered;
         self.api_failures += other.api_failures;
     }
 
@@ -65,14 +99,53 @@ impl Confusion {
         ratio(self.tn, self.tn + self.fp)
     }
 
-    /// 2TP / (2TP + FP + FN).
+    /// 2TP / (2TP + FP + FN), over the answered pairs of compliant φ1.
     pub fn f1(&self) -> Option<f64> {
         ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn_)
     }
 
-    /// Judgements in the matrix.
+    /// F1 with every unanswered pair counted as wrong: an unanswered
+    /// positive as a false negative, an unanswered negative as a false positive.
+    pub fn f1_unanswered_wrong(&self) -> Option<f64> {
+        ratio(
+            2 * self.tp,
+            2 * self.tp + self.fp + self.fn_ + self.unanswered_positive + self.unanswered_negative,
+        )
+    }
+
+    /// Judgements in the matrix: answered pairs of compliant φ1.
     pub fn scored(&self) -> usize {
         self.tp + self.fp + self.tn + self.fn_
+    }
+
+    /// Pairs the judge replied to (API failures aside), non-compliant φ1 included.
+    pub fn asked(&self) -> usize {
+        self.scored()
+            + self.unanswered_positive
+            + self.unanswered_negative
+            + self.non_compliant_pairs()
+    }
+
+    /// Pairs whose φ1 was non-compliant (Fig. 20's "incompliant").
+    pub fn non_compliant_pairs(&self) -> usize {
+        self.non_compliant_yes + self.non_compliant_no + self.non_compliant_unanswered
+    }
+
+    /// Share of the pairs asked that got a yes or a no.
+    pub fn coverage(&self) -> Option<f64> {
+        let unanswered =
+            self.unanswered_positive + self.unanswered_negative + self.non_compliant_unanswered;
+        ratio(self.asked() - unanswered, self.asked())
+    }
+
+    /// Positive labels: compliant φ1 proved equivalent.
+    pub fn positives(&self) -> usize {
+        self.tp + self.fn_ + self.unanswered_positive
+    }
+
+    /// Negative labels: compliant φ1 proved not equivalent.
+    pub fn negatives(&self) -> usize {
+        self.fp + self.tn + self.unanswered_negative
     }
 }
 
@@ -124,12 +197,29 @@ mod tests {
             c.add(&r);
         }
         assert_eq!(
-            (c.tp, c.fp, c.tn, c.fn_, c.unparseable, c.api_failures),
+            (
+                c.tp,
+                c.fp,
+                c.tn,
+                c.fn_,
+                c.unanswered_positive,
+                c.api_failures
+            ),
             (2, 1, 1, 1, 1, 1)
         );
         assert_eq!(c.precision(), Some(2.0 / 3.0));
         assert_eq!(c.recall(), Some(2.0 / 3.0));
         assert_eq!(c.tnr(), Some(0.5));
+        assert_eq!(c.f1(), Some(4.0 / 6.0));
+        // The unanswered positive counts as a false negative: 4 / (4 + 1 + 1 + 1).
+        assert_eq!(c.f1_unanswered_wrong(), Some(4.0 / 7.0));
+        // Asked 6 (the API failure was not), answered 5.
+        assert_eq!((c.asked(), c.coverage()), (6, Some(5.0 / 6.0)));
+        // A non-compliant φ1 is counted in its own columns, not in the matrix.
+        let mut nc = j(Some("yes"), false);
+        nc.task.non_compliant = true;
+        c.add(&nc);
+        assert_eq!((c.non_compliant_yes, c.scored(), c.asked()), (1, 5, 7));
         assert_eq!(c.f1(), Some(4.0 / 6.0));
     }
 }

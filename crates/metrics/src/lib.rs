@@ -70,14 +70,104 @@ pub fn pearson(xs: &[f64], ys: &[f64]) -> Result<Correlation, StatsError> {
     Ok(Correlation { rho, p_value, n })
 }
 
-/// The complexity cut-off App. K.4 uses for a dataset type when comparing
-/// with other benchmarks: 6 operators for logic (FOLIO's premises rarely
-/// have more), CFG depth 7 for regular expressions (HumanEval).
-pub fn paper_max_complexity(dataset: &str) -> u32 {
-    if dataset == "regex" {
-        7
-    } else {
-        6
+/// The benchmark our scores are compared with (A1), which sets the
+/// complexity cut-off of our side as the paper does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compared {
+    /// FOLIO-style comparisons (App. K.4, Table 8): 6 operators, as FOLIO's
+    /// premises rarely have more.
+    Folio,
+    /// LogiEval (Tables 10–11): 30 operators.
+    LogiEval,
+    /// HumanEval against regular expressions (App. K.4): CFG depth 7.
+    HumanEval,
+}
+
+impl Compared {
+    /// Every comparison, in the order `--help` lists them.
+    pub const ALL: [Compared; 3] = [Compared::Folio, Compared::LogiEval, Compared::HumanEval];
+
+    /// The paper's comparison for a dataset: HumanEval for regexes, FOLIO for logic.
+    pub fn default_for(dataset: &str) -> Compared {
+        if dataset == "regex" {
+            Compared::HumanEval
+        } else {
+            Compared::Folio
+        }
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compared::Folio => "folio",
+            Compared::LogiEval => "logieval",
+            Compared::HumanEval => "humaneval",
+        }
+    }
+
+    /// The highest complexity counted on our side.
+    pub fn max_complexity(self) -> u32 {
+        match self {
+            Compared::Folio => 6,
+            Compared::LogiEval => 30,
+            Compared::HumanEval => 7,
+        }
+    }
+
+    /// Where the cut-off comes from, as output names it.
+    pub fn basis(self) -> &'static str {
+        match self {
+            Compared::Folio => "the FOLIO-style comparison's cut-off (App. K.4)",
+            Compared::LogiEval => "LogiEval's cut-off (Tables 10–11)",
+            Compared::HumanEval => "HumanEval's cut-off (App. K.4)",
+        }
+    }
+}
+
+impl std::str::FromStr for Compared {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Compared, String> {
+        Compared::ALL
+            .into_iter()
+            .find(|c| c.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| {
+                format!("unknown benchmark {s:?}; expected folio, logieval or humaneval")
+            })
+    }
+}
+
+/// A1's complexity cut-off on our side, and what chose it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cutoff {
+    /// The highest complexity counted.
+    pub max_complexity: u32,
+    /// What chose it: a compared benchmark, or `--max-complexity`.
+    pub basis: String,
+}
+
+impl Cutoff {
+    /// The cut-off for `dataset`: `explicit` when given, else the compared
+    /// benchmark's (the paper's for the dataset when none is named).
+    pub fn of(dataset: &str, compared: Option<Compared>, explicit: Option<u32>) -> Cutoff {
+        match explicit {
+            Some(max_complexity) => Cutoff {
+                max_complexity,
+                basis: "--max-complexity".into(),
+            },
+            None => {
+                let c = compared.unwrap_or_else(|| Compared::default_for(dataset));
+                Cutoff {
+                    max_complexity: c.max_complexity(),
+                    basis: c.basis().into(),
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Cutoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "complexity <= {}, {}", self.max_complexity, self.basis)
     }
 }
 

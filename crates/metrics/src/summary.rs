@@ -2,9 +2,13 @@
 //! dataset, model, prompt style, round and complexity, with the spread
 //! across batches and repeats, and the accounting of tokens, cost and time.
 //!
-//! API failures and verifier errors tell nothing about a model, so they are
-//! left out of both denominators and counted apart; timeouts and unknowns stay in the
-//! denominators (they are not proved equivalent) and are counted apart too.
+//! Every denominator is defined once, here, and written out in
+//! docs/METRICS.md. At round r a unit counts from round 1 on: asked at r, or
+//! stopped before r (an earlier round was not equivalent), which is a
+//! failure at r. API failures and verifier errors tell nothing about a
+//! model: a unit whose round k ended in one leaves the denominators of
+//! round k and of every later round, and is counted apart. Timeouts
+//! (including a prover out of memory) and unknowns stay in.
 
 use crate::compare::{Metric, Reading};
 use autoeval_proto::{ResultRecord, Verdict};
@@ -16,7 +20,8 @@ use std::collections::BTreeMap;
 pub struct Counts {
     /// Records by verdict name.
     pub verdicts: BTreeMap<Verdict, usize>,
-    /// Units that stopped before this round (an earlier round was not equivalent).
+    /// Units that stopped before this round (an earlier round was not
+    /// equivalent): in the denominators, a failure at this round.
     #[serde(default)]
     pub stopped: usize,
 }
@@ -45,8 +50,8 @@ impl Counts {
         self.verdicts.values().sum()
     }
 
-    /// Rounds that say something about the model: all but API failures and
-    /// verifier errors, plus stopped units.
+    /// The denominator of A2 and A3: rounds that say something about the
+    /// model (all but API failures and verifier errors), plus stopped units.
     pub fn measured(&self) -> usize {
         let infrastructure: usize = Verdict::ALL
             .iter()
@@ -147,6 +152,9 @@ pub struct Group {
     pub lenient_accuracy: Option<f64>,
     /// Rounds whose English copied the formula.
     pub copied: usize,
+    /// Rounds cut at the token cap (non-compliant, reason `truncated`).
+    #[serde(default)]
+    pub truncated: usize,
     /// By complexity value.
     pub rows: Vec<Row>,
     /// Prompt tokens.
@@ -250,6 +258,7 @@ struct GroupSums {
     /// By complexity: counts, counts per (batch, repeat), lenient counts.
     parts: BTreeMap<u32, Part>,
     copied: usize,
+    truncated: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
     cost: KnownCost,
@@ -257,13 +266,37 @@ struct GroupSums {
     verify: Distribution,
 }
 
+/// Where a unit's rounds are counted: its arm, complexity, batch and repeat.
+type CellKey = (String, String, String, u32, u64, u32);
+
+/// The units of one cell: how many were asked round 1, and how many ended
+/// at each round in an API failure or verifier error (their chain ends there).
+#[derive(Default)]
+struct Cell {
+    asked: usize,
+    ended_by_infrastructure: BTreeMap<u32, usize>,
+}
+
+impl Cell {
+    /// Units of the cell that stopped before `round`: asked, not answered
+    /// at `round`, and not ended earlier by our infrastructure.
+    fn stopped_before(&self, round: u32, answered: usize) -> usize {
+        let gone: usize = self
+            .ended_by_infrastructure
+            .range(..round)
+            .map(|(_, n)| n)
+            .sum();
+        self.asked.saturating_sub(answered + gone)
+    }
+}
+
 /// A run's summary taken in a record at a time: every score is a sum or a
 /// bounded distribution, so memory does not grow with the run's records.
 #[derive(Default)]
 pub struct Summarizer {
     records: usize,
-    /// Units by (dataset, model, prompt) and complexity that reached round 1.
-    units: BTreeMap<(String, String, String, u32), usize>,
+    /// Units by cell, from their round-1 records and infrastructure failures.
+    cells: BTreeMap<CellKey, Cell>,
     groups: BTreeMap<GroupKey, GroupSums>,
     paired: crate::compare::Paired,
 }
@@ -286,16 +319,22 @@ impl Summarizer {
     /// Takes in one record (each unit's round once).
     pub fn add(&mut self, r: &ResultRecord) {
         self.records += 1;
+        let cell = self
+            .cells
+            .entry((
+                r.dataset.clone(),
+                r.model.clone(),
+                r.prompt.clone(),
+                r.complexity,
+                r.batch,
+                r.repeat,
+            ))
+            .or_default();
         if r.round == 1 {
-            *self
-                .units
-                .entry((
-                    r.dataset.clone(),
-                    r.model.clone(),
-                    r.prompt.clone(),
-                    r.complexity,
-                ))
-                .or_default() += 1;
+            cell.asked += 1;
+        }
+        if r.verdict.is_infrastructure_failure() {
+            *cell.ended_by_infrastructure.entry(r.round).or_default() += 1;
         }
         let key = GroupKey {
             dataset: r.dataset.clone(),
@@ -312,6 +351,7 @@ impl Summarizer {
             .or_default()
             .add(r.verdict);
         g.copied += usize::from(r.copied);
+        g.truncated += usize::from(r.truncated());
         g.prompt_tokens += r.usage.prompt_tokens;
         g.completion_tokens += r.usage.completion_tokens;
         g.cost.add(r.cost);
@@ -329,22 +369,26 @@ impl Summarizer {
             comparisons,
             clustered,
         };
-        for (key, sums) in self.groups {
+        for (key, mut sums) in self.groups {
             let mut total = Counts::default();
             let mut lenient_total = Counts::default();
             let mut rows = Vec::new();
-            for (complexity, (mut counts, spread, mut lenient)) in sums.parts {
-                let reached = self
-                    .units
-                    .get(&(
-                        key.dataset.clone(),
-                        key.model.clone(),
-                        key.prompt.clone(),
-                        complexity,
-                    ))
-                    .copied()
-                    .unwrap_or(0);
-                counts.stopped = reached.saturating_sub(counts.total());
+            let arm = (key.dataset.clone(), key.model.clone(), key.prompt.clone());
+            let cells = self.cells.range(
+                (arm.0.clone(), arm.1.clone(), arm.2.clone(), 0, 0, 0)
+                    ..=(arm.0, arm.1, arm.2, u32::MAX, u64::MAX, u32::MAX),
+            );
+            // Every cell asked round 1 has a place at this round, even one
+            // whose units all stopped before it: each of its stopped units
+            // is added to its row, its band's part, and the group's total.
+            for ((.., complexity, batch, repeat), cell) in cells {
+                let (counts, spread, _) = sums.parts.entry(*complexity).or_default();
+                let part = spread.entry((*batch, *repeat)).or_default();
+                let stopped = cell.stopped_before(key.round, part.total());
+                part.stopped += stopped;
+                counts.stopped += stopped;
+            }
+            for (complexity, (counts, spread, mut lenient)) in sums.parts {
                 lenient.stopped = counts.stopped;
                 total.merge(&counts);
                 lenient_total.merge(&lenient);
@@ -366,6 +410,7 @@ impl Summarizer {
                 lenient_accuracy: lenient_total.accuracy(),
                 lenient_counts: lenient_total,
                 copied: sums.copied,
+                truncated: sums.truncated,
                 prompt_tokens: sums.prompt_tokens,
                 completion_tokens: sums.completion_tokens,
                 cost: sums.cost.value(),

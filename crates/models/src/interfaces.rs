@@ -22,6 +22,9 @@ pub struct CachedReply {
     /// The reply passed the size limit and was not kept.
     #[serde(default)]
     pub too_long: bool,
+    /// Why the model stopped, as the provider said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// The cache cannot be asked now (its server is away): a call that needs it

@@ -28,6 +28,12 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+/// True when a provider's finish reason says the reply was cut at the
+/// token cap: OpenAI-style `length`, Anthropic's `max_tokens`.
+pub fn is_truncation(finish_reason: &str) -> bool {
+    matches!(finish_reason, "length" | "max_tokens")
+}
+
 /// Sampling settings of one request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenerationParams {

@@ -1,6 +1,8 @@
 //! From a run's settings to its items and first-round tasks.
 
-use autoeval_generate::{generate_batch, ConfigError, DatasetConfig, DatasetKind, Item, Shortfall};
+use autoeval_generate::{
+    generate_batch, ConfigError, DatasetConfig, DatasetKind, Item, Sampling, Shortfall,
+};
 use autoeval_prompts::PromptSet;
 use autoeval_proto::wire::TaskItem;
 use autoeval_proto::{Shots, TranslateTask};
@@ -27,6 +29,10 @@ pub struct RunPlan {
     pub repeats: u32,
     /// Seed of the generated datasets.
     pub seed: u64,
+    /// How items are drawn; written only where it is not the default, so
+    /// that plans made before it keep their names.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub sampling: Sampling,
     /// The prompt set the models are asked with.
     #[serde(default)]
     pub prompt_set: PromptSet,
@@ -34,6 +40,10 @@ pub struct RunPlan {
     /// its contents, so another file (or an edited one) is another plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_file: Option<String>,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// Why a plan cannot run.
@@ -74,6 +84,7 @@ impl RunPlan {
         DatasetConfig {
             seed: self.seed,
             per_bucket: self.per_bucket,
+            sampling: self.sampling,
             ..DatasetConfig::table1(kind)
         }
     }

@@ -37,6 +37,7 @@ struct Judged {
     reason: Option<String>,
     counterexample: Option<serde_json::Value>,
     method: Option<String>,
+    case_sensitive: bool,
     verify_ms: f64,
 }
 
@@ -47,6 +48,7 @@ impl Judged {
             reason: Some(reason.into()),
             counterexample: None,
             method: None,
+            case_sensitive: false,
             verify_ms: 0.0,
         }
     }
@@ -74,6 +76,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) 
     Judged {
         verify_ms: started.elapsed().as_secs_f64() * 1e3,
         verdict: outcome.verdict,
+        case_sensitive: outcome.case_sensitive,
         reason: outcome.reason,
         counterexample: outcome
             .counterexample
@@ -117,6 +120,7 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     record.reason = strict.reason;
     record.counterexample = strict.counterexample;
     record.method = strict.method;
+    record.case_sensitive = strict.case_sensitive;
     record.verify_ms = strict.verify_ms + lenient.verify_ms;
     // Written only where it differs: the strict fields say the rest, and a
     // record is read back the same either way (`ResultRecord::lenient_reading`).
@@ -163,8 +167,10 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         phi1: t.strict.phi1.clone(),
         reason: None,
         copied: t.copy_check.as_ref().is_some_and(|c| c.copied),
+        finish_reasons: t.finish_reasons.clone(),
         counterexample: None,
         method: None,
+        case_sensitive: false,
         verify_ms: 0.0,
         usage: t.usage,
         cost: t.cost,

@@ -59,6 +59,7 @@ fn plan(model: &str, rounds: u32) -> RunPlan {
         rounds,
         repeats: 2,
         seed: 3,
+        sampling: Default::default(),
         prompt_set: Default::default(),
         items_file: None,
     }

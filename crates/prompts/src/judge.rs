@@ -1,4 +1,4 @@
-//! Reading an LLM judge's answer (metric A4): the last answer marker wins.
+//! Reading an LLM judge's answer (metric A4) as the public implementation does.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,42 +14,24 @@ pub enum Judgement {
     Unparseable,
 }
 
-fn word(w: &str) -> Option<Judgement> {
-    let w: String = w
-        .chars()
-        .filter(|c| c.is_alphabetic())
-        .collect::<String>()
-        .to_lowercase();
-    match w.as_str() {
-        "yes" => Some(Judgement::Yes),
-        "no" => Some(Judgement::No),
-        _ => None,
-    }
-}
-
-/// Reads the judgement after the last `[Answer]` (or `Answer:`) marker; an
-/// answer that is only "yes" or "no" counts too. Whole words only: "not" or
-/// "know" are not "no".
+/// Reads a judge's answer as the public implementation that produced the
+/// paper's A4 numbers does (`check_answer` in its `llm_verifier.py`): the
+/// answer lowercased, the text from the last "answer" on, and there "yes"
+/// or "no" found anywhere, as substrings; exactly one of them is the
+/// judgement. So "[Answer] The answer is no" is no, "Answer: they are not
+/// equivalent" is no ("not" holds "no"), and "[Answer] yes, there is no
+/// difference" or an answer without "answer" are unparseable.
 pub fn parse_judgement(text: &str) -> Judgement {
-    // The markers are ASCII: lowercasing only ASCII keeps every byte where
-    // it is, so a marker's end found here is its end in `text` too.
-    let lower = text.to_ascii_lowercase();
-    let marker = ["[answer]", "answer:", "answer"]
-        .iter()
-        .filter_map(|m| lower.rfind(m).map(|i| i + m.len()))
-        .max();
-    let tail = match marker {
-        Some(at) => &text[at..],
-        None => text,
+    // The slice is taken of the lowercased text itself, never of `text`:
+    // lowercasing can change a character's length.
+    let lower = text.to_lowercase();
+    let Some(at) = lower.rfind("answer") else {
+        return Judgement::Unparseable;
     };
-    let mut words = tail
-        .split_whitespace()
-        .filter(|w| w.chars().any(char::is_alphabetic));
-    match (marker, words.next()) {
-        (Some(_), Some(first)) => word(first).unwrap_or(Judgement::Unparseable),
-        (None, Some(only)) if words.next().is_none() => {
-            word(only).unwrap_or(Judgement::Unparseable)
-        }
+    let tail = &lower[at..];
+    match (tail.contains("yes"), tail.contains("no")) {
+        (true, false) => Judgement::Yes,
+        (false, true) => Judgement::No,
         _ => Judgement::Unparseable,
     }
 }

@@ -225,13 +225,18 @@ fn templates_can_be_replaced_and_their_version_follows() {
 }
 
 #[test]
-fn judge_answers_last_marker_wins() {
+fn judge_answers_are_read_as_the_public_implementation_reads_them() {
     use Judgement::*;
+    // As the public implementation reads them: after the last "answer",
+    // exactly one of "yes" and "no" found as a substring.
     let cases = [
         ("They differ in scope. [Answer] no", No),
         ("[Answer] yes", Yes),
-        ("yes", Yes),
-        ("No.", No),
+        ("[Answer] The answer is no", No),
+        ("Answer: they are not equivalent", No),
+        ("[Answer] yes, there is no difference", Unparseable),
+        ("yes", Unparseable),
+        ("No.", Unparseable),
         (
             "At first I thought [Answer] no, but on reflection [Answer] Yes.",
             Yes,

@@ -55,15 +55,15 @@ pub fn parse_scores(text: &str) -> Result<BTreeMap<String, f64>, ScoresError> {
 
 impl CorrelationInput {
     /// A1 for `dataset` of the run: its App. K.4 scores (zero-shot, round 1,
-    /// complexity up to `max_complexity`) against `theirs`, the benchmark `name`'s.
+    /// complexity up to the cut-off) against `theirs`, the benchmark `name`'s.
     pub fn between(
         summary: &Summary,
         dataset: &str,
-        max_complexity: u32,
+        cutoff: autoeval_metrics::Cutoff,
         theirs: &BTreeMap<String, f64>,
         name: &str,
     ) -> Result<CorrelationInput, StatsError> {
-        let ours = conditional_accuracy(summary, dataset, max_complexity);
+        let ours = conditional_accuracy(summary, dataset, cutoff.max_complexity);
         let points: Vec<(String, f64, f64)> = ours
             .iter()
             .filter_map(|(m, x)| Some((m.clone(), *x, *theirs.get(m)?)))
@@ -74,7 +74,7 @@ impl CorrelationInput {
         Ok(CorrelationInput {
             other_name: name.to_string(),
             dataset: dataset.to_string(),
-            max_complexity,
+            cutoff,
             rho: c.rho,
             p_value: c.p_value,
             predictive_power: predictive_power(&ys, &xs).map(|p| p.0),

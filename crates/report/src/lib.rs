@@ -28,8 +28,8 @@ pub struct CorrelationInput {
     pub other_name: String,
     /// The dataset our scores come from.
     pub dataset: String,
-    /// The highest complexity counted (App. K.4).
-    pub max_complexity: u32,
+    /// The highest complexity counted, and what chose it.
+    pub cutoff: autoeval_metrics::Cutoff,
     /// (model, ours, other).
     pub points: Vec<(String, f64, f64)>,
     /// Pearson ρ.
@@ -99,6 +99,8 @@ fn series_name(g: &Group, rounds: bool) -> String {
 }
 
 /// A terminal table: one line per dataset, model, prompt style and round.
+/// `n` is the denominator of the rates beside it: the verdict counts from
+/// `equiv` to `stop` add up to it; `api` and `verr` stand outside it.
 pub fn terminal_summary(summary: &Summary) -> String {
     let mut out = String::new();
     // Model names in full, however long: cut, two could read alike.
@@ -111,7 +113,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
         .max(5);
     let _ = writeln!(
         out,
-        "{:<12} {:<w$} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
+        "{:<12} {:<w$} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
         "dataset",
         "model",
         "prompt",
@@ -122,6 +124,7 @@ pub fn terminal_summary(summary: &Summary) -> String {
         "unkn",
         "tmout",
         "non_c",
+        "stop",
         "api",
         "verr",
         "A2",
@@ -133,17 +136,18 @@ pub fn terminal_summary(summary: &Summary) -> String {
         let c = &g.counts;
         let _ = writeln!(
             out,
-            "{:<12} {:<w$} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
+            "{:<12} {:<w$} {:<9} {:>2} {:>6} {:>6} {:>6} {:>5} {:>5} {:>6} {:>5} {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}",
             g.key.dataset,
             g.key.model,
             g.key.prompt,
             g.key.round,
-            c.total(),
+            c.measured(),
             c.get(Verdict::Equivalent),
             c.get(Verdict::NotEquivalent),
             c.get(Verdict::Unknown),
             c.get(Verdict::Timeout),
             c.get(Verdict::NonCompliant),
+            c.stopped,
             c.get(Verdict::ApiFailure),
             c.get(Verdict::VerifierError),
             pct(g.compliance),
@@ -477,11 +481,12 @@ pub fn html(input: &ReportInput) -> String {
     for c in &input.correlations {
         let _ = write!(
             out,
-            r#"<h2 id="a1-{2}">Correlation with {} (A1): {}</h2><p>Our score: zero-shot, round-1 accuracy on {} with complexity ≤ {} (App. K.4). Pearson ρ = {:.3}, p = {:.2e}{}; {} models.</p><div class="fig">{}</div>"#,
+            r#"<h2 id="a1-{2}">Correlation with {} (A1): {}</h2><p>Our score: zero-shot, round-1 accuracy on {} with complexity ≤ {} ({}). Pearson ρ = {:.3}, p = {:.2e}{}; {} models.</p><div class="fig">{}</div>"#,
             escape(&c.other_name),
             escape(&c.dataset),
             escape(&c.dataset),
-            c.max_complexity,
+            c.cutoff.max_complexity,
+            escape(&c.cutoff.basis),
             c.rho,
             c.p_value,
             c.predictive_power

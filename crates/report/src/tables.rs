@@ -108,7 +108,7 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
     for v in Verdict::ALL {
         let _ = write!(out, "<th>{}</th>", v.name());
     }
-    out.push_str("<th>stopped</th><th>copied</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
+    out.push_str("<th>stopped</th><th>n</th><th>copied</th><th>truncated</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
     for g in &summary.groups {
         let _ = write!(
             out,
@@ -123,16 +123,18 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
         }
         let _ = write!(
             out,
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             g.counts.stopped,
+            g.counts.measured(),
             g.copied,
+            g.truncated,
             pct(g.compliance),
             pct(g.accuracy),
             pct(g.lenient_compliance),
             pct(g.lenient_accuracy)
         );
     }
-    out.push_str(r#"</table><p class="note">Counts are of the strict reading. API failures and verifier errors are left out of both denominators; timeouts and unknowns stay in them. "stopped": units whose earlier round was not equivalent, so this round was not run.</p>"#);
+    out.push_str(r#"</table><p class="note">Counts are of the strict reading. "n" is the denominator of A2 and A3: every verdict but API failures and verifier errors, plus "stopped", the units whose earlier round was not equivalent, so this round was not run. A unit whose round ended in an API failure or verifier error leaves that round's denominators and every later round's; timeouts (a prover out of time or memory) and unknowns stay in. "truncated": non-compliant answers cut at the token cap. docs/METRICS.md defines each.</p>"#);
 }
 
 /// Tokens, cost and time per model and prompt style, over all datasets;
@@ -162,36 +164,57 @@ pub fn cost(out: &mut String, rows: &BTreeMap<(String, String), crate::CostRow>)
     out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model; a reply without reported usage is costed by an estimate (four characters a token).</p>"#);
 }
 
-/// A4: each judge's confusion counts and scores per dataset.
+/// A4: each judge's confusion counts and scores per dataset, with Fig. 20's
+/// classes and the pairs judged.
 pub fn judges(out: &mut String, judgements: &[JudgeRecord]) {
     if judgements.is_empty() {
         return;
     }
-    out.push_str(r#"<h2 id="a4">LLM as equivalence judge (A4)</h2><table><tr><th class="l">dataset</th><th class="l">judge</th><th class="l">style</th><th>TP</th><th>FP</th><th>TN</th><th>FN</th><th>unparseable</th><th>API failures</th><th>precision</th><th>recall</th><th>TNR</th><th>F1</th></tr>"#);
+    out.push_str(r#"<h2 id="a4">LLM as equivalence judge (A4)</h2><table><tr><th class="l">dataset</th><th class="l">judge</th><th class="l">style</th><th class="l">pairs of</th><th>positive</th><th>negative</th><th>incompliant</th><th>TP</th><th>FP</th><th>TN</th><th>FN</th><th>IP</th><th>IN</th><th>incompliant: yes / no / unanswered</th><th>API failures</th><th>coverage</th><th>precision</th><th>recall</th><th>TNR</th><th>F1</th><th>F1, unanswered wrong</th></tr>"#);
     for ((dataset, judge, style), rows) in confusion_by_complexity(judgements) {
         let mut c = Confusion::default();
         for r in rows.values() {
             c.merge(r);
         }
+        let sources: std::collections::BTreeSet<String> = judgements
+            .iter()
+            .filter(|j| j.task.dataset == dataset && j.task.judge == judge && j.task.style == style)
+            .map(|j| {
+                format!(
+                    "{} · {} · round {}",
+                    j.task.model, j.task.prompt, j.task.round
+                )
+            })
+            .collect();
         let _ = write!(
             out,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             escape(&dataset),
             escape(&judge),
             escape(&style),
+            escape(&sources.into_iter().collect::<Vec<_>>().join("; ")),
+            c.positives(),
+            c.negatives(),
+            c.non_compliant_pairs(),
             c.tp,
             c.fp,
             c.tn,
             c.fn_,
-            c.unparseable,
+            c.unanswered_positive,
+            c.unanswered_negative,
+            c.non_compliant_yes,
+            c.non_compliant_no,
+            c.non_compliant_unanswered,
             c.api_failures,
+            pct(c.coverage()),
             pct(c.precision()),
             pct(c.recall()),
             pct(c.tnr()),
-            pct(c.f1())
+            pct(c.f1()),
+            pct(c.f1_unanswered_wrong())
         );
     }
-    out.push_str("</table>");
+    out.push_str(r#"</table><p class="note">As App. L and Fig. 20: positive and negative are compliant φ1 proved equivalent or not; incompliant φ1 are asked too and counted apart. IP and IN: answers with no yes or no, for positive and negative labels (Tables 19–20). Coverage: answered / asked. F1 is over the answered pairs; "F1, unanswered wrong" counts IP as false negatives and IN as false positives.</p>"#);
 }
 
 /// The closeness of the misses (paper 003) beside the binary accuracy: how

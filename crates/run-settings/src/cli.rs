@@ -15,6 +15,12 @@ pub(crate) fn prompt_set(s: &str) -> Result<PromptSet, String> {
     s.parse::<PromptSet>()
 }
 
+/// How items are drawn: `algorithm-1` or `prefer-new-trees`.
+pub(crate) fn sampling() -> impl TypedValueParser<Value = autoeval_generate::Sampling> {
+    PossibleValuesParser::new(["algorithm-1", "prefer-new-trees"])
+        .try_map(|s| s.parse::<autoeval_generate::Sampling>())
+}
+
 /// A prompt style, one of those `--help` lists.
 pub(crate) fn shots() -> impl TypedValueParser<Value = Shots> {
     PossibleValuesParser::new(Shots::ALL.map(Shots::name)).try_map(|s| s.parse::<Shots>())

@@ -1,9 +1,9 @@
 //! The prover process: reads requests on stdin, answers on stdout, under an
 //! address-space limit so a runaway check dies alone.
 
-use crate::protocol::{read_frame, write_frame, Request, Response};
+use crate::protocol::{read_frame, write_frame, Request, Response, READY};
 use autoeval_verify::{InProcessZ3, Prover, ProverLimits};
-use std::io;
+use std::io::{self, Write};
 
 /// Serves checks until stdin closes. `memory_limit_mb` caps the process's
 /// address space (0 leaves it unlimited).
@@ -16,6 +16,8 @@ pub fn serve_stdio(memory_limit_mb: u64) -> io::Result<()> {
     let stdout = io::stdout();
     let mut input = stdin.lock();
     let mut output = stdout.lock();
+    output.write_all(READY)?;
+    output.flush()?;
     while let Some(req) = read_frame::<Request>(&mut input)? {
         let limits = ProverLimits {
             timeout_ms: req.timeout_ms,

@@ -6,7 +6,9 @@
 //! timeout plus a grace period). A process that overruns is killed: the check
 //! is a `timeout`, the caller goes on, and a fresh process takes its place.
 //! Each process runs under an address-space limit, so memory exhaustion also
-//! ends only that process (an `unknown` verdict with the reason).
+//! ends only that process. Both are the prover running out of a resource on
+//! this check: a `timeout`, in the denominators like any other. Only a
+//! process that cannot start is a `verifier_error`.
 
 mod child;
 mod protocol;
@@ -15,7 +17,7 @@ mod watchdog;
 use autoeval_syntax::Formula;
 use autoeval_verify::{Method, Outcome, Prover, ProverLimits, Verdict};
 pub use child::serve_stdio;
-use protocol::{read_frame, write_frame, Request, Response};
+use protocol::{read_frame, read_ready, write_frame, Request, Response};
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -45,6 +47,35 @@ struct Worker {
     child: Arc<Mutex<Child>>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// It has said [`protocol::READY`].
+    ready: bool,
+}
+
+/// Where an exchange with a prover process broke off.
+enum Broke {
+    /// Before the process said it was ready: it could not run a check.
+    Starting(std::io::Error),
+    /// Before the request reached it: the process was gone already.
+    Sending(std::io::Error),
+    /// While it checked: it died on this check.
+    Checking(Option<std::io::Error>),
+}
+
+impl Worker {
+    /// Sends one check and reads its outcome, waiting first for the
+    /// process to say it is ready if it has not yet.
+    fn exchange(&mut self, request: &Request) -> Result<Outcome, Broke> {
+        if !self.ready {
+            read_ready(&mut self.stdout).map_err(Broke::Starting)?;
+            self.ready = true;
+        }
+        write_frame(&mut self.stdin, request).map_err(Broke::Sending)?;
+        match read_frame::<Response>(&mut self.stdout) {
+            Ok(Some(response)) => response.outcome().map_err(|e| Broke::Checking(Some(e))),
+            Ok(None) => Err(Broke::Checking(None)),
+            Err(e) => Err(Broke::Checking(Some(e))),
+        }
+    }
 }
 
 struct Slots {
@@ -110,6 +141,7 @@ impl SolverPool {
             child: Arc::new(Mutex::new(child)),
             stdin,
             stdout,
+            ready: false,
         })
     }
 
@@ -186,37 +218,53 @@ impl Prover for SolverPool {
             timeout_ms: limits.timeout_ms,
             rlimit: limits.rlimit,
         };
-        let answer = write_frame(&mut w.stdin, &request)
-            .and_then(|()| read_frame::<Response>(&mut w.stdout))
-            .and_then(|r| r.map(|r| r.outcome()).transpose());
+        let answer = w.exchange(&request);
         let killed = self.watchdog.disarm(w.id);
-        match answer {
-            Ok(Some(outcome)) if !killed => {
+        let broke = match answer {
+            Ok(outcome) if !killed => {
                 self.release(w);
-                outcome
+                return outcome;
             }
-            _ if killed => {
-                self.discard(w);
-                gave_up(
-                    Verdict::Timeout,
-                    format!(
-                        "the prover overran its budget (two tries of {} ms) and was stopped after {} ms",
-                        limits.timeout_ms,
-                        started.elapsed().as_millis()
-                    ),
-                )
-            }
-            other => {
-                let detail = match other {
-                    Err(e) => format!(": {e}"),
-                    _ => String::new(),
-                };
-                let status = self.discard(w);
-                gave_up(
-                    Verdict::VerifierError,
-                    format!("the prover process ended unexpectedly ({status}){detail}; the check was abandoned"),
-                )
-            }
+            Ok(_) => Broke::Checking(None),
+            Err(broke) => broke,
+        };
+        let status = self.discard(w);
+        let detail = |e: Option<std::io::Error>| e.map(|e| format!(": {e}")).unwrap_or_default();
+        match broke {
+            Broke::Starting(e) if killed => gave_up(
+                Verdict::VerifierError,
+                format!(
+                    "the prover process did not start within {} ms ({status}){}",
+                    started.elapsed().as_millis(),
+                    detail(Some(e))
+                ),
+            ),
+            Broke::Starting(e) => gave_up(
+                Verdict::VerifierError,
+                format!("the prover process could not start ({status}){}", detail(Some(e))),
+            ),
+            Broke::Sending(e) => gave_up(
+                Verdict::VerifierError,
+                format!("the prover process was gone before the check ({status}){}", detail(Some(e))),
+            ),
+            Broke::Checking(_) if killed => gave_up(
+                Verdict::Timeout,
+                format!(
+                    "the prover overran its budget (two tries of {} ms) and was stopped after {} ms",
+                    limits.timeout_ms,
+                    started.elapsed().as_millis()
+                ),
+            ),
+            // Out of memory under its address-space limit, or a crash on
+            // this input: the prover ran out of what it may use, as a
+            // timeout does, and the formula stays in the denominators.
+            Broke::Checking(e) => gave_up(
+                Verdict::Timeout,
+                format!(
+                    "the prover process died during the check ({status}){}: out of memory or a crash on this check",
+                    detail(e)
+                ),
+            ),
         }
     }
 }

@@ -6,6 +6,33 @@ use autoeval_verify::Outcome;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
+/// What a prover process writes once it is ready to serve checks (its
+/// memory limit in place): a process that ends before it could not run a
+/// check at all, where one that ends after it ended during a check.
+pub const READY: &[u8] = b"autoeval-prover ready\n";
+
+/// Waits for [`READY`].
+pub fn read_ready(r: &mut impl Read) -> io::Result<()> {
+    let mut got = Vec::with_capacity(READY.len());
+    r.take(READY.len() as u64).read_to_end(&mut got)?;
+    if got == READY {
+        Ok(())
+    } else if READY.starts_with(&got) {
+        Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "it ended before it said it was ready",
+        ))
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the program is not a prover: it began with {:?}",
+                String::from_utf8_lossy(&got)
+            ),
+        ))
+    }
+}
+
 /// Largest frame either side accepts.
 const MAX_FRAME: usize = 64 << 20;
 

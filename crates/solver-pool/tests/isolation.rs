@@ -1,5 +1,5 @@
 //! The pool against real processes: the prover itself, one that hangs, one
-//! that dies at once, and one starved of memory.
+//! that dies at once, one that dies during a check, and one starved of memory.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -56,7 +56,11 @@ fn prover_processes_answer_and_are_reused() {
 
 #[test]
 fn a_process_that_hangs_is_killed_at_its_deadline() {
-    let p = pool("sleep", &["600"]);
+    // Ready, then silent.
+    let p = pool(
+        "sh",
+        &["-c", "printf 'autoeval-prover ready\\n'; exec sleep 600"],
+    );
     let started = Instant::now();
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 300);
     let took = started.elapsed();
@@ -70,19 +74,46 @@ fn a_process_that_hangs_is_killed_at_its_deadline() {
 }
 
 #[test]
-fn a_process_that_dies_is_a_verifier_error_with_the_reason() {
+fn a_process_that_cannot_start_is_a_verifier_error_with_the_reason() {
     let p = pool("true", &[]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
     assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
-    assert!(o.reason.unwrap().contains("ended unexpectedly"));
+    assert!(o.reason.unwrap().contains("could not start"));
+    let p = pool("sh", &["-c", "echo hello"]);
+    let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
+    assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
+    assert!(o.reason.unwrap().contains("not a prover"));
 }
 
 #[test]
-fn a_process_out_of_memory_dies_alone() {
-    // 8 MiB of address space is not enough to start the prover.
+fn a_process_that_dies_during_a_check_is_a_timeout_and_the_pool_goes_on() {
+    // Ready, then it dies on the first request it reads, as a crash would.
+    let p = pool(
+        "sh",
+        &[
+            "-c",
+            "printf 'autoeval-prover ready\\n'; head -c 1 >/dev/null; kill -SEGV $$",
+        ],
+    );
+    let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
+    assert_eq!(o.verdict, Verdict::Timeout, "{o:?}");
+    let reason = o.reason.unwrap();
+    assert!(reason.contains("died during the check"), "{reason}");
+    assert_eq!(p.live(), 0, "the dead process must be reaped");
+}
+
+#[test]
+fn a_process_out_of_memory_dies_alone_and_the_check_is_a_timeout() {
+    // 8 MiB of address space is not enough for a check: the process says
+    // it is ready, then dies of memory exhaustion on the check.
     let p = pool(PROVER, &["8"]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
-    assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");
+    assert_eq!(o.verdict, Verdict::Timeout, "{o:?}");
+    assert!(o.reason.unwrap().contains("died during the check"));
+    // The pool goes on with processes that have memory.
+    let p = pool(PROVER, &[]);
+    let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
+    assert_eq!(o.verdict, Verdict::NotEquivalent, "{o:?}");
     let p = pool("no-such-prover-binary", &[]);
     let o = prove(&p, "∀ x1.pred1(x1)", "∃ x1.pred1(x1)", 5_000);
     assert_eq!(o.verdict, Verdict::VerifierError, "{o:?}");

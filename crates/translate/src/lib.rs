@@ -80,15 +80,22 @@ fn add(out: &mut RoundTrip, reply: &Reply, first: bool) {
 /// Why an answer past the size limit is non-compliant.
 pub const TOO_LONG: &str = "answer too long";
 
-/// A round whose reply passed the size limit: non-compliant, the reply not kept.
-fn too_long(mut out: RoundTrip) -> RoundTrip {
+/// A round that ends without a formula to read, for `why`: non-compliant in both readings.
+fn unreadable(mut out: RoundTrip, why: &str) -> RoundTrip {
     let reading = Reading {
         phi1: None,
-        non_compliance: Some(TOO_LONG.to_string()),
+        non_compliance: Some(why.to_string()),
     };
     out.strict = reading.clone();
     out.lenient = reading;
     out
+}
+
+/// Notes why the model stopped; true when it was cut at the token cap.
+fn finished(out: &mut RoundTrip, reply: &Reply) -> bool {
+    let reason = reply.finish_reason.as_deref().unwrap_or("unreported");
+    out.finish_reasons.push(reason.to_string());
+    autoeval_models::is_truncation(reason)
 }
 
 fn failed(mut out: RoundTrip, e: CallError) -> RoundTrip {
@@ -116,7 +123,13 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
             out.cached = r.cached;
             add(&mut out, &r, true);
             if r.too_long {
-                return too_long(out);
+                return unreadable(out, TOO_LONG);
+            }
+            if finished(&mut out, &r) {
+                // English cut short is not asked back: its formula could
+                // only be part of one, and the call would be paid for nothing.
+                out.english = Some(r.text);
+                return unreadable(out, autoeval_proto::TRUNCATED);
             }
             r.text
         }
@@ -135,7 +148,11 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
             out.cached &= r.cached;
             add(&mut out, &r, false);
             if r.too_long {
-                return too_long(out);
+                return unreadable(out, TOO_LONG);
+            }
+            if finished(&mut out, &r) {
+                out.raw_answer = Some(r.text);
+                return unreadable(out, autoeval_proto::TRUNCATED);
             }
             r.text
         }

@@ -8,6 +8,7 @@
 //! compared as languages with automata. A φ1 that does not parse is
 //! [`Verdict::NonCompliant`], with the parser's reason.
 
+pub mod names;
 pub mod prover;
 pub mod sem;
 pub mod structure;
@@ -129,6 +130,10 @@ pub struct Outcome {
     pub counterexample: Option<Counterexample>,
     /// How the verdict was reached.
     pub method: Method,
+    /// True when names were compared with their case, because two of φ0's
+    /// names differ only in case; otherwise case is ignored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 impl Outcome {
@@ -139,6 +144,7 @@ impl Outcome {
             reason: None,
             counterexample: None,
             method,
+            case_sensitive: false,
         }
     }
 
@@ -232,8 +238,27 @@ pub fn check(
         }
     };
     match parse_formula(phi1, settings.mode) {
-        Ok(parsed) => check_formulas(&f0, &parsed.value, settings, prover),
+        Ok(parsed) => check_names_folded(&f0, &parsed.value, settings, prover),
         Err(e) => Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string()),
+    }
+}
+
+/// Checks two parsed formulas with names compared without case, as the
+/// public implementation does, unless two of φ0's names differ only in case
+/// (then exactly, and the outcome says so).
+pub fn check_names_folded(
+    f0: &Formula,
+    f1: &Formula,
+    settings: &Settings,
+    prover: &dyn Prover,
+) -> Outcome {
+    if names::fold_keeps_apart(f0) {
+        check_formulas(&names::folded(f0), &names::folded(f1), settings, prover)
+    } else {
+        Outcome {
+            case_sensitive: true,
+            ..check_formulas(f0, f1, settings, prover)
+        }
     }
 }
 

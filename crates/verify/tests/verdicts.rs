@@ -15,7 +15,8 @@ fn propositional_equivalences() {
         ("¬(p1 ∧ p2)", "¬p1 ∨ ¬p2", Equivalent),
         ("¬¬p1", "p1", Equivalent),
         ("(p1 ∨ p2)", "(p1 ∧ p2)", NotEquivalent),
-        ("p1", "P1", NotEquivalent),
+        ("p1", "P1", Equivalent),
+        ("p1", "P2", NotEquivalent),
         ("(alive ∨ receive)", "alive v receive", Equivalent),
         ("(p1 ∨ ¬p1)", "(p2 ∨ ¬p2)", Equivalent),
     ];
@@ -210,4 +211,56 @@ fn a_hard_check_ends_as_timeout_within_its_budgets() {
     );
     assert_eq!(o.verdict, Verdict::Timeout, "{o:?}");
     assert!(o.reason.is_some());
+}
+
+#[test]
+fn names_compare_without_case_unless_two_of_phi0s_names_differ_only_in_case() {
+    let settings = Settings::default();
+    for mode in [
+        autoeval_syntax::Mode::Strict,
+        autoeval_syntax::Mode::Lenient,
+    ] {
+        let settings = Settings {
+            mode,
+            ..settings.clone()
+        };
+        let folded = check(
+            Kind::Fol,
+            "∀ x1.(Admire(x1, Richard) ∨ ¬Walk(Ann))",
+            "∀ X1.(admire(X1, richard) ∨ ¬WALK(ann))",
+            &settings,
+            &InProcessZ3,
+        );
+        assert_eq!(folded.verdict, Verdict::Equivalent, "{mode:?}: {folded:?}");
+        assert!(!folded.case_sensitive);
+        let wrong = check(
+            Kind::Fol,
+            "Admire(Richard)",
+            "admire(ann)",
+            &settings,
+            &InProcessZ3,
+        );
+        assert_eq!(wrong.verdict, Verdict::NotEquivalent, "{mode:?}");
+        // φ0 has `P1` and `p1`: folding would merge two propositions.
+        let exact = check(
+            Kind::Plogic,
+            "(P1 ∧ ¬p1)",
+            "(p1 ∧ ¬p1)",
+            &settings,
+            &InProcessZ3,
+        );
+        assert_eq!(exact.verdict, Verdict::NotEquivalent, "{mode:?}");
+        assert!(
+            exact.case_sensitive,
+            "the outcome says names kept their case"
+        );
+        let same = check(
+            Kind::Plogic,
+            "(P1 ∧ ¬p1)",
+            "(¬p1 ∧ P1)",
+            &settings,
+            &InProcessZ3,
+        );
+        assert_eq!(same.verdict, Verdict::Equivalent, "{mode:?}");
+    }
 }
