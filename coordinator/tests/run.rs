@@ -445,6 +445,10 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
         .iter()
         .filter(|r| r.verdict == Verdict::NotEquivalent)
         .count() as f64;
+    let n_nc = rs
+        .iter()
+        .filter(|r| r.verdict == Verdict::NonCompliant)
+        .count();
     let judge = format!("reference-judge-noisy:{FLIP}");
     let args = [
         "judge",
@@ -462,15 +466,16 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
         .lines()
         .filter(|l| l.split_whitespace().nth(1) == Some("all"))
     {
+        // dataset complexity pos neg inc TP FP TN FN IP IN inc-yes cover prec recall TNR F1 F1-strict
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |i: usize| f[i].parse::<f64>().unwrap();
-        let (t_p, f_p, f_n) = (num(2), num(3), num(5));
+        let (t_p, f_p, f_n) = (num(5), num(6), num(8));
         tp += t_p;
         fp += f_p;
-        tn += num(4);
+        tn += num(7);
         fn_ += f_n;
         // F1 as printed agrees with its own counts, worked out by hand.
-        let printed_f1: f64 = f[10].trim_end_matches('%').parse().unwrap();
+        let printed_f1: f64 = f[16].trim_end_matches('%').parse().unwrap();
         let f1 = 100.0 * 2.0 * t_p / (2.0 * t_p + f_p + f_n);
         assert!((printed_f1 - f1).abs() <= 0.05 + 1e-9, "{line}");
     }
@@ -495,7 +500,7 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
     let before = std::fs::read_to_string(&file).unwrap();
     let again = run_ok(Path::new(BIN), &args);
     assert!(String::from_utf8_lossy(&again.stderr)
-        .contains(&format!("{} pairs already judged, 0 to ask", n as usize)));
+        .contains(&format!("{} pairs already judged, 0 to ask", n as usize + n_nc)));
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         before,
@@ -506,8 +511,106 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
     std::fs::write(&file, format!("{before}{{\"id\":\"torn")).unwrap();
     let torn = run_ok(Path::new(BIN), &args);
     assert!(String::from_utf8_lossy(&torn.stderr)
-        .contains(&format!("{} pairs already judged, 0 to ask", n as usize)));
+        .contains(&format!("{} pairs already judged, 0 to ask", n as usize + n_nc)));
     assert!(std::fs::read_to_string(&file).unwrap().starts_with(&before));
+}
+
+#[test]
+fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverage() {
+    let dir = scratch("a4-pairs");
+    let out = dir.join("run");
+    run_into(
+        &out,
+        &[
+            "--model",
+            "reference-chatty:0.3",
+            "--model",
+            "reference-noisy:0.3",
+            "--prompt",
+            "zero-shot",
+            "--prompt",
+            "few-shot",
+            "--rounds",
+            "2",
+            "--dataset",
+            "plogic",
+            "--dataset",
+            "fol",
+            "--per-bucket",
+            "3",
+            "--batches",
+            "1",
+        ],
+    );
+    let rs = records(&out);
+    assert!(rs.iter().any(|r| r.round == 2), "the run has second rounds");
+    let judged = run_ok(
+        Path::new(BIN),
+        &[
+            "judge",
+            out.to_str().unwrap(),
+            "--judge",
+            "reference-judge-noisy:0.25",
+        ],
+    );
+    let said = String::from_utf8_lossy(&judged.stderr).to_string();
+    // The pairs, counted here: the first model's zero-shot round-1 answers,
+    // decided or non-compliant.
+    let source: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.model == "reference-chatty:0.3" && r.prompt == "zero-shot" && r.round == 1)
+        .collect();
+    let count = |v: Verdict| source.iter().filter(|r| r.verdict == v).count();
+    let (pos, neg, inc) = (
+        count(Verdict::Equivalent),
+        count(Verdict::NotEquivalent),
+        count(Verdict::NonCompliant),
+    );
+    assert!(pos > 0 && neg + inc > 0, "{pos} {neg} {inc}");
+    assert!(
+        said.contains(&format!(
+            "the answers of reference-chatty:0.3 (zero-shot, round 1): {} pairs, {pos} equivalent, {neg} not, {inc} non-compliant",
+            pos + neg + inc
+        )),
+        "{said}"
+    );
+    let file = out.join("judge-reference-judge-noisy-0.25-cot.jsonl");
+    let judgements: Vec<autoeval_proto::JudgeRecord> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(judgements.len(), pos + neg + inc);
+    for j in &judgements {
+        let t = &j.task;
+        assert_eq!((t.model.as_str(), t.prompt.as_str(), t.round), ("reference-chatty:0.3", "zero-shot", 1));
+        let r = source.iter().find(|r| r.id == t.id).unwrap();
+        // The judge saw the model's answer as written, not its canonical form.
+        assert_eq!(Some(&t.phi1), r.raw_answer.as_ref());
+        assert_eq!(t.non_compliant, r.verdict == Verdict::NonCompliant);
+    }
+    // Fig. 20's columns and coverage, from the judgements, by hand.
+    let table = String::from_utf8_lossy(&judged.stdout).to_string();
+    let (mut p, mut n, mut i) = (0, 0, 0);
+    for line in table.lines().filter(|l| l.split_whitespace().nth(1) == Some("all")) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        p += f[2].parse::<usize>().unwrap();
+        n += f[3].parse::<usize>().unwrap();
+        i += f[4].parse::<usize>().unwrap();
+        let of_dataset = judgements.iter().filter(|j| j.task.dataset == f[0]);
+        let asked = of_dataset.clone().count();
+        let answered = of_dataset
+            .filter(|j| matches!(j.judgement.as_deref(), Some("yes" | "no")))
+            .count();
+        let coverage = 100.0 * answered as f64 / asked as f64;
+        let printed: f64 = f[12].trim_end_matches('%').parse().unwrap();
+        assert!((printed - coverage).abs() <= 0.05 + 1e-9, "{line}: by hand {coverage}");
+    }
+    assert_eq!((p, n, i), (pos, neg, inc), "{table}");
+    eprintln!("{table}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("reference-chatty:0.3 · zero-shot · round 1"), "the report names the pairs");
+    assert!(html.contains("incompliant"));
 }
 
 /// Digests of the two prompts of a recorded round, as the mock server counts them.

@@ -13,27 +13,46 @@ pub struct Predicate {
     pub arity: usize,
 }
 
+/// A VerbNet verb at one arity, and how often the paper's list holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verb {
+    /// The verb, lowercased, with its arity.
+    pub predicate: Predicate,
+    /// How many times the paper's public implementation's list holds this
+    /// (verb, arity): its weight when a verb of that arity is drawn.
+    pub weight: usize,
+}
+
 /// True when the formula parser reads `word` as one plain name (not an
 /// operator keyword such as `v`, `and` or `all`).
 pub fn is_plain_name(word: &str) -> bool {
     matches!(tokenize(word).as_deref(), Ok([t]) if t.tok == Tok::Name(word.into()))
 }
 
-/// Verbs with their arity, from the bundled list.
-pub fn verbs() -> &'static [Predicate] {
-    static VERBS: OnceLock<Vec<Predicate>> = OnceLock::new();
+/// The FOL-English verbs with their arities and weights, derived from
+/// VerbNet by the paper's filters (`data/verbnet-verbs.tsv`); a verb may
+/// have two arities. Names the formula parser would not read as one plain
+/// name are left out.
+pub fn verbs() -> &'static [Verb] {
+    static VERBS: OnceLock<Vec<Verb>> = OnceLock::new();
     VERBS.get_or_init(|| {
-        include_str!("../data/verbs.txt")
+        include_str!("../data/verbnet-verbs.tsv")
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .filter_map(|l| {
-                let (name, arity) = l.split_once(' ')?;
-                Some(Predicate {
-                    name: name.to_string(),
-                    arity: arity.trim().parse().ok()?,
+                let mut cells = l.split('\t');
+                let name = cells.next()?;
+                let arity = cells.next()?.trim().parse().ok()?;
+                let weight = cells.next()?.trim().parse().ok()?;
+                Some(Verb {
+                    predicate: Predicate {
+                        name: name.to_string(),
+                        arity,
+                    },
+                    weight,
                 })
             })
-            .filter(|p| is_plain_name(&p.name))
+            .filter(|v| is_plain_name(&v.predicate.name))
             .collect()
     })
 }
@@ -56,11 +75,13 @@ pub fn person_names() -> &'static [&'static str] {
 
 /// Highest arity the English verb list offers.
 pub fn max_verb_arity() -> usize {
-    verbs().iter().map(|v| v.arity).max().unwrap_or(0)
+    verbs().iter().map(|v| v.predicate.arity).max().unwrap_or(0)
 }
 
-/// The predicates of one formula: `count` of them, each with an arity drawn
-/// uniformly from `min..=max`; English verbs of that arity, or `pred1…`.
+/// The predicates of one formula: `count` draws, each with an arity drawn
+/// uniformly from `min..=max`; then `pred1…`, or an English verb of that
+/// arity drawn by its weight, as the paper's implementation draws them: a
+/// verb drawn again takes the later arity, so there may be fewer than `count`.
 pub fn draw_predicates(
     rng: &mut Rng,
     count: usize,
@@ -72,13 +93,24 @@ pub fn draw_predicates(
     for i in 0..count {
         let arity = rng.between(min, max);
         if english {
-            let pool: Vec<&Predicate> = verbs()
+            let pool: Vec<&Verb> = verbs()
                 .iter()
-                .filter(|v| v.arity == arity && !out.iter().any(|o| o.name == v.name))
+                .filter(|v| v.predicate.arity == arity)
                 .collect();
-            if let Some(v) = pool.get(rng.below(pool.len().max(1))) {
-                out.push((*v).clone());
+            let total: usize = pool.iter().map(|v| v.weight).sum();
+            if total == 0 {
+                continue;
             }
+            let mut at = rng.below(total);
+            let Some(verb) = pool.iter().find(|v| {
+                let here = at < v.weight;
+                at = at.saturating_sub(v.weight);
+                here
+            }) else {
+                continue;
+            };
+            out.retain(|o| o.name != verb.predicate.name);
+            out.push(verb.predicate.clone());
         } else {
             out.push(Predicate {
                 name: format!("pred{}", i + 1),

@@ -222,7 +222,7 @@ fn english_vocabulary_uses_verbs_with_their_arity_and_person_names() {
                 assert!(
                     verbs
                         .iter()
-                        .any(|v| v.name == *name && v.arity == args.len()),
+                        .any(|v| v.predicate.name == *name && v.predicate.arity == args.len()),
                     "{name}/{}",
                     args.len()
                 );
@@ -358,4 +358,41 @@ fn reference_format_exports_and_imports() {
     );
     assert_eq!(file.data[0].llm_fs.as_deref(), Some("p1 ∨ ¬p2"));
     assert!(reference::read("{\"data\": 3}").is_err());
+}
+
+#[test]
+fn the_verbnet_vocabulary_holds_the_papers_verbs_and_arities() {
+    use std::collections::BTreeMap;
+    let verbs = autoeval_generate::vocab::verbs();
+    // Counted from the data file itself, independently of the loader.
+    let text = include_str!("../data/verbnet-verbs.tsv");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let by_arity = |a: &str| rows.iter().filter(|r| r[1] == a).count();
+    // The public implementation's VerbNet filters give 902 unary and 289
+    // binary (verb, arity) pairs, and no other arity.
+    assert_eq!((by_arity("1"), by_arity("2"), rows.len()), (902, 289, 1191));
+    // A name the formula parser would not read as one name is left out.
+    let dropped: Vec<&&str> = rows
+        .iter()
+        .map(|r| &r[0])
+        .filter(|n| !autoeval_generate::vocab::is_plain_name(n))
+        .collect();
+    assert_eq!(verbs.len(), rows.len() - dropped.len(), "dropped: {dropped:?}");
+    let mut arities: BTreeMap<usize, usize> = BTreeMap::new();
+    for v in verbs {
+        *arities.entry(v.predicate.arity).or_default() += 1;
+        assert!(v.weight >= 1);
+    }
+    assert_eq!(arities.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+    // VerbNet's classes include verbs a hand-picked list would not.
+    for rare in ["twang", "enquire"] {
+        assert!(verbs.iter().any(|v| v.predicate.name == rare), "{rare}");
+    }
+    // The licence notice travels with the data.
+    assert!(text.contains("Copyright 2009 by University of Colorado"));
+    assert!(include_str!("../data/VERBNET-LICENSE.txt").contains("VerbNet 3.0 License"));
 }
