@@ -110,7 +110,7 @@ impl Args {
             alphabet_size: self.alphabet_size,
             clause_width: self.clause_width,
             sampling: self.sampling.unwrap_or(match self.protocol {
-                Some(autoeval_run_settings::Protocol::Paper) => Sampling::Algorithm1,
+                Some(_) => Sampling::Algorithm1,
                 None => Sampling::PreferNewTrees,
             }),
             ..DatasetConfig::table1(self.dataset)

@@ -499,8 +499,10 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
     let file = out.join(format!("judge-reference-judge-noisy-{FLIP}-yesno.jsonl"));
     let before = std::fs::read_to_string(&file).unwrap();
     let again = run_ok(Path::new(BIN), &args);
-    assert!(String::from_utf8_lossy(&again.stderr)
-        .contains(&format!("{} pairs already judged, 0 to ask", n as usize + n_nc)));
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!(
+        "{} pairs already judged, 0 to ask",
+        n as usize + n_nc
+    )));
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         before,
@@ -510,8 +512,10 @@ fn a_judge_with_a_known_error_rate_scores_as_computed_by_hand() {
     // after it is not swallowed.
     std::fs::write(&file, format!("{before}{{\"id\":\"torn")).unwrap();
     let torn = run_ok(Path::new(BIN), &args);
-    assert!(String::from_utf8_lossy(&torn.stderr)
-        .contains(&format!("{} pairs already judged, 0 to ask", n as usize + n_nc)));
+    assert!(String::from_utf8_lossy(&torn.stderr).contains(&format!(
+        "{} pairs already judged, 0 to ask",
+        n as usize + n_nc
+    )));
     assert!(std::fs::read_to_string(&file).unwrap().starts_with(&before));
 }
 
@@ -583,7 +587,10 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     assert_eq!(judgements.len(), pos + neg + inc);
     for j in &judgements {
         let t = &j.task;
-        assert_eq!((t.model.as_str(), t.prompt.as_str(), t.round), ("reference-chatty:0.3", "zero-shot", 1));
+        assert_eq!(
+            (t.model.as_str(), t.prompt.as_str(), t.round),
+            ("reference-chatty:0.3", "zero-shot", 1)
+        );
         let r = source.iter().find(|r| r.id == t.id).unwrap();
         // The judge saw the model's answer as written, not its canonical form.
         assert_eq!(Some(&t.phi1), r.raw_answer.as_ref());
@@ -592,7 +599,10 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     // Fig. 20's columns and coverage, from the judgements, by hand.
     let table = String::from_utf8_lossy(&judged.stdout).to_string();
     let (mut p, mut n, mut i) = (0, 0, 0);
-    for line in table.lines().filter(|l| l.split_whitespace().nth(1) == Some("all")) {
+    for line in table
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("all"))
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         p += f[2].parse::<usize>().unwrap();
         n += f[3].parse::<usize>().unwrap();
@@ -604,12 +614,18 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
             .count();
         let coverage = 100.0 * answered as f64 / asked as f64;
         let printed: f64 = f[12].trim_end_matches('%').parse().unwrap();
-        assert!((printed - coverage).abs() <= 0.05 + 1e-9, "{line}: by hand {coverage}");
+        assert!(
+            (printed - coverage).abs() <= 0.05 + 1e-9,
+            "{line}: by hand {coverage}"
+        );
     }
     assert_eq!((p, n, i), (pos, neg, inc), "{table}");
     eprintln!("{table}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("reference-chatty:0.3 · zero-shot · round 1"), "the report names the pairs");
+    assert!(
+        html.contains("reference-chatty:0.3 · zero-shot · round 1"),
+        "the report names the pairs"
+    );
     assert!(html.contains("incompliant"));
 }
 

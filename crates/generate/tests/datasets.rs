@@ -381,7 +381,11 @@ fn the_verbnet_vocabulary_holds_the_papers_verbs_and_arities() {
         .map(|r| &r[0])
         .filter(|n| !autoeval_generate::vocab::is_plain_name(n))
         .collect();
-    assert_eq!(verbs.len(), rows.len() - dropped.len(), "dropped: {dropped:?}");
+    assert_eq!(
+        verbs.len(),
+        rows.len() - dropped.len(),
+        "dropped: {dropped:?}"
+    );
     let mut arities: BTreeMap<usize, usize> = BTreeMap::new();
     for v in verbs {
         *arities.entry(v.predicate.arity).or_default() += 1;

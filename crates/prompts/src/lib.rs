@@ -8,6 +8,7 @@
 
 mod copy_check;
 mod judge;
+pub mod reference;
 mod template;
 pub mod vocabulary;
 
@@ -82,6 +83,14 @@ impl Family {
             Family::Propositional => "Propositional Logic",
             Family::FirstOrder | Family::FirstOrderEnglish => "First-Order Logic",
             Family::Regex => "Regular Expression",
+        }
+    }
+
+    /// The kind of formula as the public implementation's judge prompt names it.
+    fn problem_name(self) -> &'static str {
+        match self {
+            Family::Regex => "regex",
+            other => other.logic_name(),
         }
     }
 
@@ -172,6 +181,7 @@ macro_rules! template_set {
 
 const PAPER: [(&str, &str); 8] = template_set!("paper");
 const EXTENDED: [(&str, &str); 8] = template_set!("extended");
+const REFERENCE: [(&str, &str); 8] = template_set!("reference");
 
 /// The built-in prompt sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,6 +194,11 @@ pub enum PromptSet {
     /// The paper's prompts with this product's additions: every name of φ0
     /// in both prompts, English predicate meanings, the regex alphabet.
     Extended,
+    /// The prompts of the public implementation that produced the paper's
+    /// numbers, byte for byte: φ0 as its logic library prints it, `v` for
+    /// disjunction, "→ represents implication", φ0's names in both prompts
+    /// in its order; its answers are read as it reads them.
+    Reference,
 }
 
 impl PromptSet {
@@ -192,6 +207,7 @@ impl PromptSet {
         match self {
             PromptSet::Paper => "paper",
             PromptSet::Extended => "extended",
+            PromptSet::Reference => "reference",
         }
     }
 }
@@ -202,8 +218,9 @@ impl std::str::FromStr for PromptSet {
         match s {
             "paper" => Ok(PromptSet::Paper),
             "extended" => Ok(PromptSet::Extended),
+            "reference" => Ok(PromptSet::Reference),
             _ => Err(format!(
-                "unknown prompt set {s:?}; expected paper or extended"
+                "unknown prompt set {s:?}; expected paper, extended or reference"
             )),
         }
     }
@@ -220,6 +237,7 @@ impl Templates {
         let files = match set {
             PromptSet::Paper => PAPER,
             PromptSet::Extended => EXTENDED,
+            PromptSet::Reference => REFERENCE,
         };
         let by_name = files
             .iter()
@@ -238,6 +256,11 @@ impl Templates {
         };
         t.id = t.computed_id(false);
         t
+    }
+
+    /// Which built-in set these templates start from.
+    pub fn set(&self) -> PromptSet {
+        self.set
     }
 
     /// The set's name and version, `name@hash`: the hash covers every
@@ -311,7 +334,13 @@ impl Templates {
             } else {
                 (description, formula)
             };
-            out.push_str(&format!("[EXAMPLE {}]\n{first}\n{second}\n\n", i + 1));
+            // The public implementation leaves no blank line between examples.
+            let gap = if self.set == PromptSet::Reference {
+                ""
+            } else {
+                "\n"
+            };
+            out.push_str(&format!("[EXAMPLE {}]\n{first}\n{second}\n{gap}", i + 1));
         }
         out
     }
@@ -341,6 +370,17 @@ impl Templates {
                 vocabulary::informalize_logic(&f, family, self.set),
             );
             values.insert("logic", family.logic_name().into());
+            if self.set == PromptSet::Reference {
+                // As that implementation prints φ0, and names its logic by φ0.
+                values.insert("formula", reference::print(&f));
+                let first_order = reference::names(&f).first_order;
+                let logic = if first_order {
+                    "first-order logic"
+                } else {
+                    "propositional logic"
+                };
+                values.insert("logic", logic.into());
+            }
             "informalize-logic"
         };
         let t = self.get(name);
@@ -390,7 +430,16 @@ impl Templates {
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
         values.insert("logic", family.logic_name().into());
         values.insert("logic_title", family.logic_title().into());
-        values.insert("formula1", phi0.to_string());
+        values.insert("problem", family.problem_name().into());
+        // The public implementation shows φ0 as its dataset stores it: as
+        // its logic library prints it.
+        let shown = match parse_formula_exact(phi0, Mode::Lenient) {
+            Ok(f) if self.set == PromptSet::Reference && family != Family::Regex => {
+                reference::print(&f)
+            }
+            _ => phi0.to_string(),
+        };
+        values.insert("formula1", shown);
         values.insert("formula2", phi1.to_string());
         let t = self.get(match style {
             JudgeStyle::Cot => "judge-cot",

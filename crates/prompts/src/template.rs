@@ -93,7 +93,7 @@ pub(crate) fn allowed(name: &str) -> Option<&'static [&'static str]> {
         "autoformalize-logic" => &["logic", "examples", "vocabulary", "description"],
         "informalize-regex" => &["examples", "vocabulary", "formula"],
         "autoformalize-regex" => &["examples", "vocabulary", "description"],
-        "judge-cot" | "judge-yesno" => &["logic", "logic_title", "formula1", "formula2"],
+        "judge-cot" | "judge-yesno" => &["logic", "logic_title", "problem", "formula1", "formula2"],
         "examples-logic" | "examples-regex" => &[],
         _ => return None,
     })

@@ -107,6 +107,9 @@ fn list(label: &str, items: &[String]) -> Option<String> {
 /// set writes the quantifier lines as App. F does and, like the reference
 /// implementation, lists variables used as arguments among the objects.
 pub fn informalize_logic(f: &Formula, family: Family, set: PromptSet) -> String {
+    if set == PromptSet::Reference {
+        return reference_informalize(f);
+    }
     let n = names(f);
     let mut lines: Vec<String> = [
         "∨ represents disjunction",
@@ -121,7 +124,7 @@ pub fn informalize_logic(f: &Formula, family: Family, set: PromptSet) -> String 
         lines.push("predicates can be used verbatim".into());
         let vars = match set {
             PromptSet::Paper => "<x1> <x2> ... <xn>",
-            PromptSet::Extended => "x1 <x2> ... <xn>",
+            PromptSet::Extended | PromptSet::Reference => "x1 <x2> ... <xn>",
         };
         lines.push(format!(
             "∀ {vars}. represents universal quantification with x1... representing free variables"
@@ -138,7 +141,7 @@ pub fn informalize_logic(f: &Formula, family: Family, set: PromptSet) -> String 
             lines.extend(list("parameterized predicates", &predicates(&n)));
         }
         PromptSet::Paper => lines.extend(list("propositions", &n.propositions)),
-        PromptSet::Extended => lines.extend(extended_names(&n, family)),
+        PromptSet::Extended | PromptSet::Reference => lines.extend(extended_names(&n, family)),
     }
     if !n.variables.is_empty() {
         lines.extend(list("free variables", &n.variables));
@@ -178,6 +181,9 @@ fn extended_names(n: &Names, family: Family) -> Vec<String> {
 /// paper's set gives only the operators, and for English FOL the predicates
 /// with their arity (App. F); the extended set adds every name of φ0.
 pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> String {
+    if set == PromptSet::Reference {
+        return reference_autoformalize(f, family);
+    }
     let n = names(f);
     let mut lines: Vec<String> = [
         "Use ∨ to represent disjunction",
@@ -198,8 +204,78 @@ pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> Strin
             lines.extend(list("parameterized predicates", &predicates(&n)));
         }
         PromptSet::Paper => {}
-        PromptSet::Extended => lines.extend(extended_names(&n, family)),
+        PromptSet::Extended | PromptSet::Reference => lines.extend(extended_names(&n, family)),
     }
+    lines.join("\n")
+}
+
+/// The public implementation's names lines: its objects (or propositions)
+/// in its order, then its predicates when φ0 is first-order.
+fn reference_names(n: &crate::reference::ReferenceNames) -> Vec<String> {
+    let label = if n.first_order {
+        "objects"
+    } else {
+        "propositions"
+    };
+    let mut lines = vec![format!("The {label} are: {}", n.objects.join(", "))];
+    if n.first_order && !n.predicates.is_empty() {
+        lines.push(format!(
+            "The parameterized predicates are: {}",
+            n.predicates.join(", ")
+        ));
+    }
+    lines
+}
+
+/// The public implementation's informalization vocabulary: its operator
+/// lines (the first-order ones when φ0 is first-order), φ0's names, and the
+/// quantified variables.
+fn reference_informalize(f: &Formula) -> String {
+    let n = crate::reference::names(f);
+    let mut lines: Vec<String> = [
+        "v represents disjunction",
+        "∧ represents conjunction",
+        "¬ represents negation",
+        "→ represents implication",
+        "( and ) represent parentheses",
+        "propositions can be used verbatim",
+    ]
+    .map(String::from)
+    .to_vec();
+    if n.first_order {
+        lines.push("predicates can be used verbatim".into());
+        lines.push("∀ x1 <x2> ... <xn>. represents universal quantification with x1... representing free variables".into());
+        lines.push("∃ x1 <x2> ... <xn>. represents existential quantification with x1... representing free variables".into());
+    }
+    lines.extend(reference_names(&n));
+    if !n.variables.is_empty() {
+        lines.push(format!(
+            "The free variables are: {}",
+            n.variables.join(", ")
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The public implementation's autoformalization vocabulary: the operator
+/// lines of the dataset's logic, then φ0's names.
+fn reference_autoformalize(f: &Formula, family: Family) -> String {
+    let n = crate::reference::names(f);
+    let mut lines: Vec<String> = [
+        "Use v to represent disjunction",
+        "Use ∧ to represent conjunction",
+        "Use ¬ to represent negation",
+        "Use ( and ) to represent parentheses",
+    ]
+    .map(String::from)
+    .to_vec();
+    if family.is_first_order() {
+        lines.push("Use ∀ <free_variable_list> to represent universal quantification".into());
+        lines.push("Use ∃ <free_variable_list> to represent existential quantification".into());
+        lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
+        lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
+    }
+    lines.extend(reference_names(&n));
     lines.join("\n")
 }
 
@@ -207,7 +283,7 @@ pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> Strin
 /// extended set adds the alphabet.
 pub fn informalize_regex(r: &Regex, alphabet: &[char], set: PromptSet) -> String {
     let head = "you may use symbols from the vocabulary\nyou can use *";
-    if set == PromptSet::Paper {
+    if set != PromptSet::Extended {
         return head.into();
     }
     let mut symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
@@ -221,7 +297,7 @@ pub fn informalize_regex(r: &Regex, alphabet: &[char], set: PromptSet) -> String
 /// the extended set adds the alphabet.
 pub fn autoformalize_regex(alphabet: &[char], set: PromptSet) -> String {
     let head = "Use * to represent zero or more duplications of the same expression\nUse ( and ) to represent parentheses";
-    if set == PromptSet::Paper {
+    if set != PromptSet::Extended {
         return head.into();
     }
     let symbols: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();

@@ -140,6 +140,24 @@ pub enum Protocol {
     /// one round, one sample (Pass@1), the paper's prompts and temperatures;
     /// strict parsing is the headline.
     Paper,
+    /// The paper's, with the stimulus of the public implementation that
+    /// produced its numbers: its prompts byte for byte (`--prompt-set
+    /// reference`), its reading of answers (lowercased, newlines dropped,
+    /// the whole answer one formula; `v`, `|`, `&`, `->` accepted), and its
+    /// token cap of 1,024 for Anthropic's models.
+    Reference,
+}
+
+impl Protocol {
+    /// A description for the report: which protocol produced the numbers.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Protocol::Paper => "the paper's protocol",
+            Protocol::Reference => {
+                "the public implementation's protocol: its prompts and its reading of answers"
+            }
+        }
+    }
 }
 
 /// The settings after defaults are filled in.
@@ -198,6 +216,9 @@ pub const PAPER_MAX_TOKENS: u32 = 16_384;
 /// The same for Anthropic, whose API requires a cap and refuses one above a
 /// model's output ceiling (8,192 for Claude 3.5 models).
 pub const PAPER_MAX_TOKENS_ANTHROPIC: u32 = 8_192;
+
+/// The public implementation's cap for Anthropic's models (its Claude client's).
+pub const REFERENCE_MAX_TOKENS_ANTHROPIC: u32 = 1_024;
 
 /// The paper's temperature for local open models (App. D); API models got 0.1.
 pub const PAPER_OPEN_MODEL_TEMPERATURE: f64 = 1.0;
@@ -286,7 +307,7 @@ impl RunConfig {
     /// on a small set of all five datasets). `items_digest` names the contents of the items file.
     pub fn resolve_with(self, items_digest: Option<String>) -> Result<Resolved> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let paper = self.protocol == Some(Protocol::Paper);
+        let paper = self.protocol.is_some();
         let (per_bucket, batches, prompts) = if paper {
             (50, 10, vec![Shots::ZeroShot])
         } else {
@@ -314,7 +335,10 @@ impl RunConfig {
                 } else {
                     autoeval_generate::Sampling::PreferNewTrees
                 }),
-                prompt_set: self.prompt_set.unwrap_or_default(),
+                prompt_set: self.prompt_set.unwrap_or(match self.protocol {
+                    Some(Protocol::Reference) => PromptSet::Reference,
+                    _ => PromptSet::Paper,
+                }),
                 items_file,
             },
             protocol: self.protocol,
@@ -439,7 +463,10 @@ impl Resolved {
             self.temperature
         };
         let max_tokens = if self.paper_max_tokens && matches!(spec, ModelSpec::Anthropic { .. }) {
-            PAPER_MAX_TOKENS_ANTHROPIC
+            match self.protocol {
+                Some(Protocol::Reference) => REFERENCE_MAX_TOKENS_ANTHROPIC,
+                _ => PAPER_MAX_TOKENS_ANTHROPIC,
+            }
         } else {
             self.max_tokens
         };

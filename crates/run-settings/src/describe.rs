@@ -41,7 +41,7 @@ impl Resolved {
                     plural(u64::from(p.rounds), "round", "rounds"),
                     plural(u64::from(p.repeats), "repeat", "repeats"),
                     self.protocol
-                        .map_or(String::new(), |_| " (the paper's protocol)".into())
+                        .map_or(String::new(), |p| format!(" ({})", p.describe()))
                 ),
             ),
             (

@@ -19,7 +19,10 @@ pub use stage::{translate, Translator};
 use autoeval_llm_client::{CallError, Reply};
 use autoeval_models::{Sample, Stage};
 use autoeval_prompts::{copy_check, Family, Shots};
-use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
+use autoeval_syntax::{
+    canonical, parse_formula, parse_formula_exact, parse_regex, parse_regex_exact, print, Mode,
+    Style,
+};
 
 /// Reads `answer` in `mode` for a dataset of `family`.
 pub fn read_answer(answer: &str, family: Family, mode: Mode, alphabet: &[char]) -> Reading {
@@ -27,6 +30,41 @@ pub fn read_answer(answer: &str, family: Family, mode: Mode, alphabet: &[char]) 
         parse_regex(answer, mode, alphabet).map(|p| print::regex(&p.value))
     } else {
         parse_formula(answer, mode).map(|p| print::formula(&canonical(&p.value), Style::Unicode))
+    };
+    match parsed {
+        Ok(phi1) => Reading {
+            phi1: Some(phi1),
+            non_compliance: None,
+        },
+        Err(e) => Reading {
+            phi1: None,
+            non_compliance: Some(e.to_string()),
+        },
+    }
+}
+
+/// Reads `answer` as the public implementation that produced the paper's
+/// numbers does: no extraction, the whole answer lowercased with its
+/// newlines dropped (so prose or a code fence around the formula leaves it
+/// unreadable), brackets as parentheses, then one formula in any spelling
+/// (`v`, `|`, `&`, `->`, `∀`, `all`, …); for a regular expression, its
+/// spaces and backslashes dropped.
+pub fn read_answer_as_reference(answer: &str, family: Family, alphabet: &[char]) -> Reading {
+    let parsed = if family == Family::Regex {
+        let text: String = answer
+            .trim()
+            .chars()
+            .filter(|c| *c != ' ' && *c != '\\')
+            .collect();
+        parse_regex_exact(&text, Mode::Lenient, alphabet).map(|r| print::regex(&r))
+    } else {
+        let text = answer
+            .to_lowercase()
+            .replace('\n', "")
+            .replace('[', "(")
+            .replace(']', ")");
+        parse_formula_exact(&text, Mode::Lenient)
+            .map(|f| print::formula(&canonical(&f), Style::Unicode))
     };
     match parsed {
         Ok(phi1) => Reading {
@@ -159,9 +197,17 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         Err(e) => return failed(out, e),
     };
     let (text, family, alphabet) = (answer.clone(), req.family, req.alphabet.to_vec());
+    // The headline reading is the paper's strict one, or under the
+    // reference prompt set the public implementation's own.
+    let as_reference = templates.set() == autoeval_prompts::PromptSet::Reference;
     let (strict, lenient) = off_runtime(answer.len(), move || {
+        let headline = if as_reference {
+            read_answer_as_reference(&text, family, &alphabet)
+        } else {
+            read_answer(&text, family, Mode::Strict, &alphabet)
+        };
         (
-            read_answer(&text, family, Mode::Strict, &alphabet),
+            headline,
             read_answer(&text, family, Mode::Lenient, &alphabet),
         )
     })
@@ -193,5 +239,33 @@ async fn off_runtime<T: Send + 'static>(
             e.try_into_panic()
                 .unwrap_or_else(|e| Box::new(e.to_string())),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_reading_takes_the_whole_answer_as_one_formula_as_the_public_implementation_does(
+    ) {
+        let read = |text: &str, family| read_answer_as_reference(text, family, &['0', '1']).phi1;
+        let logic = Family::Propositional;
+        assert_eq!(
+            read("((p1 v p2) ∧ ¬p3)", logic).as_deref(),
+            Some("((p1 ∨ p2) ∧ ¬p3)")
+        );
+        assert_eq!(read("(P1 & P2)", logic).as_deref(), Some("(p1 ∧ p2)"));
+        assert_eq!(read("[p1 | p2]", logic).as_deref(), Some("(p1 ∨ p2)"));
+        // Newlines are dropped, not read as spaces: a fence stays glued on.
+        assert_eq!(read("```\n(p1 ∧ p2)\n```", logic), None);
+        assert_eq!(read("The formula is (p1 ∧ p2).", logic), None);
+        // The strict reading refuses ASCII spellings the reference accepts.
+        assert_eq!(
+            read_answer("(p1 & p2)", logic, Mode::Strict, &[]).phi1,
+            None
+        );
+        let regex = Family::Regex;
+        assert_eq!(read(" (0 1)* ", regex).as_deref(), Some("(01)*"));
     }
 }
