@@ -8,8 +8,10 @@
 //! expanding nodes are visited in pre-order). At most `branching` children
 //! are kept per form. A form whose open nonterminals can all be closed is a
 //! leaf: it is closed `closings` times with uniformly drawn terminal-only
-//! productions (up to `closings` distinct closings, as Algorithm 1 has it,
-//! when `distinct_closings`).
+//! productions, or, as the paper's implementation of Algorithm 1 does
+//! (`enumerate_closings`), its first `closings` closings in a depth-first
+//! enumeration whose productions are shuffled each time a nonterminal is
+//! reached: distinct, and sharing more of their structure than random ones.
 
 use crate::grammar::{t, Grammar, NT_BASE};
 use crate::rng::Rng;
@@ -26,8 +28,9 @@ pub struct Expansion {
     pub branching: usize,
     /// Closed leaves drawn from each closable form.
     pub closings: usize,
-    /// Keep only the distinct ones among a form's closings.
-    pub distinct_closings: bool,
+    /// Enumerate a form's closings as Algorithm 1's implementation does
+    /// instead of drawing them at random.
+    pub enumerate_closings: bool,
     /// Most quantifiers a form may hold.
     pub max_quantifiers: usize,
 }
@@ -64,11 +67,21 @@ pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Vec<
         let mut next = Vec::new();
         for (fi, form) in forms.iter().enumerate() {
             if form.iter().all(|&s| !open_nt(s) || grammar.closable(s)) {
-                let mut drawn = std::collections::HashSet::new();
-                for _ in 0..x.closings {
-                    let leaf = close(grammar, form, rng);
-                    if !x.distinct_closings || drawn.insert(leaf.clone()) {
-                        out.push(leaf);
+                if x.enumerate_closings {
+                    let mut prefix = Vec::with_capacity(form.len() * 2);
+                    let first = out.len();
+                    enumerate_closings(
+                        grammar,
+                        form,
+                        x.closings,
+                        rng,
+                        &mut prefix,
+                        &mut out,
+                        first,
+                    );
+                } else {
+                    for _ in 0..x.closings {
+                        out.push(close(grammar, form, rng));
                     }
                 }
             }
@@ -116,6 +129,49 @@ fn apply(form: &[u8], pos: usize, rhs: &[u8]) -> Vec<u8> {
     child.extend_from_slice(rhs);
     child.extend_from_slice(&form[pos + 1..]);
     child
+}
+
+/// Appends to `out` the first `n` closings of `form` (counted from `first`)
+/// in a depth-first enumeration: each nonterminal's terminal-only
+/// productions are tried in an order shuffled afresh each time it is
+/// reached, and the nonterminals further left vary slowest.
+fn enumerate_closings(
+    grammar: &Grammar,
+    form: &[u8],
+    n: usize,
+    rng: &mut Rng,
+    prefix: &mut Vec<u8>,
+    out: &mut Vec<Vec<u8>>,
+    first: usize,
+) {
+    if out.len() - first >= n {
+        return;
+    }
+    let Some((&s, rest)) = form.split_first() else {
+        out.push(prefix.clone());
+        return;
+    };
+    if !is_nt(s) {
+        prefix.push(s);
+        enumerate_closings(grammar, rest, n, rng, prefix, out, first);
+        prefix.pop();
+        return;
+    }
+    let rules = grammar.closing(s & !FROZEN);
+    let mut order: Vec<usize> = (0..rules.len()).collect();
+    // Fisher–Yates, as Python's random.sample of the whole list.
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    for i in order {
+        let at = prefix.len();
+        prefix.extend_from_slice(rules[i]);
+        enumerate_closings(grammar, rest, n, rng, prefix, out, first);
+        prefix.truncate(at);
+        if out.len() - first >= n {
+            return;
+        }
+    }
 }
 
 /// Every nonterminal of `form` replaced by a uniformly drawn terminal-only production.

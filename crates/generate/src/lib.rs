@@ -158,8 +158,9 @@ impl DatasetConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sampling {
-    /// Exactly the paper's Algorithm 1: each closable form yields up to n
-    /// distinct completions, and each bucket's items are drawn uniformly
+    /// Exactly the paper's Algorithm 1 as its implementation runs it: each
+    /// closable form yields its first n completions in a shuffled
+    /// depth-first enumeration, and each bucket's items are drawn uniformly
     /// from its leaves (line 15). `--protocol paper` generates this way.
     Algorithm1,
     /// Four completions per closable form, and each bucket first prefers
@@ -303,7 +304,7 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
         depth: cfg.depth,
         branching: cfg.branching,
         closings: cfg.completions(),
-        distinct_closings: cfg.sampling == Sampling::Algorithm1,
+        enumerate_closings: cfg.sampling == Sampling::Algorithm1,
         max_quantifiers: cfg.max_free_variables.unwrap_or(usize::MAX),
     };
     let alphabet = cfg.alphabet();
@@ -323,7 +324,8 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
         for _slot in 0..cfg.per_bucket {
             for attempt in 0..cfg.tries_per_slot {
                 let mut leaf = leaves[*rng.pick(members)].clone();
-                if cfg.kind == DatasetKind::Ksat {
+                // Algorithm 1 builds the leaf drawn as it is.
+                if cfg.kind == DatasetKind::Ksat && cfg.sampling == Sampling::PreferNewTrees {
                     leaf = redraw_literals(&leaf, &mut rng);
                 }
                 // A parse tree not yet in the batch first (App. M's diversity);
