@@ -188,3 +188,31 @@ fn close(grammar: &Grammar, form: &[u8], rng: &mut Rng) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar;
+
+    #[test]
+    fn algorithm_1_takes_the_first_n_distinct_closings_of_a_form() {
+        let g = grammar::ksat(3);
+        let p = NT_BASE + 1;
+        // A clause of three open literals: 2³ closings.
+        let form = [t::LP, p, t::OR, p, t::OR, p, t::RP];
+        let mut rng = Rng::new(7, "ksat", 0);
+        for n in [3, 8, 200] {
+            let mut out = Vec::new();
+            enumerate_closings(&g, &form, n, &mut rng, &mut Vec::new(), &mut out, 0);
+            assert_eq!(out.len(), n.min(8), "n = {n}");
+            let distinct: std::collections::HashSet<&Vec<u8>> = out.iter().collect();
+            assert_eq!(distinct.len(), out.len(), "closings are distinct");
+            assert!(out.iter().all(|leaf| leaf.iter().all(|&s| s < NT_BASE)));
+            if n == 3 {
+                // Depth first: the leftmost literal varies slowest, so the
+                // first three closings share it.
+                assert!(out.iter().all(|leaf| leaf[..2] == out[0][..2]), "{out:?}");
+            }
+        }
+    }
+}

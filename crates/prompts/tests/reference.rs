@@ -59,9 +59,8 @@ fn first_difference(ours: &str, theirs: &str) -> String {
         .position(|(a, b)| a != b)
         .unwrap_or(ours.len().min(theirs.len()));
     let around = |s: &str| {
-        let start = s.floor_char_boundary(at.saturating_sub(40));
-        let end = s.ceil_char_boundary((at + 40).min(s.len()));
-        s[start..end].to_string()
+        let bytes = &s.as_bytes()[at.saturating_sub(40)..(at + 40).min(s.len())];
+        String::from_utf8_lossy(bytes).into_owned()
     };
     format!(
         "first difference at byte {at}:\n ours:   {:?}\n theirs: {:?}",
