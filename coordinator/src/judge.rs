@@ -298,7 +298,7 @@ pub fn run(args: Args) -> Result<()> {
         // What the file held first, then the fleet's: the first answer of a pair stands.
         let merged = latest_judgements(&(recorded.clone() + &lines));
         rewrite_judgements(&path, &merged)?;
-        return finish(&dir, &path, args.quiet);
+        return finish(&dir, &path, &source, args.quiet);
     }
     let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
         None
@@ -348,14 +348,21 @@ pub fn run(args: Args) -> Result<()> {
             h.fix
         );
     }
-    finish(&dir, &path, args.quiet)
+    finish(&dir, &path, &source, args.quiet)
 }
 
-/// Prints the confusion table of the judge file and writes the report.
-fn finish(dir: &RunDir, path: &std::path::Path, quiet: bool) -> Result<()> {
+/// Prints the confusion table of this source's judgements and writes the report.
+fn finish(dir: &RunDir, path: &std::path::Path, source: &Source, quiet: bool) -> Result<()> {
     let all = latest_judgements(&std::fs::read_to_string(path)?);
     if !quiet {
-        print_table(&all);
+        let mine: Vec<JudgeRecord> = all
+            .into_iter()
+            .filter(|j| {
+                (j.task.model.as_str(), j.task.prompt.as_str(), j.task.round)
+                    == (source.model.as_str(), source.prompt.as_str(), source.round)
+            })
+            .collect();
+        print_table(&mine);
     }
     let report = crate::app::report::write(dir)?;
     println!("judgements: {}", path.display());

@@ -64,6 +64,7 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "detect" => "0.05".into(),
         "quiet" | "plain" | "fleet" | "compress" => "true".into(),
         "log-every" => "5".into(),
+        "sampling" => r#""algorithm-1""#.into(),
         "amqp" => r#""amqp://guest:guest@127.0.0.1:1/%2f""#.into(),
         "redis" => r#""redis://127.0.0.1:1""#.into(),
         "worker-wait-s" => "9".into(),

@@ -621,11 +621,52 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     }
     assert_eq!((p, n, i), (pos, neg, inc), "{table}");
     eprintln!("{table}");
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(
-        html.contains("reference-chatty:0.3 · zero-shot · round 1"),
-        "the report names the pairs"
+    // Another source's answers, judged into the same file, are scored apart.
+    let second = run_ok(
+        Path::new(BIN),
+        &[
+            "judge",
+            out.to_str().unwrap(),
+            "--judge",
+            "reference-judge-noisy:0.25",
+            "--source-model",
+            "reference-noisy:0.3",
+            "--source-round",
+            "2",
+        ],
     );
+    let round2: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.model == "reference-noisy:0.3" && r.prompt == "zero-shot" && r.round == 2)
+        .collect();
+    let labelled = |v: Verdict| round2.iter().filter(|r| r.verdict == v).count();
+    let table = String::from_utf8_lossy(&second.stdout).to_string();
+    let (mut p, mut n, mut i) = (0, 0, 0);
+    for line in table
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("all"))
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        p += f[2].parse::<usize>().unwrap();
+        n += f[3].parse::<usize>().unwrap();
+        i += f[4].parse::<usize>().unwrap();
+    }
+    assert_eq!(
+        (p, n, i),
+        (
+            labelled(Verdict::Equivalent),
+            labelled(Verdict::NotEquivalent),
+            labelled(Verdict::NonCompliant)
+        ),
+        "{table}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for source in [
+        "reference-chatty:0.3 · zero-shot · round 1",
+        "reference-noisy:0.3 · zero-shot · round 2",
+    ] {
+        assert!(html.contains(source), "the report names the pairs {source}");
+    }
     assert!(html.contains("incompliant"));
 }
 

@@ -302,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_judgement_is_one_flat_json_object_around_its_question() {
-        let line = r#"{"id":"fol-0-1-2","dataset":"fol","complexity":3,"model":"m","prompt":"few-shot","round":2,"repeat":0,"judge":"j","style":"cot","phi0":"p","phi1":"q","equivalent":true,"judgement":"yes"}"#;
+        let line = r#"{"id":"fol-0-1-2","dataset":"fol","complexity":3,"model":"m","prompt":"few-shot","round":2,"repeat":0,"judge":"j","style":"cot","phi0":"p","phi1":"q","equivalent":true,"non_compliant":false,"judgement":"yes"}"#;
         let j: JudgeRecord = serde_json::from_str(line).unwrap();
         assert_eq!(
             (j.task.id.as_str(), j.task.round, j.task.equivalent),
@@ -397,8 +397,9 @@ pub struct JudgeTask {
     /// The formal verdict: true for equivalent.
     pub equivalent: bool,
     /// φ1 is syntactically non-compliant (Fig. 20's "incompliant"): the
-    /// judge is asked all the same, and its answer is counted apart.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// judge is asked all the same, and its answer is counted apart. Always
+    /// written: the task travels in bincode, which has no optional fields.
+    #[serde(default)]
     pub non_compliant: bool,
 }
 

@@ -162,6 +162,7 @@ pub enum Sampling {
     /// closable form yields its first n completions in a shuffled
     /// depth-first enumeration, and each bucket's items are drawn uniformly
     /// from its leaves (line 15). `--protocol paper` generates this way.
+    #[serde(rename = "algorithm-1")]
     Algorithm1,
     /// Four completions per closable form, and each bucket first prefers
     /// parse trees the batch does not hold yet: more distinct parse trees

@@ -171,48 +171,54 @@ pub fn judges(out: &mut String, judgements: &[JudgeRecord]) {
         return;
     }
     out.push_str(r#"<h2 id="a4">LLM as equivalence judge (A4)</h2><table><tr><th class="l">dataset</th><th class="l">judge</th><th class="l">style</th><th class="l">pairs of</th><th>positive</th><th>negative</th><th>incompliant</th><th>TP</th><th>FP</th><th>TN</th><th>FN</th><th>IP</th><th>IN</th><th>incompliant: yes / no / unanswered</th><th>API failures</th><th>coverage</th><th>precision</th><th>recall</th><th>TNR</th><th>F1</th><th>F1, unanswered wrong</th></tr>"#);
-    for ((dataset, judge, style), rows) in confusion_by_complexity(judgements) {
-        let mut c = Confusion::default();
-        for r in rows.values() {
-            c.merge(r);
-        }
-        let sources: std::collections::BTreeSet<String> = judgements
+    // One line per source of pairs: a judge asked about two models' answers
+    // is scored on each apart.
+    let source = |j: &JudgeRecord| {
+        format!(
+            "{} · {} · round {}",
+            j.task.model, j.task.prompt, j.task.round
+        )
+    };
+    let sources: std::collections::BTreeSet<String> = judgements.iter().map(source).collect();
+    for pairs_of in sources {
+        let of_source: Vec<JudgeRecord> = judgements
             .iter()
-            .filter(|j| j.task.dataset == dataset && j.task.judge == judge && j.task.style == style)
-            .map(|j| {
-                format!(
-                    "{} · {} · round {}",
-                    j.task.model, j.task.prompt, j.task.round
-                )
-            })
+            .filter(|j| source(j) == pairs_of)
+            .cloned()
             .collect();
-        let _ = write!(
-            out,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
-            escape(&dataset),
-            escape(&judge),
-            escape(&style),
-            escape(&sources.into_iter().collect::<Vec<_>>().join("; ")),
-            c.positives(),
-            c.negatives(),
-            c.non_compliant_pairs(),
-            c.tp,
-            c.fp,
-            c.tn,
-            c.fn_,
-            c.unanswered_positive,
-            c.unanswered_negative,
-            c.non_compliant_yes,
-            c.non_compliant_no,
-            c.non_compliant_unanswered,
-            c.api_failures,
-            pct(c.coverage()),
-            pct(c.precision()),
-            pct(c.recall()),
-            pct(c.tnr()),
-            pct(c.f1()),
-            pct(c.f1_unanswered_wrong())
-        );
+        for ((dataset, judge, style), rows) in confusion_by_complexity(&of_source) {
+            let mut c = Confusion::default();
+            for r in rows.values() {
+                c.merge(r);
+            }
+            let _ = write!(
+                out,
+                r#"<tr><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+                escape(&dataset),
+                escape(&judge),
+                escape(&style),
+                escape(&pairs_of),
+                c.positives(),
+                c.negatives(),
+                c.non_compliant_pairs(),
+                c.tp,
+                c.fp,
+                c.tn,
+                c.fn_,
+                c.unanswered_positive,
+                c.unanswered_negative,
+                c.non_compliant_yes,
+                c.non_compliant_no,
+                c.non_compliant_unanswered,
+                c.api_failures,
+                pct(c.coverage()),
+                pct(c.precision()),
+                pct(c.recall()),
+                pct(c.tnr()),
+                pct(c.f1()),
+                pct(c.f1_unanswered_wrong())
+            );
+        }
     }
     out.push_str(r#"</table><p class="note">As App. L and Fig. 20: positive and negative are compliant φ1 proved equivalent or not; incompliant φ1 are asked too and counted apart. IP and IN: answers with no yes or no, for positive and negative labels (Tables 19–20). Coverage: answered / asked. F1 is over the answered pairs; "F1, unanswered wrong" counts IP as false negatives and IN as false positives.</p>"#);
 }

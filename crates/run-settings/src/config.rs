@@ -141,8 +141,8 @@ pub enum Protocol {
     /// strict parsing is the headline.
     Paper,
     /// The paper's, with the stimulus of the public implementation that
-    /// produced its numbers: its prompts byte for byte (`--prompt-set
-    /// reference`), its reading of answers (lowercased, newlines dropped,
+    /// produced its numbers: its prompts byte for byte (the `reference`
+    /// prompt set), its reading of answers (lowercased, newlines dropped,
     /// the whole answer one formula; `v`, `|`, `&`, `->` accepted), and its
     /// token cap of 1,024 for Anthropic's models.
     Reference,
