@@ -43,13 +43,50 @@ fn open_nt(s: u8) -> bool {
     is_nt(s) && s & FROZEN == 0
 }
 
+/// Closed leaves in one buffer: Algorithm 1 makes millions of short ones,
+/// which as vectors of their own would cost more in headers than in symbols.
+#[derive(Default)]
+pub struct Leaves {
+    symbols: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl Leaves {
+    /// Adds a leaf.
+    pub fn push(&mut self, leaf: &[u8]) {
+        self.symbols.extend_from_slice(leaf);
+        self.ends.push(self.symbols.len() as u32);
+    }
+
+    /// Leaf `i`.
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.symbols[start..self.ends[i] as usize]
+    }
+
+    /// Number of leaves.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The leaves in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
 /// The closed leaves of the grammar's tree, in generation order.
-pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Vec<Vec<u8>> {
+pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Leaves {
     // A level is kept as (parent form, position, production) and only the
     // sampled children are built, so a level costs what is sampled from it.
     let mut parents: Vec<Vec<u8>> = vec![vec![start]];
     let mut level: Vec<(u32, u32, &[u8])> = vec![(0, u32::MAX, &[])];
-    let mut out = Vec::new();
+    let mut out = Leaves::default();
     for _ in 0..x.depth {
         let forms: Vec<Vec<u8>> = rng
             .sample_indices(level.len(), x.branching)
@@ -69,19 +106,12 @@ pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Vec<
             if form.iter().all(|&s| !open_nt(s) || grammar.closable(s)) {
                 if x.enumerate_closings {
                     let mut prefix = Vec::with_capacity(form.len() * 2);
-                    let first = out.len();
-                    enumerate_closings(
-                        grammar,
-                        form,
-                        x.closings,
-                        rng,
-                        &mut prefix,
-                        &mut out,
-                        first,
-                    );
+                    let mut made = Vec::new();
+                    enumerate_closings(grammar, form, x.closings, rng, &mut prefix, &mut made, 0);
+                    made.iter().for_each(|leaf| out.push(leaf));
                 } else {
                     for _ in 0..x.closings {
-                        out.push(close(grammar, form, rng));
+                        out.push(&close(grammar, form, rng));
                     }
                 }
             }

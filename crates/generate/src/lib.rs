@@ -324,7 +324,7 @@ pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigEr
         let mut got = 0;
         for _slot in 0..cfg.per_bucket {
             for attempt in 0..cfg.tries_per_slot {
-                let mut leaf = leaves[*rng.pick(members)].clone();
+                let mut leaf = leaves.get(*rng.pick(members)).to_vec();
                 // Algorithm 1 builds the leaf drawn as it is.
                 if cfg.kind == DatasetKind::Ksat && cfg.sampling == Sampling::PreferNewTrees {
                     leaf = redraw_literals(&leaf, &mut rng);
