@@ -33,6 +33,10 @@ pub struct Args {
     /// Bytes of filler put before every answer, for replies of any size.
     #[arg(long, default_value_t = 0)]
     pad_reply_bytes: usize,
+    /// Fraction of prompts (by a hash of the prompt) answered cut at the
+    /// token cap: half the reply, with finish_reason "length".
+    #[arg(long, default_value_t = 0.0)]
+    truncate_rate: f64,
     /// Answer 401 to requests without `Authorization: Bearer KEY`, echoing
     /// what they sent in the error (as some providers do), to try a
     /// client's redaction.
@@ -53,6 +57,9 @@ pub fn run(args: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&args.error_rate) {
         bail!("--error-rate must be between 0 and 1");
     }
+    if !(0.0..=1.0).contains(&args.truncate_rate) {
+        bail!("--truncate-rate must be between 0 and 1");
+    }
     let config = MockConfig {
         noise,
         chatty,
@@ -61,6 +68,7 @@ pub fn run(args: Args) -> Result<()> {
         rate_limit_rpm: args.rate_limit,
         retry_after: Some(args.retry_after),
         pad_reply_bytes: args.pad_reply_bytes,
+        truncate_rate: args.truncate_rate,
         require_key: args.require_key,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

@@ -670,6 +670,80 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     assert!(html.contains("incompliant"));
 }
 
+#[test]
+fn a_reply_cut_at_the_token_cap_is_non_compliant_as_truncated_and_counted_apart() {
+    const RATE: f64 = 0.3;
+    let port = free_port();
+    let _server = mock_server(port, &["--truncate-rate", &RATE.to_string()]);
+    let dir = scratch("truncated");
+    let out = dir.join("run");
+    let model = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
+    run_into(
+        &out,
+        &[
+            "--model",
+            &model,
+            "--prompt",
+            "zero-shot",
+            "--dataset",
+            "plogic",
+            "--dataset",
+            "regex",
+            "--per-bucket",
+            "2",
+            "--batches",
+            "1",
+        ],
+    );
+    let rs = records(&out);
+    let t = Templates::builtin();
+    let (mut cut, mut whole) = (0, 0);
+    for r in &rs {
+        // Which call the server cut, worked out from its rule here.
+        let family = Family::of_dataset(&r.dataset).unwrap();
+        let i = t
+            .informalize(family, &r.phi0, Shots::ZeroShot, &['0', '1'])
+            .unwrap();
+        let i_cut = autoeval_mock_llm::prompt_share(&i.text) < RATE;
+        if i_cut {
+            assert_eq!(r.finish_reasons, ["length"], "{r:?}");
+        } else {
+            let a = t
+                .autoformalize(
+                    family,
+                    &r.phi0,
+                    r.english.as_deref().unwrap(),
+                    Shots::ZeroShot,
+                    &['0', '1'],
+                )
+                .unwrap();
+            let a_cut = autoeval_mock_llm::prompt_share(&a.text) < RATE;
+            let second = if a_cut { "length" } else { "stop" };
+            assert_eq!(r.finish_reasons, ["stop", second], "{r:?}");
+            if !a_cut {
+                whole += 1;
+                assert_eq!(r.verdict, Verdict::Equivalent, "{r:?}");
+                continue;
+            }
+        }
+        cut += 1;
+        assert_eq!(r.verdict, Verdict::NonCompliant, "{r:?}");
+        assert_eq!(r.reason.as_deref(), Some("truncated"));
+        assert_eq!(r.lenient_verdict(), Verdict::NonCompliant, "both readings");
+    }
+    assert!(cut > 0 && whole > 0, "{cut} cut, {whole} whole");
+    // The summary counts them apart.
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let counted: u64 = summary["summary"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["truncated"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, cut as u64);
+}
+
 /// Digests of the two prompts of a recorded round, as the mock server counts them.
 fn prompt_digests(r: &ResultRecord) -> [String; 2] {
     let t = Templates::builtin();

@@ -37,6 +37,10 @@ pub struct MockConfig {
     /// Bytes of filler added to every answer's English, to send replies
     /// as large as wanted.
     pub pad_reply_bytes: usize,
+    /// Fraction of prompts (chosen by a hash of the prompt, so the same
+    /// prompt always) answered cut at the token cap: the first half of the
+    /// reply, with `finish_reason` `length`.
+    pub truncate_rate: f64,
     /// `Some(key)` to answer 401 to a request not carrying `Bearer key`,
     /// echoing the `Authorization` it was sent in the error's message, as
     /// some providers do: the worst a server can hand back to a client.
@@ -54,6 +58,7 @@ impl std::fmt::Debug for MockConfig {
             .field("rate_limit_rpm", &self.rate_limit_rpm)
             .field("retry_after", &self.retry_after)
             .field("pad_reply_bytes", &self.pad_reply_bytes)
+            .field("truncate_rate", &self.truncate_rate)
             .field("require_key", &self.require_key.as_ref().map(|_| "***"))
             .finish()
     }
@@ -69,6 +74,7 @@ impl Default for MockConfig {
             rate_limit_rpm: None,
             retry_after: None,
             pad_reply_bytes: 0,
+            truncate_rate: 0.0,
             require_key: None,
         }
     }
@@ -259,6 +265,16 @@ async fn chat(
         reply(&s.config, prompt)
     };
     let text = pad(text, s.config.pad_reply_bytes);
+    let cut = prompt_share(prompt) < s.config.truncate_rate;
+    let (text, finish_reason) = if cut {
+        let half = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        (text[..half].to_string(), "length")
+    } else {
+        (text, "stop")
+    };
     s.completions.fetch_add(1, Ordering::Relaxed);
     let prompt_tokens = prompt.split_whitespace().count();
     let completion_tokens = text.split_whitespace().count();
@@ -271,10 +287,18 @@ async fn chat(
         "id": format!("mock-{n}"),
         "object": "chat.completion",
         "model": req.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     }))
     .into_response()
+}
+
+/// Where a prompt falls in [0, 1), by a hash of its text.
+pub fn prompt_share(prompt: &str) -> f64 {
+    let h = prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    (h >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The reference model's reply, as configured; its judge proves with Z3.
