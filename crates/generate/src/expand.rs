@@ -87,6 +87,12 @@ pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Leav
     let mut parents: Vec<Vec<u8>> = vec![vec![start]];
     let mut level: Vec<(u32, u32, &[u8])> = vec![(0, u32::MAX, &[])];
     let mut out = Leaves::default();
+    // Each nonterminal's closing productions, looked up once: an
+    // enumeration reaches them millions of times.
+    let closings: Vec<Vec<&[u8]>> = grammar
+        .nonterminals()
+        .map(|nt| grammar.closing(nt).into_iter().map(Vec::as_slice).collect())
+        .collect();
     for _ in 0..x.depth {
         let forms: Vec<Vec<u8>> = rng
             .sample_indices(level.len(), x.branching)
@@ -106,9 +112,13 @@ pub fn leaves(grammar: &Grammar, start: u8, x: Expansion, rng: &mut Rng) -> Leav
             if form.iter().all(|&s| !open_nt(s) || grammar.closable(s)) {
                 if x.enumerate_closings {
                     let mut prefix = Vec::with_capacity(form.len() * 2);
-                    let mut made = Vec::new();
-                    enumerate_closings(grammar, form, x.closings, rng, &mut prefix, &mut made, 0);
-                    made.iter().for_each(|leaf| out.push(leaf));
+                    let first = out.len();
+                    let to = Closings {
+                        rules: &closings,
+                        n: x.closings,
+                        first,
+                    };
+                    enumerate_closings(&to, form, rng, &mut prefix, &mut out);
                 } else {
                     for _ in 0..x.closings {
                         out.push(&close(grammar, form, rng));
@@ -161,33 +171,41 @@ fn apply(form: &[u8], pos: usize, rhs: &[u8]) -> Vec<u8> {
     child
 }
 
-/// Appends to `out` the first `n` closings of `form` (counted from `first`)
-/// in a depth-first enumeration: each nonterminal's terminal-only
-/// productions are tried in an order shuffled afresh each time it is
-/// reached, and the nonterminals further left vary slowest.
-fn enumerate_closings(
-    grammar: &Grammar,
-    form: &[u8],
+/// What an enumeration of closings draws on and how far it goes.
+struct Closings<'a> {
+    /// Closing productions by nonterminal, from `NT_BASE`.
+    rules: &'a [Vec<&'a [u8]>],
+    /// Closings wanted.
     n: usize,
+    /// Leaves in `out` before this form's.
+    first: usize,
+}
+
+/// Appends to `out` the first `n` closings of `form` in a depth-first
+/// enumeration: each nonterminal's terminal-only productions are tried in
+/// an order shuffled afresh each time it is reached, and the nonterminals
+/// further left vary slowest.
+fn enumerate_closings(
+    to: &Closings,
+    form: &[u8],
     rng: &mut Rng,
     prefix: &mut Vec<u8>,
-    out: &mut Vec<Vec<u8>>,
-    first: usize,
+    out: &mut Leaves,
 ) {
-    if out.len() - first >= n {
+    if out.len() - to.first >= to.n {
         return;
     }
     let Some((&s, rest)) = form.split_first() else {
-        out.push(prefix.clone());
+        out.push(prefix);
         return;
     };
     if !is_nt(s) {
         prefix.push(s);
-        enumerate_closings(grammar, rest, n, rng, prefix, out, first);
+        enumerate_closings(to, rest, rng, prefix, out);
         prefix.pop();
         return;
     }
-    let rules = grammar.closing(s & !FROZEN);
+    let rules = &to.rules[usize::from((s & !FROZEN) - NT_BASE)];
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Fisher–Yates, as Python's random.sample of the whole list.
     for i in (1..order.len()).rev() {
@@ -196,9 +214,9 @@ fn enumerate_closings(
     for i in order {
         let at = prefix.len();
         prefix.extend_from_slice(rules[i]);
-        enumerate_closings(grammar, rest, n, rng, prefix, out, first);
+        enumerate_closings(to, rest, rng, prefix, out);
         prefix.truncate(at);
-        if out.len() - first >= n {
+        if out.len() - to.first >= to.n {
             return;
         }
     }
@@ -231,9 +249,19 @@ mod tests {
         // A clause of three open literals: 2³ closings.
         let form = [t::LP, p, t::OR, p, t::OR, p, t::RP];
         let mut rng = Rng::new(7, "ksat", 0);
+        let rules: Vec<Vec<&[u8]>> = g
+            .nonterminals()
+            .map(|nt| g.closing(nt).into_iter().map(Vec::as_slice).collect())
+            .collect();
         for n in [3, 8, 200] {
-            let mut out = Vec::new();
-            enumerate_closings(&g, &form, n, &mut rng, &mut Vec::new(), &mut out, 0);
+            let mut leaves = Leaves::default();
+            let to = Closings {
+                rules: &rules,
+                n,
+                first: 0,
+            };
+            enumerate_closings(&to, &form, &mut rng, &mut Vec::new(), &mut leaves);
+            let out: Vec<Vec<u8>> = leaves.iter().map(<[u8]>::to_vec).collect();
             assert_eq!(out.len(), n.min(8), "n = {n}");
             let distinct: std::collections::HashSet<&Vec<u8>> = out.iter().collect();
             assert_eq!(distinct.len(), out.len(), "closings are distinct");

@@ -47,6 +47,11 @@ impl Grammar {
         &self.productions[(nt - NT_BASE) as usize]
     }
 
+    /// The nonterminals, from `NT_BASE`.
+    pub fn nonterminals(&self) -> impl Iterator<Item = u8> {
+        (0..self.productions.len()).map(|i| NT_BASE + i as u8)
+    }
+
     /// True when `nt` has a production made of terminals only.
     pub fn closable(&self, nt: u8) -> bool {
         self.rules(nt)
