@@ -83,6 +83,13 @@ fn the_reference_set_renders_the_public_implementations_prompts_byte_for_byte() 
                 "{dataset} I{suffix}: {}",
                 first_difference(&i.text, &want)
             );
+            eprintln!(
+                "{dataset}-informalization{suffix}: ours {} bytes, theirs {} bytes, {} bytes differ",
+                i.text.len(),
+                want.len(),
+                i.text.bytes().zip(want.bytes()).filter(|(a, b)| a != b).count()
+                    + i.text.len().abs_diff(want.len())
+            );
             let a = t
                 .autoformalize(family, phi0, english, shots, &alphabet)
                 .unwrap();
