@@ -26,11 +26,15 @@ use autoeval_syntax::{
 
 /// Reads `answer` in `mode` for a dataset of `family`.
 pub fn read_answer(answer: &str, family: Family, mode: Mode, alphabet: &[char]) -> Reading {
-    let parsed = if family == Family::Regex {
+    reading(if family == Family::Regex {
         parse_regex(answer, mode, alphabet).map(|p| print::regex(&p.value))
     } else {
         parse_formula(answer, mode).map(|p| print::formula(&canonical(&p.value), Style::Unicode))
-    };
+    })
+}
+
+/// φ1 printed, or why the answer gives none.
+fn reading(parsed: Result<String, autoeval_syntax::ParseError>) -> Reading {
     match parsed {
         Ok(phi1) => Reading {
             phi1: Some(phi1),
@@ -50,7 +54,7 @@ pub fn read_answer(answer: &str, family: Family, mode: Mode, alphabet: &[char]) 
 /// (`v`, `|`, `&`, `->`, `∀`, `all`, …); for a regular expression, its
 /// spaces and backslashes dropped.
 pub fn read_answer_as_reference(answer: &str, family: Family, alphabet: &[char]) -> Reading {
-    let parsed = if family == Family::Regex {
+    reading(if family == Family::Regex {
         let text: String = answer
             .trim()
             .chars()
@@ -65,17 +69,7 @@ pub fn read_answer_as_reference(answer: &str, family: Family, alphabet: &[char])
             .replace(']', ")");
         parse_formula_exact(&text, Mode::Lenient)
             .map(|f| print::formula(&canonical(&f), Style::Unicode))
-    };
-    match parsed {
-        Ok(phi1) => Reading {
-            phi1: Some(phi1),
-            non_compliance: None,
-        },
-        Err(e) => Reading {
-            phi1: None,
-            non_compliance: Some(e.to_string()),
-        },
-    }
+    })
 }
 
 /// How a round trip is asked.
