@@ -598,15 +598,9 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     }
     // Fig. 20's columns and coverage, from the judgements, by hand.
     let table = String::from_utf8_lossy(&judged.stdout).to_string();
-    let (mut p, mut n, mut i) = (0, 0, 0);
-    for line in table
-        .lines()
-        .filter(|l| l.split_whitespace().nth(1) == Some("all"))
-    {
+    let (p, n, i) = fig_20_classes(&table);
+    for line in all_lines(&table) {
         let f: Vec<&str> = line.split_whitespace().collect();
-        p += f[2].parse::<usize>().unwrap();
-        n += f[3].parse::<usize>().unwrap();
-        i += f[4].parse::<usize>().unwrap();
         let of_dataset = judgements.iter().filter(|j| j.task.dataset == f[0]);
         let asked = of_dataset.clone().count();
         let answered = of_dataset
@@ -641,16 +635,7 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
         .collect();
     let labelled = |v: Verdict| round2.iter().filter(|r| r.verdict == v).count();
     let table = String::from_utf8_lossy(&second.stdout).to_string();
-    let (mut p, mut n, mut i) = (0, 0, 0);
-    for line in table
-        .lines()
-        .filter(|l| l.split_whitespace().nth(1) == Some("all"))
-    {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        p += f[2].parse::<usize>().unwrap();
-        n += f[3].parse::<usize>().unwrap();
-        i += f[4].parse::<usize>().unwrap();
-    }
+    let (p, n, i) = fig_20_classes(&table);
     assert_eq!(
         (p, n, i),
         (
@@ -742,6 +727,25 @@ fn a_reply_cut_at_the_token_cap_is_non_compliant_as_truncated_and_counted_apart(
         .map(|g| g["truncated"].as_u64().unwrap())
         .sum();
     assert_eq!(counted, cut as u64);
+}
+
+/// The judge table's per-dataset total lines.
+fn all_lines(table: &str) -> impl Iterator<Item = &str> {
+    table
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("all"))
+}
+
+/// Fig. 20's classes (positive, negative, incompliant) summed over the
+/// judge table's total lines, as printed.
+fn fig_20_classes(table: &str) -> (usize, usize, usize) {
+    let mut sums = (0, 0, 0);
+    for line in all_lines(table) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let cell = |k: usize| f[k].parse::<usize>().unwrap();
+        sums = (sums.0 + cell(2), sums.1 + cell(3), sums.2 + cell(4));
+    }
+    sums
 }
 
 /// Digests of the two prompts of a recorded round, as the mock server counts them.

@@ -185,20 +185,7 @@ pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> Strin
         return reference_autoformalize(f, family);
     }
     let n = names(f);
-    let mut lines: Vec<String> = [
-        "Use ∨ to represent disjunction",
-        "Use ∧ to represent conjunction",
-        "Use ¬ to represent negation",
-        "Use ( and ) to represent parentheses",
-    ]
-    .map(String::from)
-    .to_vec();
-    if family.is_first_order() {
-        lines.push("Use ∀ <free_variable_list> to represent universal quantification".into());
-        lines.push("Use ∃ <free_variable_list> to represent existential quantification".into());
-        lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
-        lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
-    }
+    let mut lines = autoformalize_operators("∨", family);
     match set {
         PromptSet::Paper if family == Family::FirstOrderEnglish => {
             lines.extend(list("parameterized predicates", &predicates(&n)));
@@ -207,6 +194,24 @@ pub fn autoformalize_logic(f: &Formula, family: Family, set: PromptSet) -> Strin
         PromptSet::Extended | PromptSet::Reference => lines.extend(extended_names(&n, family)),
     }
     lines.join("\n")
+}
+
+/// The operator lines of an autoformalization vocabulary, disjunction
+/// written `or`; the quantifier and predicate lines for first-order logic.
+fn autoformalize_operators(or: &str, family: Family) -> Vec<String> {
+    let mut lines = vec![
+        format!("Use {or} to represent disjunction"),
+        "Use ∧ to represent conjunction".into(),
+        "Use ¬ to represent negation".into(),
+        "Use ( and ) to represent parentheses".into(),
+    ];
+    if family.is_first_order() {
+        lines.push("Use ∀ <free_variable_list> to represent universal quantification".into());
+        lines.push("Use ∃ <free_variable_list> to represent existential quantification".into());
+        lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
+        lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
+    }
+    lines
 }
 
 /// The public implementation's names lines: its objects (or propositions)
@@ -261,20 +266,7 @@ fn reference_informalize(f: &Formula) -> String {
 /// lines of the dataset's logic, then φ0's names.
 fn reference_autoformalize(f: &Formula, family: Family) -> String {
     let n = crate::reference::names(f);
-    let mut lines: Vec<String> = [
-        "Use v to represent disjunction",
-        "Use ∧ to represent conjunction",
-        "Use ¬ to represent negation",
-        "Use ( and ) to represent parentheses",
-    ]
-    .map(String::from)
-    .to_vec();
-    if family.is_first_order() {
-        lines.push("Use ∀ <free_variable_list> to represent universal quantification".into());
-        lines.push("Use ∃ <free_variable_list> to represent existential quantification".into());
-        lines.push("The <free_variable_list> consists of a sequence of space separate free variables with the last variable immediately followed by a period. Examples: (1) all x1 x2. (2) exists x4.".into());
-        lines.push("Use <predicate>(<parameter_list>) to represent predicates (Names and parameters are provided in the description)".into());
-    }
+    let mut lines = autoformalize_operators("v", family);
     lines.extend(reference_names(&n));
     lines.join("\n")
 }
