@@ -126,8 +126,8 @@ impl std::fmt::Debug for State {
     }
 }
 
-/// A backend's record of how its attempts went.
-#[derive(Default)]
+/// A backend's record of how its attempts went; clones share it.
+#[derive(Default, Clone)]
 pub struct Health {
     state: std::sync::Arc<Mutex<State>>,
 }

@@ -7,6 +7,7 @@
 //! never a model's non-compliance. Keys come from the environment or a
 //! secrets file and never appear in errors.
 
+mod batch;
 mod cache;
 mod claim;
 mod health;
@@ -14,9 +15,11 @@ mod observe;
 mod secret;
 
 pub use autoeval_models::{
-    estimate_tokens, AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallObserver,
-    Cell, LocalGate, RateGate, RateLimits, ResponseCache, TokenHistory, WaitCause,
+    estimate_tokens, AttemptOutcome, BatchCounts, BatchJournal, BatchSettings, CacheFuture,
+    CacheUnavailable, CachedReply, CallObserver, Cell, LocalGate, RateGate, RateLimits,
+    ResponseCache, TokenHistory, WaitCause,
 };
+pub use batch::MemoryJournal;
 pub use cache::DiskCache;
 use claim::while_cache_away;
 pub use claim::{CACHE_OUTAGE_WAIT, CLAIM_TTL};
@@ -101,6 +104,9 @@ pub struct Reply {
     /// `end_turn`, `max_tokens`, …); `None` when it did not say.
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// True when the provider's batch API answered, and `cost` is at its price.
+    #[serde(default)]
+    pub batched: bool,
 }
 
 /// The built-in models' reply to `prompt`.
@@ -151,6 +157,12 @@ pub struct BackendOptions {
     /// Where requests wait for their turn, shared with everything that calls
     /// the same model; `None` gives the backend a gate of its own.
     pub gate: Option<Arc<dyn RateGate>>,
+    /// Send calls through the provider's batch API, gathered as these
+    /// settings say; `None` calls the model directly.
+    pub batch: Option<BatchSettings>,
+    /// Where batches are recorded before they are waited for (the run
+    /// directory, or Redis); `None` keeps them in memory, which a crash loses.
+    pub journal: Option<Arc<dyn BatchJournal>>,
 }
 
 impl Default for BackendOptions {
@@ -169,6 +181,8 @@ impl Default for BackendOptions {
             observer: None,
             limits: RateLimits::default(),
             gate: None,
+            batch: None,
+            journal: None,
         }
     }
 }
@@ -186,6 +200,8 @@ pub struct Backend {
     gate_key: String,
     /// What calls cost so far, for estimating a request's tokens before it is sent.
     history: TokenHistory,
+    /// Gathers calls into provider batches, in batch mode.
+    batcher: Option<Arc<batch::Batcher>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -198,7 +214,7 @@ impl std::fmt::Debug for Backend {
 }
 
 /// One attempt's failure: retryable or final, with the server's wait if it gave one.
-struct Failure {
+pub(crate) struct Failure {
     status: Option<u16>,
     cause: Cause,
     message: String,
@@ -206,9 +222,9 @@ struct Failure {
     retry_after: Option<Duration>,
 }
 
-/// What a successful attempt returned: the text, and the usage when the server reported it.
-/// What one attempt got.
-struct Answer {
+/// What one attempt got: the text, and the usage when the server reported it.
+#[derive(Clone, Debug)]
+pub(crate) struct Answer {
     /// The model's text; empty when the reply was too long to read.
     text: String,
     /// The usage the server reported (estimated for a reply too long to read).
@@ -246,6 +262,27 @@ impl Backend {
             .gate
             .clone()
             .unwrap_or_else(|| Arc::new(LocalGate::default()));
+        let health = Health::default();
+        let batcher = match options.batch {
+            None => None,
+            Some(settings) => Some(Arc::new(batch::Batcher::new(
+                &spec,
+                settings,
+                batch::Connection {
+                    http: http.clone(),
+                    key: key.clone(),
+                    base: base_url_of(&spec, options.base_url.as_deref()),
+                    max_reply_bytes: options.max_reply_bytes,
+                },
+                options
+                    .journal
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
+                options.retry,
+                health.clone(),
+                options.prices.clone(),
+            )?)),
+        };
         Ok(Backend {
             permits: Semaphore::new(options.concurrency.max(1)),
             gate_key: gate_key(&spec, options.base_url.as_deref()),
@@ -253,9 +290,10 @@ impl Backend {
             http,
             key,
             options,
-            health: Health::default(),
+            health,
             gate,
             history: TokenHistory::default(),
+            batcher,
         })
     }
 
@@ -269,15 +307,20 @@ impl Backend {
         &self.spec
     }
 
+    /// Whether calls go through the provider's batch API.
+    pub fn batched(&self) -> bool {
+        self.batcher.is_some()
+    }
+
     /// Sends `prompt` as one user message for `sample`: the cache answers
     /// only a request for the same sample, never another unit's or round's.
     /// Copies of one request running at once (a task delivered twice) pay
     /// once: the first claims the call, the others wait for its reply.
     pub async fn chat(&self, prompt: &str, sample: &Sample) -> Result<Reply, CallError> {
         let started = Instant::now();
-        let Some(cache) = &self.options.cache else {
+        if self.options.cache.is_none() && self.batcher.is_none() {
             return self.answer(prompt, started).await;
-        };
+        }
         let key = if prompt.len() <= PARSE_INLINE_BYTES {
             cache_key(&self.spec, prompt, &self.options.params, sample)
         } else {
@@ -291,6 +334,9 @@ impl Backend {
             tokio::task::spawn_blocking(move || cache_key(&spec, &text, &params, &sample))
                 .await
                 .map_err(|e| CallError::Setup(format!("cannot key a request: {e}")))?
+        };
+        let Some(cache) = &self.options.cache else {
+            return self.answer_keyed(prompt, sample, &key, started).await;
         };
         // Fail closed: what may be cached is not paid for again while the
         // cache is away.
@@ -318,12 +364,18 @@ impl Backend {
                     usage_estimated: false,
                     too_long: hit.too_long,
                     finish_reason: hit.finish_reason,
+                    batched: false,
                 });
             }
             claim::Lookup::Claimed(claim) => claim,
         };
-        let answered =
-            claim::holding(cache.as_ref(), &key, &claim, self.answer(prompt, started)).await;
+        let answered = claim::holding(
+            cache.as_ref(),
+            &key,
+            &claim,
+            self.answer_keyed(prompt, sample, &key, started),
+        )
+        .await;
         if let Ok(reply) = &answered {
             let kept = CachedReply {
                 text: reply.text.clone(),
@@ -344,6 +396,48 @@ impl Backend {
             tracing::debug!(error = %e, "a claim is left to expire");
         }
         answered
+    }
+
+    /// Asks the model past the cache: through its batch API in batch mode,
+    /// where the call's `key` is its id in the batch, or directly.
+    async fn answer_keyed(
+        &self,
+        prompt: &str,
+        sample: &Sample,
+        key: &str,
+        started: Instant,
+    ) -> Result<Reply, CallError> {
+        let Some(batcher) = &self.batcher else {
+            return self.answer(prompt, started).await;
+        };
+        let body = request_body(&self.spec, &self.options.params, prompt);
+        // Before any reply is seen, a translation is guessed as long as its prompt.
+        let prompt_tokens = estimate_tokens(prompt, 0);
+        let completion_tokens = match self.history.estimate(prompt).saturating_sub(prompt_tokens) {
+            0 => prompt_tokens,
+            seen => seen,
+        };
+        let estimated = Usage {
+            prompt_tokens,
+            completion_tokens,
+        };
+        let call = batch::Call {
+            custom_id: key.to_string(),
+            sample: sample.clone(),
+            body,
+            estimated_cost: self.options.prices.batch_cost_of(&self.spec, estimated),
+        };
+        let (answer, attempts) = batcher.call(call).await.inspect_err(|_| {
+            if let Some(o) = &self.options.observer {
+                o.failed(&self.spec);
+            }
+        })?;
+        self.history.observe(
+            prompt,
+            answer.usage.map_or(0, |u| u.prompt_tokens),
+            answer.usage.map_or(0, |u| u.completion_tokens),
+        );
+        Ok(self.reply(prompt, answer, attempts, true, started))
     }
 
     /// Asks the model (or the built-in one), past the cache.
@@ -381,6 +475,18 @@ impl Backend {
                 }
             })?,
         };
+        Ok(self.reply(prompt, answer, attempts, false, started))
+    }
+
+    /// The reply of `answer`, charged at the list price or, when `batched`, the batch price.
+    fn reply(
+        &self,
+        prompt: &str,
+        answer: Answer,
+        attempts: u32,
+        batched: bool,
+        started: Instant,
+    ) -> Reply {
         let Answer {
             text,
             usage: reported,
@@ -397,12 +503,13 @@ impl Backend {
         });
         let cost = match builtin {
             Some(zero) => Some(zero),
+            None if batched => self.options.prices.batch_cost_of(&self.spec, usage),
             None => self.options.prices.cost_of(&self.spec, usage),
         };
         if let Some(o) = &self.options.observer {
             o.paid(&self.spec, usage, cost);
         }
-        Ok(Reply {
+        Reply {
             cost,
             text,
             usage,
@@ -412,7 +519,8 @@ impl Backend {
             usage_estimated,
             too_long,
             finish_reason,
-        })
+            batched,
+        }
     }
 
     async fn call_with_retries(&self, prompt: &str) -> Result<(Answer, u32), CallError> {
@@ -568,103 +676,25 @@ impl Backend {
 
     /// The request for `prompt` without its body, and the body.
     fn request_parts(&self, prompt: &str) -> (reqwest::RequestBuilder, Value) {
-        let p = &self.options.params;
-        match &self.spec {
-            ModelSpec::Anthropic { model } => {
-                let base = self
-                    .options
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| "https://api.anthropic.com".into());
-                let mut body = json!({
-                    "model": model,
-                    "max_tokens": p.max_tokens,
-                    "temperature": p.temperature,
-                    "messages": [{"role": "user", "content": prompt}],
-                });
-                if let Some(system) = &p.system {
-                    body["system"] = json!(system);
-                }
-                if p.reasoning {
-                    // Extended thinking takes no temperature other than the default.
-                    body.as_object_mut().map(|b| b.remove("temperature"));
-                }
-                add_extra(&mut body, p);
-                let mut r = self
-                    .http
-                    .post(format!("{}/v1/messages", base.trim_end_matches('/')));
-                r = r.header("anthropic-version", "2023-06-01");
-                if let Some(k) = &self.key {
-                    r = r.header("x-api-key", k.expose());
-                }
-                (r, body)
-            }
-            _ => {
-                let (model, base) = match &self.spec {
-                    ModelSpec::OpenaiCompatible { model, base_url } => {
-                        (model.clone(), base_url.clone())
-                    }
-                    other => (
-                        other.model(),
-                        self.options
-                            .base_url
-                            .clone()
-                            .unwrap_or_else(|| "https://api.openai.com/v1".into()),
-                    ),
-                };
-                let mut messages = Vec::new();
-                if let Some(system) = &p.system {
-                    messages.push(json!({"role": "system", "content": system}));
-                }
-                messages.push(json!({"role": "user", "content": prompt}));
-                let mut body = json!({"model": model, "messages": messages});
-                if p.reasoning {
-                    // o1/o3-style models reject max_tokens and any temperature.
-                    body["max_completion_tokens"] = json!(p.max_tokens);
-                } else {
-                    body["temperature"] = json!(p.temperature);
-                    body["max_tokens"] = json!(p.max_tokens);
-                }
-                if let Some(seed) = p.seed {
-                    body["seed"] = json!(seed);
-                }
-                add_extra(&mut body, p);
-                let mut r = self
-                    .http
-                    .post(format!("{}/chat/completions", base.trim_end_matches('/')));
-                if let Some(k) = &self.key {
-                    r = r.bearer_auth(k.expose());
-                }
-                (r, body)
-            }
+        let body = request_body(&self.spec, &self.options.params, prompt);
+        let base = base_url_of(&self.spec, self.options.base_url.as_deref());
+        let base = base.trim_end_matches('/');
+        let mut r = match &self.spec {
+            ModelSpec::Anthropic { .. } => self
+                .http
+                .post(format!("{base}/v1/messages"))
+                .header("anthropic-version", ANTHROPIC_VERSION),
+            _ => self.http.post(format!("{base}/chat/completions")),
+        };
+        if let Some(k) = &self.key {
+            r = authorized(r, &self.spec, k);
         }
+        (r, body)
     }
 
     /// Where requests go, for messages about failures to reach it.
     fn address(&self) -> String {
-        let base = match &self.spec {
-            ModelSpec::OpenaiCompatible { base_url, .. } => base_url.clone(),
-            ModelSpec::Anthropic { .. } => self
-                .options
-                .base_url
-                .clone()
-                .unwrap_or_else(|| "https://api.anthropic.com".into()),
-            _ => self
-                .options
-                .base_url
-                .clone()
-                .unwrap_or_else(|| "https://api.openai.com/v1".into()),
-        };
-        reqwest::Url::parse(&base)
-            .ok()
-            .and_then(|u| {
-                let host = u.host_str()?.to_string();
-                Some(match u.port_or_known_default() {
-                    Some(port) => format!("{host}:{port}"),
-                    None => host,
-                })
-            })
-            .unwrap_or(base)
+        address_of(&base_url_of(&self.spec, self.options.base_url.as_deref()))
     }
 
     /// A transport error in words that name its real cause and the address.
@@ -792,8 +822,95 @@ impl Backend {
 /// Bodies longer than this are parsed off the async runtime.
 const PARSE_INLINE_BYTES: usize = 64 << 10;
 
+/// The version of Anthropic's API the requests are written for.
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The API's base address: the spec's own, the configured one, or the provider's.
+pub(crate) fn base_url_of(spec: &ModelSpec, configured: Option<&str>) -> String {
+    match spec {
+        ModelSpec::OpenaiCompatible { base_url, .. } => base_url.clone(),
+        ModelSpec::Anthropic { .. } => configured
+            .unwrap_or("https://api.anthropic.com")
+            .to_string(),
+        _ => configured
+            .unwrap_or("https://api.openai.com/v1")
+            .to_string(),
+    }
+}
+
+/// `host:port` of a base address, for messages about failing to reach it.
+pub(crate) fn address_of(base: &str) -> String {
+    reqwest::Url::parse(base)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_string();
+            Some(match u.port_or_known_default() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// `r` carrying the key as the provider takes it.
+pub(crate) fn authorized(
+    r: reqwest::RequestBuilder,
+    spec: &ModelSpec,
+    key: &ApiKey,
+) -> reqwest::RequestBuilder {
+    match spec {
+        ModelSpec::Anthropic { .. } => r.header("x-api-key", key.expose()),
+        _ => r.bearer_auth(key.expose()),
+    }
+}
+
+/// The body of one request for `prompt`, in the shape of the spec's API:
+/// Anthropic's messages, or OpenAI's chat completions.
+pub(crate) fn request_body(spec: &ModelSpec, p: &GenerationParams, prompt: &str) -> Value {
+    match spec {
+        ModelSpec::Anthropic { model } => {
+            let mut body = json!({
+                "model": model,
+                "max_tokens": p.max_tokens,
+                "temperature": p.temperature,
+                "messages": [{"role": "user", "content": prompt}],
+            });
+            if let Some(system) = &p.system {
+                body["system"] = json!(system);
+            }
+            if p.reasoning {
+                // Extended thinking takes no temperature other than the default.
+                body.as_object_mut().map(|b| b.remove("temperature"));
+            }
+            add_extra(&mut body, p);
+            body
+        }
+        _ => {
+            let model = spec.model();
+            let mut messages = Vec::new();
+            if let Some(system) = &p.system {
+                messages.push(json!({"role": "system", "content": system}));
+            }
+            messages.push(json!({"role": "user", "content": prompt}));
+            let mut body = json!({"model": model, "messages": messages});
+            if p.reasoning {
+                // o1/o3-style models reject max_tokens and any temperature.
+                body["max_completion_tokens"] = json!(p.max_tokens);
+            } else {
+                body["temperature"] = json!(p.temperature);
+                body["max_tokens"] = json!(p.max_tokens);
+            }
+            if let Some(seed) = p.seed {
+                body["seed"] = json!(seed);
+            }
+            add_extra(&mut body, p);
+            body
+        }
+    }
+}
+
 /// The answer in a successful response's `body`.
-fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Failure> {
+pub(crate) fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Failure> {
     let body = String::from_utf8_lossy(body);
     let malformed = |what: &str| Failure {
         status: Some(status),

@@ -1,8 +1,13 @@
-//! A local OpenAI-compatible chat-completions server that answers with the
-//! reference model. Tests and benchmarks use it to drive the real HTTP path:
-//! it can add latency, answer 429 with Retry-After past a request rate,
-//! answer 500, and drop connections, and it counts what it served
-//! (`GET /stats`) and how often each prompt was asked (`GET /prompts`).
+//! A local model server that answers with the reference model, in
+//! OpenAI's chat-completions shape and Anthropic's messages shape, and
+//! through both providers' batch APIs (`batch.rs`). Tests and benchmarks
+//! use it to drive the real HTTP path: it can add latency, answer 429 with
+//! Retry-After past a request rate or past a number of requests at once,
+//! answer 500, drop connections, fail or expire batched requests, and it
+//! counts what it served (`GET /stats`), how often each prompt was asked
+//! (`GET /prompts`) and each batched request submitted (`GET /batch-submissions`).
+
+mod batch;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -45,6 +50,17 @@ pub struct MockConfig {
     /// echoing the `Authorization` it was sent in the error's message, as
     /// some providers do: the worst a server can hand back to a client.
     pub require_key: Option<String>,
+    /// Requests answered at once before more are answered 429 (with
+    /// Retry-After 0): a provider's concurrency limit; `None` for none.
+    pub max_concurrent: Option<usize>,
+    /// How long a batch is in progress before it ends.
+    pub batch_delay: Duration,
+    /// Fraction of batched requests that fail inside their batch (drawn
+    /// per request served, so a retry may pass).
+    pub batch_failure_rate: f64,
+    /// Which batches (by the order they were made, from 0) expire: their
+    /// window closes with the first half of their requests answered.
+    pub expire_batches: Vec<usize>,
 }
 
 impl std::fmt::Debug for MockConfig {
@@ -60,6 +76,10 @@ impl std::fmt::Debug for MockConfig {
             .field("pad_reply_bytes", &self.pad_reply_bytes)
             .field("truncate_rate", &self.truncate_rate)
             .field("require_key", &self.require_key.as_ref().map(|_| "***"))
+            .field("max_concurrent", &self.max_concurrent)
+            .field("batch_delay", &self.batch_delay)
+            .field("batch_failure_rate", &self.batch_failure_rate)
+            .field("expire_batches", &self.expire_batches)
             .finish()
     }
 }
@@ -76,6 +96,10 @@ impl Default for MockConfig {
             pad_reply_bytes: 0,
             truncate_rate: 0.0,
             require_key: None,
+            max_concurrent: None,
+            batch_delay: Duration::ZERO,
+            batch_failure_rate: 0.0,
+            expire_batches: Vec::new(),
         }
     }
 }
@@ -107,6 +131,27 @@ pub struct Stats {
     /// Requests answered 401 (their key was not the one required).
     #[serde(default)]
     pub unauthorized: u64,
+    /// Batch input files uploaded, and output and error files made.
+    #[serde(default)]
+    pub files: u64,
+    /// Batches made, through either API.
+    #[serde(default)]
+    pub batches: u64,
+    /// Requests submitted in batches.
+    #[serde(default)]
+    pub batch_requests: u64,
+    /// Batched requests answered.
+    #[serde(default)]
+    pub batch_succeeded: u64,
+    /// Batched requests that failed inside their batch.
+    #[serde(default)]
+    pub batch_failed: u64,
+    /// Batched requests whose batch expired before them.
+    #[serde(default)]
+    pub batch_expired: u64,
+    /// Polls of a batch's state.
+    #[serde(default)]
+    pub batch_polls: u64,
 }
 
 struct Shared {
@@ -125,9 +170,140 @@ struct Shared {
     epoch: Instant,
     /// Every request, in the order they were answered.
     timeline: Mutex<Vec<Arrival>>,
+    /// Requests being answered now.
+    in_flight: AtomicU64,
+    files_made: AtomicU64,
+    batches_made: AtomicU64,
+    batch_requests: AtomicU64,
+    batch_succeeded: AtomicU64,
+    batch_failed: AtomicU64,
+    batch_expired: AtomicU64,
+    batch_polls: AtomicU64,
+    /// Draws of batched requests served, for their failures.
+    batch_draws: AtomicU64,
+    /// Files and batches.
+    batches: Mutex<batch::Store>,
+}
+
+/// The message of an injected failure.
+const API_ERROR: &str = "injected failure";
+
+/// One answer, to be written in either provider's shape.
+struct Completion {
+    text: String,
+    finish_reason: &'static str,
+    prompt_tokens: usize,
+    completion_tokens: usize,
+}
+
+impl Completion {
+    /// A chat completion, OpenAI's shape.
+    fn openai(&self, n: u64, model: &str) -> serde_json::Value {
+        json!({
+            "id": format!("mock-{n}"),
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": self.text}, "finish_reason": self.finish_reason}],
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "total_tokens": self.prompt_tokens + self.completion_tokens},
+        })
+    }
+
+    /// A message, Anthropic's shape.
+    fn anthropic(&self, n: u64, model: &str) -> serde_json::Value {
+        let stop = if self.finish_reason == "length" {
+            "max_tokens"
+        } else {
+            "end_turn"
+        };
+        json!({
+            "id": format!("msg_mock{n}"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": self.text}],
+            "stop_reason": stop,
+            "stop_sequence": null,
+            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": self.completion_tokens},
+        })
+    }
+}
+
+/// The last user message of a chat or messages request body: a string, or
+/// the text of its content blocks.
+fn last_user_message(body: &serde_json::Value) -> String {
+    let Some(messages) = body["messages"].as_array() else {
+        return String::new();
+    };
+    let Some(user) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str()).collect()
+        }
+        _ => String::new(),
+    }
 }
 
 impl Shared {
+    /// A 401 for a request without the required key (bearer or `x-api-key`).
+    fn refuse_unauthorized(&self, headers: &axum::http::HeaderMap) -> Option<Response> {
+        let key = self.config.require_key.as_ref()?;
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let x_api_key = headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if bearer == format!("Bearer {key}") || x_api_key == key {
+            return None;
+        }
+        self.unauthorized.fetch_add(1, Ordering::Relaxed);
+        self.log(Instant::now(), StatusCode::UNAUTHORIZED, 0);
+        let message = format!("Incorrect API key provided: {bearer}{x_api_key}");
+        Some(
+            (
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"error": {"message": message, "code": "invalid_api_key"}})),
+            )
+                .into_response(),
+        )
+    }
+
+    /// Counts one request of `prompt`.
+    fn count_prompt(&self, prompt: &str) {
+        *self
+            .prompts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(prompt_digest(prompt))
+            .or_default() += 1;
+    }
+
+    /// The answer to `prompt` as configured: padded, cut when its hash says so.
+    fn complete(&self, prompt: &str) -> Completion {
+        let text = pad(reply(&self.config, prompt), self.config.pad_reply_bytes);
+        let cut = prompt_share(prompt) < self.config.truncate_rate;
+        let (text, finish_reason) = if cut {
+            let half = text
+                .char_indices()
+                .nth(text.chars().count() / 2)
+                .map_or(0, |(i, _)| i);
+            (text[..half].to_string(), "length")
+        } else {
+            (text, "stop")
+        };
+        Completion {
+            prompt_tokens: prompt.split_whitespace().count(),
+            completion_tokens: text.split_whitespace().count(),
+            text,
+            finish_reason,
+        }
+    }
+
     fn log(&self, arrived: Instant, status: StatusCode, tokens: u64) {
         let at_ms = arrived.duration_since(self.epoch).as_secs_f64() * 1e3;
         self.timeline
@@ -149,18 +325,6 @@ pub fn prompt_digest(prompt: &str) -> String {
         .collect()
 }
 
-#[derive(Deserialize)]
-struct ChatRequest {
-    model: String,
-    messages: Vec<Message>,
-}
-
-#[derive(Deserialize)]
-struct Message {
-    role: String,
-    content: String,
-}
-
 /// A pseudo-random draw in [0, 1) for request number `n`: the same run of
 /// requests meets the same failures.
 fn draw(n: u64) -> f64 {
@@ -171,28 +335,52 @@ fn draw(n: u64) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Which shape a direct request came in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    OpenAi,
+    Anthropic,
+}
+
+/// `POST /v1/chat/completions`.
 async fn chat(
     State(s): State<Arc<Shared>>,
     headers: axum::http::HeaderMap,
-    body: Result<Json<ChatRequest>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    answer(s, headers, body, Shape::OpenAi).await
+}
+
+/// `POST /v1/messages`: Anthropic's shape.
+async fn messages(
+    State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    answer(s, headers, body, Shape::Anthropic).await
+}
+
+/// Counts a request being answered while it is held.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn answer(
+    s: Arc<Shared>,
+    headers: axum::http::HeaderMap,
+    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+    shape: Shape,
 ) -> Response {
     let arrived = Instant::now();
     let n = s.requests.fetch_add(1, Ordering::Relaxed);
-    if let Some(key) = &s.config.require_key {
-        let sent = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        if sent != format!("Bearer {key}") {
-            s.unauthorized.fetch_add(1, Ordering::Relaxed);
-            s.log(arrived, StatusCode::UNAUTHORIZED, 0);
-            let message = format!("Incorrect API key provided: {sent}");
-            return (
-                StatusCode::UNAUTHORIZED,
-                Json(json!({"error": {"message": message, "code": "invalid_api_key"}})),
-            )
-                .into_response();
-        }
+    let now_in_flight = s.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+    let _held = InFlight(&s.in_flight);
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
     }
     let Json(req) = match body {
         Ok(b) => b,
@@ -205,17 +393,31 @@ async fn chat(
                 .into_response();
         }
     };
-    let prompt = req
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .map_or("", |m| m.content.as_str());
-    *s.prompts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(prompt_digest(prompt))
-        .or_default() += 1;
+    let well_formed = req["messages"].is_array()
+        && req["model"].is_string()
+        && (shape == Shape::OpenAi || req["max_tokens"].is_u64());
+    if !well_formed {
+        s.log(arrived, StatusCode::BAD_REQUEST, 0);
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "model and messages are required (and max_tokens, for messages)"}})),
+        )
+            .into_response();
+    }
+    let prompt = last_user_message(&req);
+    s.count_prompt(&prompt);
+    if let Some(limit) = s.config.max_concurrent {
+        if now_in_flight > limit as u64 {
+            s.rate_limited.fetch_add(1, Ordering::Relaxed);
+            s.log(arrived, StatusCode::TOO_MANY_REQUESTS, 0);
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "0".to_string())],
+                Json(json!({"error": {"message": "too many requests at once"}})),
+            )
+                .into_response();
+        }
+    }
     if let Some(rpm) = s.config.rate_limit_rpm {
         let per_second = (rpm / 60).max(1);
         let mut w = s.window.lock().unwrap_or_else(|e| e.into_inner());
@@ -242,7 +444,7 @@ async fn chat(
         s.log(arrived, StatusCode::INTERNAL_SERVER_ERROR, 0);
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({"error": {"message": "injected failure"}})),
+            Json(json!({"error": {"message": API_ERROR}})),
         )
             .into_response();
     }
@@ -255,41 +457,33 @@ async fn chat(
             .body(failing_body())
             .unwrap_or_default();
     }
-    let text = if autoeval_reference_model::is_judge_prompt(prompt) {
+    let done = if autoeval_reference_model::is_judge_prompt(&prompt) {
         // The A4 question is proved, off the async runtime.
-        let (config, prompt) = (s.config.clone(), prompt.to_string());
-        tokio::task::spawn_blocking(move || reply(&config, &prompt))
-            .await
-            .unwrap_or_else(|e| format!("I could not decide ({e})."))
+        let shared = s.clone();
+        let asked = prompt.clone();
+        match tokio::task::spawn_blocking(move || shared.complete(&asked)).await {
+            Ok(done) => done,
+            Err(e) => Completion {
+                text: format!("I could not decide ({e})."),
+                finish_reason: "stop",
+                prompt_tokens: prompt.split_whitespace().count(),
+                completion_tokens: 4,
+            },
+        }
     } else {
-        reply(&s.config, prompt)
-    };
-    let text = pad(text, s.config.pad_reply_bytes);
-    let cut = prompt_share(prompt) < s.config.truncate_rate;
-    let (text, finish_reason) = if cut {
-        let half = text
-            .char_indices()
-            .nth(text.chars().count() / 2)
-            .map_or(0, |(i, _)| i);
-        (text[..half].to_string(), "length")
-    } else {
-        (text, "stop")
+        s.complete(&prompt)
     };
     s.completions.fetch_add(1, Ordering::Relaxed);
-    let prompt_tokens = prompt.split_whitespace().count();
-    let completion_tokens = text.split_whitespace().count();
     s.log(
         arrived,
         StatusCode::OK,
-        (prompt_tokens + completion_tokens) as u64,
+        (done.prompt_tokens + done.completion_tokens) as u64,
     );
-    Json(json!({
-        "id": format!("mock-{n}"),
-        "object": "chat.completion",
-        "model": req.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
-    }))
+    let model = req["model"].as_str().unwrap_or_default();
+    Json(match shape {
+        Shape::OpenAi => done.openai(n, model),
+        Shape::Anthropic => done.anthropic(n, model),
+    })
     .into_response()
 }
 
@@ -343,11 +537,22 @@ async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
         server_errors: s.server_errors.load(Ordering::Relaxed),
         dropped: s.dropped.load(Ordering::Relaxed),
         unauthorized: s.unauthorized.load(Ordering::Relaxed),
+        files: s.files_made.load(Ordering::Relaxed),
+        batches: s.batches_made.load(Ordering::Relaxed),
+        batch_requests: s.batch_requests.load(Ordering::Relaxed),
+        batch_succeeded: s.batch_succeeded.load(Ordering::Relaxed),
+        batch_failed: s.batch_failed.load(Ordering::Relaxed),
+        batch_expired: s.batch_expired.load(Ordering::Relaxed),
+        batch_polls: s.batch_polls.load(Ordering::Relaxed),
     })
 }
 
 async fn prompts(State(s): State<Arc<Shared>>) -> Json<HashMap<String, u64>> {
     Json(s.prompts.lock().unwrap_or_else(|e| e.into_inner()).clone())
+}
+
+async fn batch_submissions(State(s): State<Arc<Shared>>) -> Json<HashMap<String, u64>> {
+    Json(s.submissions())
 }
 
 async fn timeline(State(s): State<Arc<Shared>>) -> Json<Vec<Arrival>> {
@@ -356,9 +561,13 @@ async fn timeline(State(s): State<Arc<Shared>>) -> Json<Vec<Arrival>> {
     Json(all)
 }
 
-/// The server's routes: `POST /v1/chat/completions`, `GET /stats`,
-/// `GET /prompts` (requests per [`prompt_digest`]) and `GET /timeline`
-/// (every [`Arrival`], in order).
+/// The server's routes: `POST /v1/chat/completions` and `POST
+/// /v1/messages`; the batch APIs (`POST /v1/files`, `POST /v1/batches`,
+/// `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, `POST
+/// /v1/messages/batches`, `GET /v1/messages/batches/{id}` and its
+/// `/results`); `GET /stats`, `GET /prompts` (requests per
+/// [`prompt_digest`]), `GET /batch-submissions` (times each `custom_id`
+/// was submitted) and `GET /timeline` (every [`Arrival`], in order).
 pub fn router(config: MockConfig) -> Router {
     let shared = Arc::new(Shared {
         config,
@@ -372,9 +581,31 @@ pub fn router(config: MockConfig) -> Router {
         prompts: Mutex::default(),
         epoch: Instant::now(),
         timeline: Mutex::default(),
+        in_flight: AtomicU64::new(0),
+        files_made: AtomicU64::new(0),
+        batches_made: AtomicU64::new(0),
+        batch_requests: AtomicU64::new(0),
+        batch_succeeded: AtomicU64::new(0),
+        batch_failed: AtomicU64::new(0),
+        batch_expired: AtomicU64::new(0),
+        batch_polls: AtomicU64::new(0),
+        batch_draws: AtomicU64::new(0),
+        batches: Mutex::default(),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/messages", post(messages))
+        .route("/v1/files", post(batch::upload))
+        .route("/v1/files/{id}/content", get(batch::file_content))
+        .route("/v1/batches", post(batch::create_openai))
+        .route("/v1/batches/{id}", get(batch::get_openai))
+        .route("/v1/messages/batches", post(batch::create_anthropic))
+        .route("/v1/messages/batches/{id}", get(batch::get_anthropic))
+        .route(
+            "/v1/messages/batches/{id}/results",
+            get(batch::anthropic_results),
+        )
+        .route("/batch-submissions", get(batch_submissions))
         .route("/stats", get(stats))
         .route("/prompts", get(prompts))
         .route("/timeline", get(timeline))

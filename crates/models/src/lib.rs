@@ -4,6 +4,7 @@
 //! table users can extend, and the retry policy (exponential backoff with
 //! jitter that honours Retry-After).
 
+mod batch;
 mod gate;
 mod interfaces;
 mod prices;
@@ -11,6 +12,11 @@ mod settings;
 mod spec;
 mod waits;
 
+pub use batch::{
+    BatchCall, BatchCounts, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings,
+    BatchStatus, CallState, JournalBook, JournalUnavailable, ANTHROPIC_LARGEST_BATCH_BYTES,
+    LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
+};
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{
     AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallClaim, CallObserver,

@@ -12,6 +12,31 @@ pub struct Price {
     pub input: f64,
     /// Per million completion tokens.
     pub output: f64,
+    /// Per million prompt tokens sent through the provider's batch API;
+    /// without it, batch requests are charged `input`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_input: Option<f64>,
+    /// Per million completion tokens through the batch API; without it, `output`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_output: Option<f64>,
+}
+
+impl Price {
+    /// The price of requests sent through the provider's batch API.
+    pub fn batched(self) -> Price {
+        Price {
+            input: self.batch_input.unwrap_or(self.input),
+            output: self.batch_output.unwrap_or(self.output),
+            batch_input: None,
+            batch_output: None,
+        }
+    }
+
+    /// What `usage` costs at this price, in USD.
+    pub fn cost(self, usage: Usage) -> f64 {
+        (usage.prompt_tokens as f64 * self.input + usage.completion_tokens as f64 * self.output)
+            / 1e6
+    }
 }
 
 /// Prices by model name, with the date the shipped ones were taken.
@@ -81,11 +106,12 @@ impl PriceTable {
 
     /// Cost of `usage` on the model `spec` calls, when the table prices it.
     pub fn cost_of(&self, spec: &crate::ModelSpec, usage: Usage) -> Option<f64> {
-        let p = self.price_of(spec)?;
-        Some(
-            (usage.prompt_tokens as f64 * p.input + usage.completion_tokens as f64 * p.output)
-                / 1e6,
-        )
+        Some(self.price_of(spec)?.cost(usage))
+    }
+
+    /// Cost of `usage` sent through the provider's batch API.
+    pub fn batch_cost_of(&self, spec: &crate::ModelSpec, usage: Usage) -> Option<f64> {
+        Some(self.price_of(spec)?.batched().cost(usage))
     }
 
     /// The entries of a price file (`json`) that price none of `specs`: a
@@ -106,6 +132,8 @@ impl PriceTable {
                         Price {
                             input: 0.0,
                             output: 0.0,
+                            batch_input: None,
+                            batch_output: None,
                         },
                     )]
                     .into(),
@@ -117,11 +145,7 @@ impl PriceTable {
 
     /// Cost of `usage` on `model`, when the table knows the model.
     pub fn cost(&self, model: &str, usage: Usage) -> Option<f64> {
-        let p = self.price(model)?;
-        Some(
-            (usage.prompt_tokens as f64 * p.input + usage.completion_tokens as f64 * p.output)
-                / 1e6,
-        )
+        Some(self.price(model)?.cost(usage))
     }
 }
 
@@ -156,10 +180,34 @@ mod tests {
             t.price("gpt-4o-mini"),
             Some(Price {
                 input: 0.15,
-                output: 0.6
+                output: 0.6,
+                batch_input: Some(0.075),
+                batch_output: Some(0.3),
             })
         );
         assert_eq!(t.price("my-model-2024-01-01"), None);
         assert_eq!(strip_date("o3-mini"), None);
+    }
+
+    #[test]
+    fn every_shipped_batch_price_is_half_the_list_price_and_charges_half() {
+        let t = PriceTable::builtin();
+        for (name, p) in &t.models {
+            assert_eq!(p.batch_input, Some(p.input / 2.0), "{name}");
+            assert_eq!(p.batch_output, Some(p.output / 2.0), "{name}");
+        }
+        let spec: crate::ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
+        let usage = Usage {
+            prompt_tokens: 1234,
+            completion_tokens: 567,
+        };
+        let direct = t.cost_of(&spec, usage).unwrap();
+        let batched = t.batch_cost_of(&spec, usage).unwrap();
+        assert_eq!(batched * 2.0, direct);
+        // An entry without batch prices is charged its list price in batch mode.
+        let own = PriceTable::default()
+            .extended_with(r#"{"mine": {"input": 1.0, "output": 2.0}}"#)
+            .unwrap();
+        assert_eq!(own.price("mine").unwrap().batched().input, 1.0);
     }
 }

@@ -5,6 +5,7 @@ use crate::{GenerationParams, SpecError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// How one model is asked. Unset fields keep the run's value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,23 @@ pub struct ModelSettings {
     pub requests_per_minute: Option<u32>,
     /// Prompt plus completion tokens a minute the provider allows this model, across every worker.
     pub tokens_per_minute: Option<u64>,
+    /// Send this model's calls through the provider's batch API (OpenAI's
+    /// Batch API, Anthropic's Message Batches): half the price, answers within a day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<bool>,
+    /// Most requests in one batch [default: 10000].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<usize>,
+    /// Longest wait, in seconds, for a batch to fill before it is sent [default: 60].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_wait_s: Option<f64>,
+    /// Seconds between two polls of a batch in flight [default: 30].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_poll_s: Option<f64>,
+    /// Whether concurrency adapts to the provider (backs off on 429 and 5xx,
+    /// grows while calls succeed, up to `concurrency`) [default: true].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_concurrency: Option<bool>,
     /// More request-body fields sent as given (`top_p`, `stop`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Value>,
@@ -86,6 +104,20 @@ impl ModelSettings {
                     out.tokens_per_minute =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
+                "batch" => out.batch = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?),
+                "batch-size" => {
+                    out.batch_size = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
+                "batch-wait-s" => {
+                    out.batch_wait_s = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
+                }
+                "batch-poll-s" => {
+                    out.batch_poll_s = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
+                }
+                "adaptive-concurrency" => {
+                    out.adaptive_concurrency =
+                        Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
+                }
                 _ => {
                     out.extra.insert(key.to_string(), value);
                 }
@@ -108,8 +140,30 @@ impl ModelSettings {
             max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
             requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
             tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
+            batch: over.batch.or(self.batch),
+            batch_size: over.batch_size.or(self.batch_size),
+            batch_wait_s: over.batch_wait_s.or(self.batch_wait_s),
+            batch_poll_s: over.batch_poll_s.or(self.batch_poll_s),
+            adaptive_concurrency: over.adaptive_concurrency.or(self.adaptive_concurrency),
             extra: self.extra,
         }
+    }
+
+    /// How this model's calls are batched, when they are.
+    pub fn batching(&self) -> Option<crate::BatchSettings> {
+        if self.batch != Some(true) {
+            return None;
+        }
+        let default = crate::BatchSettings::default();
+        let seconds = |s: Option<f64>, or: Duration| {
+            s.filter(|s| s.is_finite() && *s >= 0.0)
+                .map_or(or, Duration::from_secs_f64)
+        };
+        Some(crate::BatchSettings {
+            size: self.batch_size.unwrap_or(default.size).max(1),
+            wait: seconds(self.batch_wait_s, default.wait),
+            poll: seconds(self.batch_poll_s, default.poll),
+        })
     }
 
     /// The generation parameters these settings make of the run's `base`.
@@ -183,6 +237,16 @@ impl ModelSettings {
         }
         if self.request_timeout_s.is_some_and(|t| t > 86_400) {
             return out_of("request-timeout-s", "at most 86400");
+        }
+        if self
+            .batch_size
+            .is_some_and(|n| n == 0 || n > crate::batch::LARGEST_BATCH)
+        {
+            return out_of("batch-size", "1..=100000");
+        }
+        let day = |s: Option<f64>| s.is_some_and(|s| !(0.0..=86_400.0).contains(&s));
+        if day(self.batch_wait_s) || day(self.batch_poll_s) {
+            return out_of("batch-wait-s and batch-poll-s", "0..=86400");
         }
         if self.max_reply_bytes.is_some_and(|b| b > 64 << 20) {
             return out_of("max-reply-bytes", "at most 64 MiB");
