@@ -1,4 +1,4 @@
-//! `autoeval mock-llm`: a local OpenAI-compatible server answering with the reference model.
+//! `autoeval mock-llm`: a local model server answering with the reference model, in OpenAI's and Anthropic's shapes, directly and through their batch APIs.
 
 use anyhow::{bail, Context, Result};
 use autoeval_mock_llm::{router, MockConfig};
@@ -42,6 +42,20 @@ pub struct Args {
     /// client's redaction.
     #[arg(long, env = "AUTOEVAL_MOCK_REQUIRED_KEY", hide_env_values = true)]
     require_key: Option<String>,
+    /// Answer 429 (Retry-After 0) to requests past this many at once: a
+    /// provider's concurrency limit, to try adaptive concurrency on.
+    #[arg(long)]
+    max_concurrent: Option<usize>,
+    /// How long a batch (either provider's batch API) stays in progress, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    batch_delay_ms: u64,
+    /// Fraction of batched requests that fail inside their batch.
+    #[arg(long, default_value_t = 0.0)]
+    batch_failure_rate: f64,
+    /// Batches that expire, by the order they are made from 0 (comma-separated):
+    /// their window closes with the first half of their requests answered.
+    #[arg(long, value_delimiter = ',')]
+    expire_batches: Vec<usize>,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -60,6 +74,9 @@ pub fn run(args: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&args.truncate_rate) {
         bail!("--truncate-rate must be between 0 and 1");
     }
+    if !(0.0..=1.0).contains(&args.batch_failure_rate) {
+        bail!("--batch-failure-rate must be between 0 and 1");
+    }
     let config = MockConfig {
         noise,
         chatty,
@@ -70,6 +87,10 @@ pub fn run(args: Args) -> Result<()> {
         pad_reply_bytes: args.pad_reply_bytes,
         truncate_rate: args.truncate_rate,
         require_key: args.require_key,
+        max_concurrent: args.max_concurrent,
+        batch_delay: Duration::from_millis(args.batch_delay_ms),
+        batch_failure_rate: args.batch_failure_rate,
+        expire_batches: args.expire_batches,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
@@ -78,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let addr = listener.local_addr()?;
         eprintln!(
-            "mock LLM ({}) at http://{addr}/v1; request counts at http://{addr}/stats",
+            "mock LLM ({}) at http://{addr}/v1 (OpenAI's shape; Anthropic's at http://{addr}); request counts at http://{addr}/stats",
             args.model
         );
         axum::serve(listener, router(config))

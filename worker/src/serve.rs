@@ -42,6 +42,8 @@ pub async fn run(args: Args) -> Result<()> {
         ]))),
         // Every worker of the fleet keeps each model's limits together.
         gate: Some(Arc::new(RedisGate::new(redis.clone()))),
+        journal: None,
+        base_urls: autoeval_llm_client::BaseUrls::from_env(),
     };
     let registry = Arc::new(RedisRegistry::new(redis.clone()));
     let slots = usize::from(args.concurrency.max(1));

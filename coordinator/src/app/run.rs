@@ -66,6 +66,7 @@ fn build_stages(
     dir: &RunDir,
     s: &Resolved,
     waits: Arc<autoeval_models::Waits>,
+    journal: Arc<autoeval_run_dir::BatchFile>,
 ) -> Result<(Translator, VerifyStage)> {
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
     let cache: Arc<dyn ResponseCache> =
@@ -80,6 +81,8 @@ fn build_stages(
         observer: Some(waits),
         // One schedule per model for the whole run: its limits and any 429 are the run's.
         gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
+        journal: Some(journal),
+        base_urls: autoeval_llm_client::BaseUrls::from_env(),
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;
@@ -96,6 +99,16 @@ fn build_stages(
         prompt_set: translator.templates.set_id().to_string(),
     };
     Ok((translator, verifier))
+}
+
+/// Round trips in flight that fill every batched model's batches twice over; 0 when none is batched.
+fn batch_slots(translator: &Translator) -> usize {
+    translator
+        .backends
+        .values()
+        .filter_map(|b| b.batch_settings())
+        .map(|s| 2 * s.size)
+        .sum()
 }
 
 /// `1 model`, `2 models`.
@@ -147,7 +160,14 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         .flat_map(move |batch| initial_tasks(&plan, &batch.items))
         .filter_map(move |task| recorded.next(task));
     let waits = Arc::new(autoeval_models::Waits::default());
-    let (translator, verifier) = build_stages(dir, settings, waits.clone())?;
+    let journal = Arc::new(
+        autoeval_run_dir::BatchFile::open(&dir.batches())
+            .with_context(|| format!("cannot open {}", dir.batches().display()))?,
+    );
+    let (translator, verifier) = build_stages(dir, settings, waits.clone(), journal.clone())?;
+    // Batched calls wait hours for their batch, not seconds for a reply:
+    // enough round trips must be in flight to fill the batches.
+    let translate_slots = settings.concurrency.max(batch_slots(&translator));
     let translator = Arc::new(translator);
     let halted = {
         let translator = translator.clone();
@@ -167,7 +187,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
         store.clone(),
         progress.clone(),
         Concurrency {
-            translate: settings.concurrency,
+            translate: translate_slots,
             verify: settings.verifiers,
         },
     ));

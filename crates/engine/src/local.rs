@@ -345,7 +345,7 @@ impl Watch for LocalWatch {
 }
 
 /// Units a one-machine run has begun and not ended, at most (or, with more
-/// round trips in flight, twice their bundles' units): tasks are made and
+/// round trips in flight, twice their number): tasks are made and
 /// fed as units end, so memory holds this many units' work, not the run's.
 pub const UNITS_IN_FLIGHT: usize = 4096;
 
@@ -386,7 +386,7 @@ where
     });
     let (to_translate, mut translate_inbox) = local_queue::<TranslateTask>();
     let (to_verify, mut verify_inbox) = local_queue::<VerifyTask>();
-    let in_flight = UNITS_IN_FLIGHT.max(2 * concurrency.translate * BUNDLE_SIZE);
+    let in_flight = UNITS_IN_FLIGHT.max(2 * concurrency.translate);
     let feeding = feed(
         run,
         tasks.into_iter(),

@@ -187,6 +187,43 @@ impl Default for BackendOptions {
     }
 }
 
+/// Other addresses for the OpenAI and Anthropic APIs (a proxy, a gateway,
+/// or a test server), as this machine's environment gives them: never
+/// from a run's settings, which travel between machines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BaseUrls {
+    /// For `openai:` models, from `OPENAI_BASE_URL` (e.g. `https://gateway/v1`).
+    pub openai: Option<String>,
+    /// For `anthropic:` models, from `ANTHROPIC_BASE_URL`.
+    pub anthropic: Option<String>,
+}
+
+impl BaseUrls {
+    /// The addresses in `OPENAI_BASE_URL` and `ANTHROPIC_BASE_URL`, the
+    /// variables the providers' own SDKs read.
+    pub fn from_env() -> BaseUrls {
+        let var = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .map(|v| v.trim().trim_end_matches('/').to_string())
+                .filter(|v| !v.is_empty())
+        };
+        BaseUrls {
+            openai: var("OPENAI_BASE_URL"),
+            anthropic: var("ANTHROPIC_BASE_URL"),
+        }
+    }
+
+    /// The address for `spec`, when another is configured.
+    pub fn of(&self, spec: &ModelSpec) -> Option<String> {
+        match spec {
+            ModelSpec::Openai { .. } => self.openai.clone(),
+            ModelSpec::Anthropic { .. } => self.anthropic.clone(),
+            _ => None,
+        }
+    }
+}
+
 /// A model behind its backend.
 pub struct Backend {
     spec: ModelSpec,
@@ -307,9 +344,9 @@ impl Backend {
         &self.spec
     }
 
-    /// Whether calls go through the provider's batch API.
-    pub fn batched(&self) -> bool {
-        self.batcher.is_some()
+    /// How calls are gathered into provider batches; `None` when they go directly.
+    pub fn batch_settings(&self) -> Option<BatchSettings> {
+        self.options.batch.filter(|_| self.batcher.is_some())
     }
 
     /// Sends `prompt` as one user message for `sample`: the cache answers

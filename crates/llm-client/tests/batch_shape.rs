@@ -267,9 +267,17 @@ async fn openai_batches_are_a_jsonl_upload_and_a_24h_batch_read_back_from_both_f
     );
     let (text, failure) = two_calls(&b).await;
     assert_eq!(text, "p ∧ q");
-    assert!(failure.contains("Invalid value for 'max_tokens'"), "{failure}");
+    assert!(
+        failure.contains("Invalid value for 'max_tokens'"),
+        "{failure}"
+    );
     assert!(!failure.contains("sk-shape"));
-    let order: Vec<String> = seen.lock().unwrap().iter().map(|(w, _)| w.clone()).collect();
+    let order: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(w, _)| w.clone())
+        .collect();
     assert_eq!(
         order,
         ["upload", "create", "retrieve", "retrieve", "content", "content"],
@@ -291,7 +299,15 @@ async fn anthropic_batches_are_one_request_list_read_back_from_its_results_url()
     );
     let (text, failure) = two_calls(&b).await;
     assert_eq!(text, "p ∧ q");
-    assert!(failure.contains("Validation error: max_tokens"), "{failure}");
-    let order: Vec<String> = seen.lock().unwrap().iter().map(|(w, _)| w.clone()).collect();
+    assert!(
+        failure.contains("Validation error: max_tokens"),
+        "{failure}"
+    );
+    let order: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(w, _)| w.clone())
+        .collect();
     assert_eq!(order, ["create", "retrieve", "results"]);
 }

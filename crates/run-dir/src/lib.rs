@@ -3,10 +3,12 @@
 //! claim a run lays on it. One machine writes here as it goes; a fleet run
 //! writes here what it reads back from Redis.
 
+mod batches;
 mod judges;
 mod store;
 
 pub use autoeval_run_settings::model_file_name;
+pub use batches::BatchFile;
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
 pub use store::{
     compress, compressed, for_each_record, read_all, replace_jsonl, replace_results, results_exist,
@@ -141,6 +143,11 @@ impl RunDir {
     pub fn run_id_file(&self) -> PathBuf {
         self.0.join("run-id")
     }
+    /// `batches.jsonl`: the provider batches the run submitted, and how they ended.
+    pub fn batches(&self) -> PathBuf {
+        self.0.join("batches.jsonl")
+    }
+
     /// `results.jsonl`: one line per recorded round.
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")

@@ -49,6 +49,10 @@ pub struct Local {
     /// Where requests wait their turn under each model's rate limits: shared
     /// by the backends of one process, or by a fleet's workers.
     pub gate: Option<Arc<dyn autoeval_llm_client::RateGate>>,
+    /// Where batched calls are recorded: the run directory, or Redis.
+    pub journal: Option<Arc<dyn autoeval_llm_client::BatchJournal>>,
+    /// Other addresses for the providers' APIs, from this machine's environment.
+    pub base_urls: autoeval_llm_client::BaseUrls,
 }
 
 /// Why stages cannot be built from settings.
@@ -100,7 +104,7 @@ impl StageSettings {
                 local.cache.clone()
             },
             secrets_file: local.secrets_file.clone(),
-            base_url: None,
+            base_url: local.base_urls.of(&spec),
             // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
             judge: None,
             observer: local.observer.clone(),
@@ -109,6 +113,8 @@ impl StageSettings {
                 tokens_per_minute: settings.tokens_per_minute,
             },
             gate: local.gate.clone(),
+            batch: settings.batching(),
+            journal: local.journal.clone(),
         };
         Backend::new(spec, options).map_err(|source| SettingsError::Model {
             model: model.to_string(),
