@@ -150,9 +150,11 @@ impl Batcher {
     /// Answers `call` through batches: from the journal when its batch
     /// ended, by polling its batch when it was submitted, else in the next
     /// batch; a request that failed in its batch is tried in another, up
-    /// to the retry policy's attempts. The answer, and the attempts made.
+    /// to the retry policy's attempts in this call (a rerun of a call that
+    /// failed for good tries it again). The answer, and its attempt number.
     pub(crate) async fn call(self: &Arc<Self>, call: Call) -> Result<(Answer, u32), CallError> {
         let mut waited_on: Option<String> = None;
+        let mut tried_here = 0;
         loop {
             let state = while_cache_away(|| async {
                 self.journal
@@ -171,7 +173,8 @@ impl Batcher {
                     attempt,
                     outcome: BatchOutcome::Failed { message, status },
                 } => {
-                    if attempt >= self.retry.max_attempts.max(1) {
+                    // A failure this call saw counts; one a past run left is tried again.
+                    if waited_on.is_some() && tried_here >= self.retry.max_attempts.max(1) {
                         return Err(CallError::Api {
                             status,
                             message,
@@ -204,6 +207,7 @@ impl Batcher {
                     attempts: attempt - 1,
                 });
             }
+            tried_here += 1;
             let batch = self.submit_in_next_batch(&call, attempt).await?;
             self.wait_for(&batch).await?;
             waited_on = Some(batch);
