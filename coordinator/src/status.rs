@@ -138,6 +138,14 @@ pub fn run(args: Args) -> Result<()> {
         for wait in store.rate_waits().await? {
             out!("  {wait}");
         }
+        for (model, (limit, processes)) in store.concurrency().await? {
+            if settings.plan.models.contains(&model) {
+                out!(
+                    "  concurrency: {model} sends up to {limit} requests at once over {processes} worker{}",
+                    if processes == 1 { "" } else { "s" }
+                );
+            }
+        }
         // Held: tasks a live worker has taken and not yet settled; waiting:
         // the rest of the units with no outcome, queued between stages.
         out!(

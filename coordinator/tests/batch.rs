@@ -82,7 +82,10 @@ impl Setup {
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
         c.args(args)
-            .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", self.port))
+            .env(
+                "OPENAI_BASE_URL",
+                format!("http://127.0.0.1:{}/v1", self.port),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         c
@@ -173,7 +176,10 @@ fn a_batched_run_gives_the_direct_runs_verdicts_unit_by_unit_at_exactly_half_the
         batch_cost += bc;
         differ += usize::from(r.verdict != Verdict::Equivalent);
     }
-    assert!(differ > 0, "the noisy model gives verdicts other than equivalent");
+    assert!(
+        differ > 0,
+        "the noisy model gives verdicts other than equivalent"
+    );
     assert_eq!(batch_cost * 2.0, direct_cost);
 
     // Every call of the batched run went through a batch, each request once.
@@ -210,7 +216,16 @@ fn a_run_killed_with_batches_in_flight_resumes_without_submitting_any_request_tw
     let _server = mock_server(port, &["--batch-delay-ms", "1500"]);
     let setup = Setup::new("batch-killed", port);
     let out = setup.dir.join("run");
-    let items = ["--batches", "1", "--prompt", "zero-shot", "--dataset", "plogic", "--dataset", "regex"];
+    let items = [
+        "--batches",
+        "1",
+        "--prompt",
+        "zero-shot",
+        "--dataset",
+        "plogic",
+        "--dataset",
+        "regex",
+    ];
     let args = setup.run_args(&out, true, &items);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut kills = Vec::new();
@@ -266,12 +281,22 @@ fn expired_and_failed_batch_requests_are_retried_then_api_failures_that_rerun_co
     );
     let setup = Setup::new("batch-failures", port);
     let out = setup.dir.join("run");
-    let items = ["--batches", "1", "--prompt", "zero-shot", "--max-attempts", "2"];
+    let items = [
+        "--batches",
+        "1",
+        "--prompt",
+        "zero-shot",
+        "--max-attempts",
+        "2",
+    ];
     let first = setup.run(&out, true, &items);
     assert_eq!(first.status.code(), Some(3), "the run ends incomplete");
     let stats = get_json(port, "/stats");
     let rs = records(&out);
-    let failed: Vec<&ResultRecord> = rs.iter().filter(|r| r.verdict == Verdict::ApiFailure).collect();
+    let failed: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(|r| r.verdict == Verdict::ApiFailure)
+        .collect();
     let retried = rs
         .iter()
         .filter(|r| r.verdict != Verdict::ApiFailure && r.attempts > 2)
@@ -279,7 +304,10 @@ fn expired_and_failed_batch_requests_are_retried_then_api_failures_that_rerun_co
     assert!(!failed.is_empty());
     for r in &failed {
         let why = r.reason.as_deref().unwrap();
-        assert!(why.contains("injected failure") || why.contains("expired"), "{why}");
+        assert!(
+            why.contains("injected failure") || why.contains("expired"),
+            "{why}"
+        );
     }
     // What the journal says of each try, against the server's counts.
     let ended = journal_lines(&out, "ended");
@@ -287,7 +315,10 @@ fn expired_and_failed_batch_requests_are_retried_then_api_failures_that_rerun_co
         .iter()
         .flat_map(|e| e["outcomes"].as_array().unwrap())
         .collect();
-    let failed_tries = outcomes.iter().filter(|o| o[2].get("failed").is_some()).count() as u64;
+    let failed_tries = outcomes
+        .iter()
+        .filter(|o| o[2].get("failed").is_some())
+        .count() as u64;
     assert_eq!(
         failed_tries,
         stats["batch_failed"].as_u64().unwrap() + stats["batch_expired"].as_u64().unwrap()
@@ -299,7 +330,10 @@ fn expired_and_failed_batch_requests_are_retried_then_api_failures_that_rerun_co
         .iter()
         .filter(|o| o[2].get("failed").is_some() && o[1] == 2)
         .count();
-    assert!(gave_up >= failed.len(), "each API failure failed its second try");
+    assert!(
+        gave_up >= failed.len(),
+        "each API failure failed its second try"
+    );
     eprintln!(
         "first run: {} units, {} retried in a later batch and answered, {} api_failure; server: {} batches, {} requests, {} expired, {} failed",
         rs.len(),

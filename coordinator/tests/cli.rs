@@ -474,16 +474,24 @@ fn a_dry_run_prints_the_plan_and_its_cost_and_sends_nothing() {
     assert_eq!(llama[1], n.to_string());
     assert_eq!(llama[2], (4 * n).to_string());
     assert_eq!(
-        llama.last().unwrap(),
-        "unknown",
+        (llama[5].as_str(), llama[6].as_str()),
+        ("unknown", "unknown"),
         "no price for a local model"
     );
     let (prompt_tokens, answer_tokens): (f64, f64) =
         (mini[3].parse().unwrap(), mini[4].parse().unwrap());
-    let cost: f64 = mini.last().unwrap().parse().unwrap();
-    // gpt-4o-mini's list price: 0.15 and 0.60 USD per million tokens.
+    let cost: f64 = mini[5].parse().unwrap();
+    let batch_cost: f64 = mini[6].parse().unwrap();
+    // gpt-4o-mini's list price: 0.15 and 0.60 USD per million tokens; its
+    // Batch API price: 0.075 and 0.30.
     let expected = (prompt_tokens * 0.15 + answer_tokens * 0.60) / 1e6;
+    let expected_batch = (prompt_tokens * 0.075 + answer_tokens * 0.30) / 1e6;
     assert!((cost - expected).abs() <= 1e-4, "{cost} vs {expected}");
+    assert!(
+        (batch_cost - expected_batch).abs() <= 1e-4,
+        "{batch_cost} vs {expected_batch}"
+    );
+    assert_eq!(mini[7], "direct", "sent directly unless batch = true");
     assert!(
         text.contains("estimated cost: unknown: no price for llama3:8b"),
         "a sum that leaves a model out is not the run's cost: {text}"

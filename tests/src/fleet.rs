@@ -226,10 +226,21 @@ impl Fleet {
 
     /// Starts an LLM worker for the fleet's model and waits until it is ready.
     pub fn start_worker(&mut self, concurrency: u16) {
+        self.start_worker_with(concurrency, &[]);
+    }
+
+    /// The log file of worker `n`.
+    pub fn worker_log(&self, n: usize) -> PathBuf {
+        self.dir.join(format!("worker-{n}.log"))
+    }
+
+    /// Starts an LLM worker with more flags and waits until it is ready.
+    pub fn start_worker_with(&mut self, concurrency: u16, extra: &[&str]) {
         let n = self.workers.len();
         let c = concurrency.to_string();
-        let args = ["--model", &self.model, "--concurrency", &c];
-        let log = self.dir.join(format!("worker-{n}.log"));
+        let mut args = vec!["--model", &self.model, "--concurrency", &c];
+        args.extend_from_slice(extra);
+        let log = self.worker_log(n);
         let env = self.service_env();
         self.workers
             .push(service(&binary("autoeval-worker"), &args, &env, &log));

@@ -38,6 +38,15 @@ pub struct Args {
     /// minutes); the worker warns when a run's task could take longer.
     #[arg(long, default_value_t = 1800)]
     consumer_timeout_s: u64,
+    /// Tasks of batched models (`batch = true`) this worker carries at once
+    /// per model: each is kept in Redis and its delivery acknowledged while
+    /// it waits for its batches. Enough to fill a batch or two.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    batch_capacity: u32,
+    /// Seconds this worker's custody lease lasts unless renewed: once it
+    /// lapses (the worker died), another worker of the model adopts its kept tasks.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    custody_lease_s: u64,
     /// The broker, Redis, and how this process serves.
     #[command(flatten)]
     service: autoeval_service::ServiceArgs,

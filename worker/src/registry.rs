@@ -54,6 +54,13 @@ impl Registry for RedisRegistry {
         Arc::new(RedisCache::new(self.redis.clone(), run))
     }
 
+    fn journal(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchJournal> {
+        Arc::new(autoeval_redis_store::RedisJournal::new(
+            self.redis.clone(),
+            run,
+        ))
+    }
+
     async fn halt_lifts(&self, run: &str) -> Option<u64> {
         let budget = RunStore::new(self.redis.clone(), run).budget().await;
         budget.ok().map(|b| b.lifts)

@@ -11,7 +11,7 @@ use autoeval_models::{Observers, Waits};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::{JudgeTask, TranslateTask};
-use autoeval_redis_store::{Budgets, Holding, RedisGate, RedisRecords};
+use autoeval_redis_store::{Budgets, Holding, RedisCustody, RedisGate, RedisRecords};
 use autoeval_service::{serve_connected, shutdown_signal, FleetWatch, Health};
 use autoeval_telemetry::{LlmObserver, Metrics};
 use autoeval_translate::{Local, RunJudges, RunTranslators, Templates};
@@ -46,6 +46,22 @@ pub async fn run(args: Args) -> Result<()> {
         base_urls: autoeval_llm_client::BaseUrls::from_env(),
     };
     let registry = Arc::new(RedisRegistry::new(redis.clone()));
+    // Batched tasks are kept in Redis under this process's lease.
+    let owner = format!(
+        "{}#{:x}",
+        autoeval_service::process_name("autoeval-worker"),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    );
+    let custody = Arc::new(RedisCustody::new(
+        redis.clone(),
+        owner,
+        args.models.clone(),
+        args.batch_capacity as usize,
+        Duration::from_secs(args.custody_lease_s),
+    ));
+    custody.hold_lease().await?;
     let slots = usize::from(args.concurrency.max(1));
     // A task waits for a slot behind the others in hand, then runs.
     let in_hand = usize::from(prefetch_for(slots, BUNDLE_SIZE)) * BUNDLE_SIZE;
@@ -69,6 +85,7 @@ pub async fn run(args: Args) -> Result<()> {
             args.models.clone(),
         )),
         admission: Arc::new(Budgets::new(redis.clone())),
+        custody,
         records: Arc::new(RedisRecords::new(redis)),
         watch: Arc::new(FleetWatch::new(metrics, holding)),
         slots,
@@ -118,6 +135,7 @@ struct Loops {
     translators: Arc<RunTranslators<RedisRegistry>>,
     judges: Arc<RunJudges<RedisRegistry>>,
     admission: Arc<Budgets>,
+    custody: Arc<RedisCustody>,
     records: Arc<RedisRecords>,
     watch: Arc<FleetWatch>,
     slots: usize,
@@ -141,6 +159,7 @@ impl Loops {
                 self.translators,
                 self.admission,
                 self.watch.clone(),
+                self.custody,
                 self.slots,
                 Shutdown::from_watch(shutdown.clone()),
             ));

@@ -71,32 +71,45 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         .max(5);
     let _ = writeln!(
         out,
-        "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11}",
-        "model", "units", "requests", "prompt tok", "answer tok", "cost USD"
+        "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11} {:>11}  sent",
+        "model", "units", "requests", "prompt tok", "answer tok", "direct USD", "batch USD"
     );
-    let mut total = 0.0;
+    let (mut total, mut total_batch, mut total_planned) = (0.0, 0.0, 0.0);
     let mut unknown = Vec::new();
     for (model, e) in &per_model {
-        let (spec, _) = settings.model_settings(model)?;
-        let cost = if spec.is_builtin() {
-            Some(0.0)
+        let (spec, model_settings) = settings.model_settings(model)?;
+        let batched = model_settings.batching().is_some();
+        let (cost, batch_cost) = if spec.is_builtin() {
+            (Some(0.0), Some(0.0))
         } else {
-            prices.cost_of(&spec, e.usage)
+            (
+                prices.cost_of(&spec, e.usage),
+                prices.batch_cost_of(&spec, e.usage),
+            )
         };
-        let shown = match cost {
-            Some(c) => {
+        let (shown, shown_batch) = match cost.zip(batch_cost) {
+            Some((c, b)) => {
                 total += c;
-                autoeval_report::usd(Some(c))
+                total_batch += b;
+                total_planned += if batched { b } else { c };
+                (autoeval_report::usd(Some(c)), autoeval_report::usd(Some(b)))
             }
             None => {
                 unknown.push(spec.model());
-                "unknown".into()
+                ("unknown".into(), "unknown".into())
             }
         };
         let _ = writeln!(
             out,
-            "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11}",
-            model, e.units, e.requests, e.usage.prompt_tokens, e.usage.completion_tokens, shown
+            "{:<w$}  {:>7} {:>9} {:>13} {:>13} {:>11} {:>11}  {}",
+            model,
+            e.units,
+            e.requests,
+            e.usage.prompt_tokens,
+            e.usage.completion_tokens,
+            shown,
+            shown_batch,
+            if batched { "batch" } else { "direct" }
         );
     }
     let _ = writeln!(
@@ -111,17 +124,25 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     if unknown.is_empty() {
         let _ = writeln!(
             out,
-            "estimated cost: {} USD at list prices taken {taken}",
+            "estimated cost: {} USD as planned (direct {} USD, through the batch APIs {} USD) at list prices taken {taken}",
+            autoeval_report::usd(Some(total_planned)),
             autoeval_report::usd(Some(total)),
+            autoeval_report::usd(Some(total_batch)),
         );
     } else {
         // A sum that leaves models out is no estimate of the run's cost.
         let _ = writeln!(
             out,
-            "estimated cost: unknown: no price for {} (add one with --prices FILE); the priced models come to {} USD at list prices taken {taken}",
+            "estimated cost: unknown: no price for {} (add one with --prices FILE); the priced models come to {} USD as planned (direct {} USD, batch {} USD) at list prices taken {taken}",
             unknown.join(", "),
+            autoeval_report::usd(Some(total_planned)),
             autoeval_report::usd(Some(total)),
+            autoeval_report::usd(Some(total_batch)),
         );
     }
+    let _ = writeln!(
+        out,
+        "a model sends through its provider's batch API (half the list price, answers within 24 h) with `batch = true` in its [model.\"SPEC\"] table"
+    );
     Ok(out)
 }

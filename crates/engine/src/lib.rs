@@ -14,6 +14,7 @@
 //! [`TranslateTask`]: autoeval_proto::TranslateTask
 //! [`VerifyTask`]: autoeval_proto::VerifyTask
 
+mod custody;
 mod judge;
 pub mod local;
 mod outage;
@@ -24,6 +25,7 @@ mod translate;
 mod transport;
 mod verify;
 
+pub use custody::{Custody, NoCustody};
 pub use judge::serve_judge;
 pub use outage::{while_store_away, OUTAGE_HOLD};
 pub use serve::Ended;

@@ -401,6 +401,8 @@ where
         Arc::new(Fixed(translator)),
         Arc::new(NoAdmission),
         watch.clone(),
+        // One machine waits for its batches in place: nothing to hand over.
+        Arc::new(crate::NoCustody),
         concurrency.translate,
         watch.done.subscribe(),
     );

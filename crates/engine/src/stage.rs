@@ -26,6 +26,10 @@ pub trait Translate: Send + Sync + 'static {
     fn refusal(&self, model: &str) -> String {
         format!("this stage was not given model {model}")
     }
+    /// Whether calls to `model` wait for provider batches (hours, not seconds).
+    fn batched(&self, _model: &str) -> bool {
+        false
+    }
 }
 
 /// Stage two: proves one answer against φ0; runs on a blocking thread.

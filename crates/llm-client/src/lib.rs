@@ -7,6 +7,7 @@
 //! never a model's non-compliance. Keys come from the environment or a
 //! secrets file and never appear in errors.
 
+mod adaptive;
 mod batch;
 mod cache;
 mod claim;
@@ -37,7 +38,6 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
-use tokio::sync::Semaphore;
 
 /// A call that failed for good.
 #[derive(Debug, Clone, PartialEq, Eq, Error, Serialize, Deserialize)]
@@ -129,8 +129,12 @@ fn builtin_answer(
 /// How a backend is set up.
 #[derive(Clone)]
 pub struct BackendOptions {
-    /// Requests in flight at once.
+    /// Requests in flight at once (the ceiling, when it adapts).
     pub concurrency: usize,
+    /// Whether direct calls' concurrency adapts to the provider: it backs
+    /// off by a tenth on a 429 or 5xx and grows by one per limit's worth of
+    /// successes, between [`ADAPTIVE_FLOOR`] and `concurrency`.
+    pub adaptive_concurrency: bool,
     /// Limit of one request.
     pub request_timeout: Duration,
     /// Retries and backoff.
@@ -169,6 +173,7 @@ impl Default for BackendOptions {
     fn default() -> BackendOptions {
         BackendOptions {
             concurrency: 16,
+            adaptive_concurrency: true,
             request_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
             params: GenerationParams::default(),
@@ -229,7 +234,8 @@ pub struct Backend {
     spec: ModelSpec,
     http: reqwest::Client,
     key: Option<ApiKey>,
-    permits: Semaphore,
+    /// Turns of direct calls: the concurrency limit, adaptive or fixed.
+    limiter: adaptive::Limiter,
     options: BackendOptions,
     health: Health,
     gate: Arc<dyn RateGate>,
@@ -272,6 +278,11 @@ pub(crate) struct Answer {
     finish_reason: Option<String>,
 }
 
+/// The lowest an adaptive concurrency limit falls: one request at a time
+/// still makes progress, and a provider that refuses even that halts the
+/// backend through its failures, not through its concurrency.
+pub const ADAPTIVE_FLOOR: usize = 1;
+
 /// The largest reply read by default: far above any formula's translation,
 /// far below what would stall a worker.
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 1 << 20;
@@ -294,6 +305,9 @@ impl Backend {
             .map_err(|e| CallError::Setup(format!("cannot build the HTTP client: {e}")))?;
         if let Some(o) = &options.observer {
             o.start(&spec);
+            if !spec.is_builtin() {
+                o.concurrency(&spec, options.concurrency.max(1));
+            }
         }
         let gate = options
             .gate
@@ -321,7 +335,11 @@ impl Backend {
             )?)),
         };
         Ok(Backend {
-            permits: Semaphore::new(options.concurrency.max(1)),
+            limiter: adaptive::Limiter::new(
+                options.concurrency,
+                ADAPTIVE_FLOOR,
+                options.adaptive_concurrency,
+            ),
             gate_key: gate_key(&spec, options.base_url.as_deref()),
             spec,
             http,
@@ -561,11 +579,11 @@ impl Backend {
     }
 
     async fn call_with_retries(&self, prompt: &str) -> Result<(Answer, u32), CallError> {
-        let _permit = self
-            .permits
-            .acquire()
+        let _turn = self
+            .limiter
+            .turn()
             .await
-            .map_err(|_| CallError::Setup("the backend was closed".into()))?;
+            .ok_or_else(|| CallError::Setup("the backend was closed".into()))?;
         let policy = self.options.retry;
         let mut attempt = 0;
         loop {
@@ -583,7 +601,9 @@ impl Backend {
             attempt += 1;
             let estimated = self.wait_turn(prompt).await;
             let sent = Instant::now();
+            let epoch = self.limiter.epoch();
             let answered = self.attempt(prompt).await;
+            self.adapt(&answered, epoch);
             match (&answered, estimated) {
                 (
                     Ok(Answer {
@@ -646,6 +666,31 @@ impl Backend {
             tracing::debug!(attempt, ?wait, status = ?failure.status, "retrying");
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// Tells the concurrency limit how an attempt sent at `epoch` went.
+    fn adapt(&self, answered: &Result<Answer, Failure>, epoch: u64) {
+        let signal = match answered {
+            Ok(_) => adaptive::Signal::Ok,
+            Err(f)
+                if f.status
+                    .is_some_and(|s| s == 429 || (500..600).contains(&s)) =>
+            {
+                adaptive::Signal::Overloaded
+            }
+            Err(_) => adaptive::Signal::Neither,
+        };
+        if let Some(limit) = self.limiter.observe(signal, epoch) {
+            tracing::debug!(limit, model = %self.spec, "concurrency adapted");
+            if let Some(o) = &self.options.observer {
+                o.concurrency(&self.spec, limit);
+            }
+        }
+    }
+
+    /// Requests this backend sends at once now (its adaptive limit, or the fixed one).
+    pub fn concurrency(&self) -> usize {
+        self.limiter.limit()
     }
 
     /// Waits until the gate admits this request: its rate limits allow it

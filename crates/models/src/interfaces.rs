@@ -140,4 +140,6 @@ pub trait CallObserver: Send + Sync {
     fn failed(&self, spec: &ModelSpec);
     /// A request waits `seconds` for its turn under the model's rate limit or a 429's backoff.
     fn waited(&self, _spec: &ModelSpec, _cause: crate::WaitCause, _seconds: f64) {}
+    /// The backend now sends at most `limit` requests at once (it adapted, or started).
+    fn concurrency(&self, _spec: &ModelSpec, _limit: usize) {}
 }

@@ -72,6 +72,8 @@ impl std::fmt::Display for RateWait {
 #[derive(Default)]
 pub struct Waits {
     until: Mutex<BTreeMap<(String, WaitCause), Instant>>,
+    /// Each model's concurrency limit now, as its backend last said.
+    limits: Mutex<BTreeMap<String, usize>>,
 }
 
 impl Waits {
@@ -82,6 +84,11 @@ impl Waits {
             let at = all.entry((model.to_string(), cause)).or_insert(until);
             *at = (*at).max(until);
         }
+    }
+
+    /// Each model's concurrency limit now (requests at once), by spec.
+    pub fn concurrency(&self) -> BTreeMap<String, usize> {
+        self.limits.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// The waits still running, longest first.
@@ -133,6 +140,11 @@ impl CallObserver for Waits {
             Duration::from_secs_f64(seconds.max(0.0)),
         );
     }
+    fn concurrency(&self, spec: &ModelSpec, limit: usize) {
+        if let Ok(mut all) = self.limits.lock() {
+            all.insert(spec.to_string(), limit);
+        }
+    }
 }
 
 /// Several observers told the same.
@@ -161,6 +173,9 @@ impl CallObserver for Observers {
     }
     fn waited(&self, spec: &ModelSpec, cause: WaitCause, seconds: f64) {
         self.0.iter().for_each(|o| o.waited(spec, cause, seconds));
+    }
+    fn concurrency(&self, spec: &ModelSpec, limit: usize) {
+        self.0.iter().for_each(|o| o.concurrency(spec, limit));
     }
 }
 

@@ -177,6 +177,11 @@ impl Holding {
             }
         }
         let waits = self.waits.as_ref().map(|w| w.current()).unwrap_or_default();
+        let limits = self
+            .waits
+            .as_ref()
+            .map(|w| w.concurrency())
+            .unwrap_or_default();
         if by_run.is_empty() && work.is_empty() {
             return Ok(());
         }
@@ -193,7 +198,7 @@ impl Holding {
                 .ignore();
             let waiting = waiting_key(run, &self.holder);
             pipe.del(&waiting).ignore();
-            if !waits.is_empty() {
+            if !waits.is_empty() || !limits.is_empty() {
                 let fields: Vec<(String, u64)> = waits
                     .iter()
                     .map(|w| {
@@ -202,6 +207,11 @@ impl Holding {
                             w.remaining.as_millis() as u64,
                         )
                     })
+                    .chain(
+                        limits
+                            .iter()
+                            .map(|(model, n)| (format!("{CONCURRENCY}|{model}"), *n as u64)),
+                    )
                     .collect();
                 pipe.hset_multiple(&waiting, &fields)
                     .ignore()
@@ -247,6 +257,9 @@ impl Holding {
         Ok(())
     }
 }
+
+/// The field prefix of a model's concurrency limit among a process's waits.
+const CONCURRENCY: &str = "concurrency";
 
 fn holding_key(run: &str, holder: &str) -> String {
     run_key(run, &format!("holding:{holder}"))
@@ -305,6 +318,31 @@ impl RunStore {
             }
         }
         Ok(sum)
+    }
+
+    /// Each model's concurrency limits now, as the run's live processes
+    /// report them: (the sum over processes, how many processes).
+    pub async fn concurrency(&self) -> Result<BTreeMap<String, (u64, u64)>, StoreError> {
+        let mut conn = self.conn.clone();
+        let holders: Vec<String> = conn
+            .smembers(self.key("holders"))
+            .await
+            .map_err(redis_err("read the run's holders"))?;
+        let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for holder in holders {
+            let fields: HashMap<String, u64> = conn
+                .hgetall(waiting_key(&self.run, &holder))
+                .await
+                .map_err(redis_err("read the concurrency limits"))?;
+            for (field, n) in fields {
+                if let Some((CONCURRENCY, model)) = field.split_once('|') {
+                    let at = out.entry(model.to_string()).or_default();
+                    at.0 += n;
+                    at.1 += 1;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The rate-limit waits the run's live processes report, the longest per model and cause.

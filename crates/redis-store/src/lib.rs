@@ -5,15 +5,19 @@
 //! counters always equal a recount of the stored results.
 
 mod admission;
+mod batches;
 mod budget;
 mod cache;
+mod custody;
 mod gate;
 mod holding;
 mod records;
 mod serving;
 
+pub use batches::RedisJournal;
 pub use budget::{Budget, Budgets, Cap, CapsSet};
 pub use cache::RedisCache;
+pub use custody::{RedisCustody, CUSTODY_LEASE};
 pub use gate::{limit_key, RedisGate};
 pub use holding::{Busy, Held, Holding, Work};
 pub use records::RedisRecords;
@@ -283,6 +287,11 @@ impl RunStore {
     /// The run's name.
     pub fn run(&self) -> &str {
         &self.run
+    }
+
+    /// The run's batch journal: the provider batches its workers submitted.
+    pub fn journal(&self) -> RedisJournal {
+        RedisJournal::new(self.conn.clone(), &self.run)
     }
 
     fn key(&self, part: &str) -> String {
@@ -707,6 +716,7 @@ impl RunStore {
         for part in ["arrivals-base", "cache", "budget", "parked", "meta"] {
             keys.push(self.key(part));
         }
+        keys.extend(RedisJournal::keys(&self.run));
         Ok(keys)
     }
 

@@ -42,6 +42,8 @@ pub struct Metrics {
     pub llm_cost: prometheus::CounterVec,
     /// Time requests waited for their turn under a rate limit or a 429's hold, by backend and model.
     pub llm_rate_limit_wait: prometheus::CounterVec,
+    /// Requests a backend sends at once now (its adaptive limit), by backend and model.
+    pub llm_concurrency: IntGaugeVec,
     /// Time of one equivalence check, by dataset, method and verdict.
     pub verify_duration: HistogramVec,
     /// Checks that hit the prover's time limit, by dataset.
@@ -196,6 +198,12 @@ impl Metrics {
                 "Time requests waited for their turn under the fleet's rate limit or a 429's hold.",
                 model,
             ),
+            llm_concurrency: gauge(
+                &r,
+                "llm_concurrency",
+                "Requests a backend sends at once now: its concurrency limit as it adapts to 429s and 5xx.",
+                model,
+            ),
             verify_duration: histogram(
                 &r,
                 "verify_duration_seconds",
@@ -257,7 +265,7 @@ impl Metrics {
     pub fn start_stage(&self, stage: &str) {
         self.tasks_received.with_label_values(&[stage]);
         self.tasks_in_flight.with_label_values(&[stage]);
-        for outcome in ["acked", "requeued", "dead_lettered", "parked"] {
+        for outcome in ["acked", "requeued", "dead_lettered", "parked", "kept"] {
             self.tasks_settled.with_label_values(&[stage, outcome]);
         }
     }

@@ -82,6 +82,14 @@ impl CallObserver for LlmObserver {
         self.0.llm_calls_failed.with_label_values(&[&b, &m]).inc();
     }
 
+    fn concurrency(&self, spec: &ModelSpec, limit: usize) {
+        let [b, m] = labels(spec);
+        self.0
+            .llm_concurrency
+            .with_label_values(&[&b, &m])
+            .set(i64::try_from(limit).unwrap_or(i64::MAX));
+    }
+
     fn waited(&self, spec: &ModelSpec, _cause: autoeval_models::WaitCause, seconds: f64) {
         let [b, m] = labels(spec);
         self.0

@@ -28,6 +28,8 @@ pub trait Registry: Send + Sync + 'static {
     ) -> impl Future<Output = Result<StageSettings, SetupError>> + Send;
     /// The reply cache of `run`, shared by the fleet.
     fn cache(&self, run: &str) -> Arc<dyn ResponseCache>;
+    /// The batch journal of `run`, shared by the fleet.
+    fn journal(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchJournal>;
     /// How many times a halt of `run` was lifted (`None` when it cannot be told).
     fn halt_lifts(&self, run: &str) -> impl Future<Output = Option<u64>> + Send;
 }
@@ -106,6 +108,7 @@ impl<R: Registry> RunTranslators<R> {
         });
         let local = Local {
             cache: Some(self.registry.cache(run)),
+            journal: Some(self.registry.journal(run)),
             ..self.local.clone()
         };
         let mut translator = settings
@@ -202,6 +205,7 @@ impl<R: Registry> Judges for RunJudges<R> {
         within_bounds(run, &settings, &[spec.to_string()])?;
         let local = Local {
             cache: Some(self.registry.cache(run)),
+            journal: Some(self.registry.journal(run)),
             ..self.local.clone()
         };
         let backend = settings.backend(spec, &local).map_err(|e| SetupError {

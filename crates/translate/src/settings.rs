@@ -87,6 +87,7 @@ impl StageSettings {
         let settings = self.models.get(model).cloned().unwrap_or_default();
         let options = BackendOptions {
             concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
+            adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
             request_timeout: Duration::from_secs(settings.request_timeout_s.unwrap_or(120)),
             retry: RetryPolicy {
                 max_attempts: self.max_attempts,

@@ -50,7 +50,11 @@ pub async fn translate(task: TranslateTask, stages: &Translator) -> VerifyTask {
                 round: task.round,
             };
             let trip = round_trip(backend, &stages.templates, &request);
-            match stages.task_deadline {
+            // A batched task is kept in custody, not held by the broker: its batch may take a day.
+            let deadline = stages
+                .task_deadline
+                .filter(|_| backend.batch_settings().is_none());
+            match deadline {
                 None => trip.await,
                 Some(deadline) => match tokio::time::timeout(deadline, trip).await {
                     Ok(done) => done,
@@ -85,6 +89,12 @@ impl autoeval_engine::Translate for Translator {
 
     fn serves(&self, model: &str) -> bool {
         self.backends.contains_key(model)
+    }
+
+    fn batched(&self, model: &str) -> bool {
+        self.backends
+            .get(model)
+            .is_some_and(|b| b.batch_settings().is_some())
     }
 
     fn refusal(&self, model: &str) -> String {

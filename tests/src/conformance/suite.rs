@@ -228,6 +228,7 @@ fn translating<T: Transport, S: Translate>(
             Arc::new(Fixed(stage)),
             t.admission(),
             watch,
+            Arc::new(autoeval_engine::NoCustody),
             slots,
             shutdown,
         )
