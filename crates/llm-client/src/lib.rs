@@ -579,14 +579,16 @@ impl Backend {
     }
 
     async fn call_with_retries(&self, prompt: &str) -> Result<(Answer, u32), CallError> {
-        let _turn = self
-            .limiter
-            .turn()
-            .await
-            .ok_or_else(|| CallError::Setup("the backend was closed".into()))?;
         let policy = self.options.retry;
         let mut attempt = 0;
         loop {
+            // A turn per attempt: a request waiting to be tried again holds
+            // none, so that a lowered limit takes hold at once.
+            let turn = self
+                .limiter
+                .turn()
+                .await
+                .ok_or_else(|| CallError::Setup("the backend was closed".into()))?;
             // Held until this attempt's outcome is known: a probe's ends the halt or keeps it.
             let _probe = match self.health.admit().await {
                 health::Admit::Go => None,
@@ -604,6 +606,7 @@ impl Backend {
             let epoch = self.limiter.epoch();
             let answered = self.attempt(prompt).await;
             self.adapt(&answered, epoch);
+            drop(turn);
             match (&answered, estimated) {
                 (
                     Ok(Answer {

@@ -82,10 +82,13 @@ async fn errors_and_rate_limits_are_retried_until_every_call_succeeds() {
         ..BackendOptions::default()
     };
     let b = Arc::new(mock_backend(&base, options));
-    let calls = (0..120).map(|i| {
-        let b = b.clone();
-        tokio::spawn(async move { b.chat(&format!("[FORMULA]\np{i}\n"), &sample(0)).await })
-    });
+    // Collected, so that every call is spawned before the first is awaited.
+    let calls: Vec<_> = (0..120)
+        .map(|i| {
+            let b = b.clone();
+            tokio::spawn(async move { b.chat(&format!("[FORMULA]\np{i}\n"), &sample(0)).await })
+        })
+        .collect();
     let mut retried = 0;
     for call in calls {
         let reply = call.await.unwrap().unwrap();
