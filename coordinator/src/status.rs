@@ -138,6 +138,24 @@ pub fn run(args: Args) -> Result<()> {
         for wait in store.rate_waits().await? {
             out!("  {wait}");
         }
+        let batches = autoeval_models::BatchJournal::batches(&store.journal()).await?;
+        if let Some(line) = autoeval_models::BatchCounts::of(&batches).line(unix_now()) {
+            out!("  {line}");
+            // The oldest first; a campaign may have hundreds in flight.
+            let in_flight: Vec<_> = batches.iter().filter(|b| b.end.is_none()).collect();
+            if in_flight.len() > 10 {
+                out!("    the oldest 10 of {} in flight:", in_flight.len());
+            }
+            for b in in_flight.iter().take(10) {
+                out!(
+                    "    in flight: {} ({}, {} requests, submitted {} s ago)",
+                    b.id,
+                    b.model,
+                    b.requests,
+                    unix_now().saturating_sub(b.submitted_at)
+                );
+            }
+        }
         for (model, (limit, processes)) in store.concurrency().await? {
             if settings.plan.models.contains(&model) {
                 out!(

@@ -248,8 +248,24 @@ fn a_run_killed_with_batches_in_flight_resumes_without_submitting_any_request_tw
         assert!(ended < submitted, "a batch was in flight at the kill");
         kills.push((submitted, ended));
     }
-    let resumed = setup.command(&args).output().unwrap();
+    // The resumed run logs its progress each second, batches included.
+    let plain: Vec<&str> = args
+        .iter()
+        .flat_map(|a| match *a {
+            "--quiet" => vec!["--plain", "--log-every", "1"],
+            a => vec![a],
+        })
+        .collect();
+    let resumed = setup.command(&plain).output().unwrap();
     ok(&resumed, "the resumed run");
+    let logged = String::from_utf8_lossy(&resumed.stderr);
+    let batch_line = logged
+        .lines()
+        .find(|l| {
+            l.starts_with("run: ") && l.contains("; batches: ") && l.contains(" in progress (")
+        })
+        .unwrap_or_else(|| panic!("a progress line names the batches: {logged}"));
+    eprintln!("a progress line of the resumed run: {batch_line}");
     let rs = records(&out);
     let units: BTreeSet<_> = rs.iter().map(|r| r.unit()).collect();
     assert_eq!(units.len(), rs.len(), "each unit recorded once");
@@ -311,6 +327,12 @@ fn expired_and_failed_batch_requests_are_retried_then_api_failures_that_rerun_co
     }
     // What the journal says of each try, against the server's counts.
     let ended = journal_lines(&out, "ended");
+    let ended_ids: BTreeSet<&str> = ended.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ended_ids.len(),
+        ended.len(),
+        "each batch followed to its end once"
+    );
     let outcomes: Vec<&Value> = ended
         .iter()
         .flat_map(|e| e["outcomes"].as_array().unwrap())

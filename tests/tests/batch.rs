@@ -13,7 +13,7 @@ use std::time::Duration;
 
 #[test]
 fn a_worker_killed_with_batches_in_flight_is_succeeded_by_another_that_finishes_them() {
-    let mut fleet = Fleet::new("batch-takeover", &["--batch-delay-ms", "3000"]);
+    let mut fleet = Fleet::new("batch-takeover", &["--batch-delay-ms", "6000"]);
     let config = fleet.dir.join("batch.toml");
     std::fs::write(
         &config,
@@ -54,7 +54,7 @@ fn a_worker_killed_with_batches_in_flight_is_succeeded_by_another_that_finishes_
     args.extend(fleet.on_fleet());
     let coordinator = fleet.autoeval(&args);
     let stats = |f: &Fleet| get_json(&format!("http://127.0.0.1:{}/stats", f.port));
-    // The first worker submits a batch, which takes 3 s at the provider,
+    // The first worker submits a batch, which takes 6 s at the provider,
     // and records it in the run's journal before it waits.
     let journal = fleet.store().journal();
     let recorded = |fleet: &Fleet| {
@@ -69,6 +69,29 @@ fn a_worker_killed_with_batches_in_flight_is_succeeded_by_another_that_finishes_
         || recorded(&fleet).submitted >= 1,
     );
     let submitted_before_kill = stats(&fleet)["batch_requests"].as_u64().unwrap();
+    // `status` tells the batch in flight, with its requests and age, and
+    // (once the worker's next report is in) its concurrency.
+    let status = |fleet: &Fleet| {
+        let status = fleet.autoeval_output(&["status", &out, "--fleet"]);
+        assert!(status.status.success(), "{status:?}");
+        String::from_utf8_lossy(&status.stdout).into_owned()
+    };
+    let line = format!(
+        "batches: 1 submitted ({submitted_before_kill} requests), 1 in progress ({submitted_before_kill} requests, oldest "
+    );
+    let concurrency = format!("concurrency: {model} sends up to 8 requests at once over 1 worker");
+    let mut said = String::new();
+    wait_for(
+        "status names the batch and the concurrency",
+        Duration::from_secs(60),
+        || {
+            said = status(&fleet);
+            said.contains(&concurrency)
+        },
+    );
+    assert!(said.contains(&line), "{said}");
+    assert!(said.contains("in flight: batch_mock0"), "{said}");
+    eprintln!("status with the batch in flight:\n{said}");
     fleet.workers[0].kill9();
     let at_kill = stats(&fleet);
     assert_eq!(

@@ -175,6 +175,10 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     };
     let progress = Arc::new(Progress::new(to_do, display));
     progress.name_rate_waits(waits);
+    {
+        let journal = journal.clone();
+        progress.follow_batches(move || journal.counts());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

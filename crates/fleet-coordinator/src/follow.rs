@@ -331,6 +331,9 @@ pub async fn follow(
             if let Ok(now) = store.rate_waits().await {
                 waits = autoeval_models::describe_waits(&now);
             }
+            if let Ok(batches) = autoeval_models::BatchJournal::batches(&store.journal()).await {
+                progress.show_batches(&autoeval_models::BatchCounts::of(&batches));
+            }
             if let Ok(work) = store.work().await {
                 translated = work.translated;
             }

@@ -42,6 +42,8 @@ struct Tally {
     measured: AtomicUsize,
     /// What the run waits on, when it waits (a stage nobody consumes, a stall).
     waiting_on: std::sync::Mutex<String>,
+    /// Where the run's provider batches stand, when it has any.
+    batches: std::sync::Mutex<String>,
 }
 
 /// Counts rounds and draws them.
@@ -117,6 +119,32 @@ impl Progress {
         });
     }
 
+    /// Shows where the run's provider batches stand (nothing while it has none).
+    pub fn show_batches(&self, counts: &autoeval_models::BatchCounts) {
+        let line = counts.line(unix_now()).unwrap_or_default();
+        if let Ok(mut b) = self.tally.batches.lock() {
+            if *b == line {
+                return;
+            }
+            *b = line;
+        }
+        self.translate.set_message(translate_message(&self.tally));
+    }
+
+    /// Shows the batches `counts` gives every second while the run goes on.
+    pub fn follow_batches(
+        self: &Arc<Self>,
+        counts: impl Fn() -> autoeval_models::BatchCounts + Send + 'static,
+    ) {
+        let (me, stop) = (self.clone(), self.stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                me.show_batches(&counts());
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+    }
+
     /// Stops drawing.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -132,7 +160,22 @@ fn name_wait(tally: &Tally, bar: &ProgressBar, why: &str) {
         }
         *w = why.to_string();
     }
-    bar.set_message(why.to_string());
+    bar.set_message(translate_message(tally));
+}
+
+/// The translate bar's message: what the run waits on, then its batches.
+fn translate_message(tally: &Tally) -> String {
+    let waiting = tally
+        .waiting_on
+        .lock()
+        .map(|w| w.clone())
+        .unwrap_or_default();
+    let batches = tally.batches.lock().map(|b| b.clone()).unwrap_or_default();
+    [waiting, batches]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn accuracy(t: &Tally) -> String {
@@ -159,13 +202,31 @@ fn line(t: &Tally, total: usize, elapsed: Duration) -> String {
             }
         })
         .unwrap_or_default();
+    let batches = t
+        .batches
+        .lock()
+        .map(|b| {
+            if b.is_empty() {
+                String::new()
+            } else {
+                format!("; {b}")
+            }
+        })
+        .unwrap_or_default();
     let accuracy = accuracy(t);
     format!(
-        "run: {} translated, {done}/{total} verified ({}/s){}{accuracy}{waiting}",
+        "run: {} translated, {done}/{total} verified ({}/s){}{accuracy}{waiting}{batches}",
         t.translated.load(Ordering::Relaxed),
         rate(done as f64 / elapsed.as_secs_f64().max(1e-9)),
         if accuracy.is_empty() { "" } else { " " },
     )
+}
+
+/// Seconds since the Unix epoch.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// A rate with three significant digits or so: `1234`, `56.7`, `0.25`.

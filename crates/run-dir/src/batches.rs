@@ -69,6 +69,11 @@ impl BatchFile {
         })
     }
 
+    /// Its batches by state, for the progress display.
+    pub fn counts(&self) -> autoeval_models::BatchCounts {
+        autoeval_models::BatchCounts::of(&self.book().batches())
+    }
+
     fn book(&self) -> std::sync::MutexGuard<'_, JournalBook> {
         self.book.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -22,7 +22,7 @@ use autoeval_models::{
     ANTHROPIC_LARGEST_BATCH_BYTES, LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
 };
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
 use tokio::sync::{oneshot, watch, Notify};
@@ -81,6 +81,9 @@ pub(crate) struct Batcher {
     queued: Notify,
     /// One poller per batch being followed.
     pollers: Mutex<HashMap<String, watch::Receiver<Ended>>>,
+    /// Batches followed to their end by this process: a call that read its
+    /// state just before the end was recorded does not follow it again.
+    followed: Mutex<HashSet<String>>,
     /// Batches this process submitted, until they end (the journal may have
     /// failed to keep one).
     submitted: Mutex<HashMap<String, BatchRecord>>,
@@ -143,6 +146,7 @@ impl Batcher {
             queue: Mutex::default(),
             queued: Notify::new(),
             pollers: Mutex::default(),
+            followed: Mutex::default(),
             submitted: Mutex::default(),
         })
     }
@@ -330,6 +334,12 @@ impl Batcher {
     async fn wait_for(self: &Arc<Self>, id: &str) -> Result<(), CallError> {
         let mut ended = {
             let mut pollers = self.pollers.lock().unwrap_or_else(|e| e.into_inner());
+            let followed = self.followed.lock().unwrap_or_else(|e| e.into_inner());
+            if followed.contains(id) {
+                // Its outcomes are in the journal: the caller reads them there.
+                return Ok(());
+            }
+            drop(followed);
             pollers
                 .entry(id.to_string())
                 .or_insert_with(|| {
@@ -354,8 +364,16 @@ impl Batcher {
     /// Polls batch `id` to its end and records its outcomes; says so on `tx`.
     async fn follow(self: Arc<Self>, id: String, tx: watch::Sender<Ended>) {
         let result = self.follow_to_end(&id).await;
-        if let Err(e) = &result {
-            tracing::warn!(batch = %id, error = %e, "a batch could not be followed to its end");
+        match &result {
+            Err(e) => {
+                tracing::warn!(batch = %id, error = %e, "a batch could not be followed to its end")
+            }
+            Ok(()) => {
+                self.followed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(id.clone());
+            }
         }
         self.pollers
             .lock()
