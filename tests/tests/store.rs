@@ -307,6 +307,59 @@ async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_wh
 }
 
 #[tokio::test]
+async fn a_batch_is_charged_its_estimate_when_submitted_and_its_cost_when_it_ends() {
+    let run = format!("batch-budget-test-{}", std::process::id());
+    let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
+    let store = RunStore::new(conn.clone(), &run);
+    store.delete().await.unwrap();
+    store
+        .set_caps(Cap::To(1.0), Cap::Keep, false)
+        .await
+        .unwrap();
+    let (worker, batches) = (Budgets::new(conn.clone()), Budgets::new(conn.clone()));
+    // A direct call paid 0.25; batch b1 is submitted with an estimate of 0.5.
+    worker.charge(&run, 0.25, 100).await.unwrap();
+    let none = batches
+        .charge_batch(&run, "m", "b1", 0.5, 1000)
+        .await
+        .unwrap();
+    assert_eq!(none, None, "0.75 of 1.00 spent");
+    // Charged again (a retried write): it counts once.
+    batches
+        .charge_batch(&run, "m", "b1", 0.5, 1000)
+        .await
+        .unwrap();
+    let read = store.budget().await.unwrap();
+    assert_eq!((read.spent_usd, read.spent_tokens), (0.75, 1100));
+    // b2's estimate reaches the cap: the run pauses at the submission.
+    let paused = batches
+        .charge_batch(&run, "m", "b2", 0.5, 1000)
+        .await
+        .unwrap();
+    assert!(paused.unwrap().contains("cost cap"), "paused at submission");
+    // Their results cost less than estimated: the spend comes down to them.
+    batches
+        .charge_batch(&run, "m", "b1", 0.375, 800)
+        .await
+        .unwrap();
+    batches
+        .charge_batch(&run, "m", "b2", 0.125, 300)
+        .await
+        .unwrap();
+    let read = store.budget().await.unwrap();
+    assert_eq!(read.spent_usd, 0.25 + 0.375 + 0.125);
+    assert_eq!(read.spent_tokens, 100 + 800 + 300);
+    assert!(read.paused.is_some(), "a pause stands until resume");
+    // A budget Redis lost is put back with each batch at its last charge.
+    store.delete().await.unwrap();
+    store.restore_budget(&read).await.unwrap();
+    let restored = store.budget().await.unwrap();
+    assert_eq!(restored.spent_usd, read.spent_usd);
+    assert_eq!(restored.spent_tokens, read.spent_tokens);
+    store.delete().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_refused_change_of_caps_changes_nothing() {
     let run = format!("caps-test-{}", std::process::id());
     let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");

@@ -54,6 +54,13 @@ impl Registry for RedisRegistry {
         Arc::new(RedisCache::new(self.redis.clone(), run))
     }
 
+    fn batch_spend(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchSpend> {
+        Arc::new(autoeval_redis_store::RunSpend::new(
+            autoeval_redis_store::Budgets::new(self.redis.clone()),
+            run,
+        ))
+    }
+
     fn journal(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchJournal> {
         Arc::new(autoeval_redis_store::RedisJournal::new(
             self.redis.clone(),

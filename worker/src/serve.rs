@@ -42,7 +42,9 @@ pub async fn run(args: Args) -> Result<()> {
         ]))),
         // Every worker of the fleet keeps each model's limits together.
         gate: Some(Arc::new(RedisGate::new(redis.clone()))),
+        // Each run's journal and budget are its own, set per run.
         journal: None,
+        batch_spend: None,
         base_urls: autoeval_llm_client::BaseUrls::from_env(),
     };
     let registry = Arc::new(RedisRegistry::new(redis.clone()));

@@ -82,6 +82,8 @@ fn build_stages(
         // One schedule per model for the whole run: its limits and any 429 are the run's.
         gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
         journal: Some(journal),
+        // A one-machine run keeps no budget; its batches' costs are in its journal.
+        batch_spend: None,
         base_urls: autoeval_llm_client::BaseUrls::from_env(),
     };
     let settings = stage_settings(s)?;

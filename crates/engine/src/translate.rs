@@ -175,7 +175,7 @@ async fn handle<D, O, St, S, A, W, C>(
                 }
                 let (cx, stage, run) = (cx.clone(), stage.clone(), run.to_string());
                 tokio::spawn(async move {
-                    carry_on(&cx, stage, &run, task, capped, held).await;
+                    carry_on(&cx, stage, &run, task, held).await;
                     drop(carrying);
                 });
                 return (Outcome::Kept, None);
@@ -262,7 +262,6 @@ async fn carry_on<O, St, S, A, W, C>(
     stage: Arc<S>,
     run: &str,
     task: TranslateTask,
-    capped: bool,
     held: W::Held,
 ) where
     O: Outbox<VerifyTask>,
@@ -290,9 +289,8 @@ async fn carry_on<O, St, S, A, W, C>(
         return cx.watch.settled(held, "pending");
     }
     cx.watch.translated(run, &done, started.elapsed());
-    if capped {
-        cx.admission.charge(run, &done.translation).await;
-    }
+    // Not charged here: its calls were charged with their batches, by the
+    // estimate when each was submitted and by the cost when it ended.
     let mut pause = Duration::from_millis(100);
     while let Err(e) = cx.outbox.send(run, vec![done.clone()]).await {
         if cx.shutdown.is_signalled() || cx.ended.load(std::sync::atomic::Ordering::SeqCst) {
@@ -367,10 +365,9 @@ where
             };
             tracing::info!(%run, round = %field, "adopted a kept task whose keeper is gone");
             let held = cx.watch.taken(Step::Translate, &run, &field);
-            let capped = cx.admission.capped(&run).await;
             let cx = cx.clone();
             tokio::spawn(async move {
-                carry_on(&cx, stage, &run, task, capped, held).await;
+                carry_on(&cx, stage, &run, task, held).await;
                 drop(carrying);
             });
         }

@@ -16,9 +16,9 @@ mod observe;
 mod secret;
 
 pub use autoeval_models::{
-    estimate_tokens, AttemptOutcome, BatchCounts, BatchJournal, BatchSettings, CacheFuture,
-    CacheUnavailable, CachedReply, CallObserver, Cell, LocalGate, RateGate, RateLimits,
-    ResponseCache, TokenHistory, WaitCause,
+    estimate_tokens, AttemptOutcome, BatchCounts, BatchJournal, BatchSettings, BatchSpend,
+    CacheFuture, CacheUnavailable, CachedReply, CallObserver, Cell, LocalGate, RateGate,
+    RateLimits, ResponseCache, TokenHistory, WaitCause,
 };
 pub use batch::MemoryJournal;
 pub use cache::DiskCache;
@@ -167,6 +167,10 @@ pub struct BackendOptions {
     /// Where batches are recorded before they are waited for (the run
     /// directory, or Redis); `None` keeps them in memory, which a crash loses.
     pub journal: Option<Arc<dyn BatchJournal>>,
+    /// Where each batch is charged to the run's budget when it is
+    /// submitted (its estimate) and again when it ends (its cost); `None`
+    /// when no budget is kept.
+    pub batch_spend: Option<Arc<dyn BatchSpend>>,
 }
 
 impl Default for BackendOptions {
@@ -188,6 +192,7 @@ impl Default for BackendOptions {
             gate: None,
             batch: None,
             journal: None,
+            batch_spend: None,
         }
     }
 }
@@ -329,6 +334,7 @@ impl Backend {
                     .journal
                     .clone()
                     .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
+                options.batch_spend.clone(),
                 options.retry,
                 health.clone(),
                 options.prices.clone(),
@@ -481,6 +487,7 @@ impl Backend {
             sample: sample.clone(),
             body,
             estimated_cost: self.options.prices.batch_cost_of(&self.spec, estimated),
+            estimated_tokens: estimated.prompt_tokens + estimated.completion_tokens,
         };
         let (answer, attempts) = batcher.call(call).await.inspect_err(|_| {
             if let Some(o) = &self.options.observer {

@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 use autoeval_llm_client::{
-    Backend, BackendOptions, BatchJournal, BatchSettings, CallError, MemoryJournal, Reply,
+    Backend, BackendOptions, BatchJournal, BatchSettings, BatchSpend, CallError, MemoryJournal,
+    Reply,
 };
 use autoeval_mock_llm::{router, MockConfig, Stats};
 use autoeval_models::{BatchCounts, ModelSpec, RetryPolicy, Sample, Stage};
@@ -77,6 +78,18 @@ fn backend(
     journal: Option<Arc<dyn BatchJournal>>,
     attempts: u32,
 ) -> Backend {
+    backend_charging(spec, base, batch, journal, attempts, None)
+}
+
+/// [`backend`], charging its batches to `spend`.
+fn backend_charging(
+    spec: &str,
+    base: &str,
+    batch: Option<BatchSettings>,
+    journal: Option<Arc<dyn BatchJournal>>,
+    attempts: u32,
+    batch_spend: Option<Arc<dyn BatchSpend>>,
+) -> Backend {
     let spec: ModelSpec = spec.parse().unwrap();
     let (secrets_file, base_url) = match &spec {
         ModelSpec::Anthropic { .. } => (
@@ -105,9 +118,80 @@ fn backend(
         base_url,
         batch,
         journal,
+        batch_spend,
         ..BackendOptions::default()
     };
     Backend::new(spec, options).unwrap()
+}
+
+/// Every charge of a batch, in order: (batch, USD, tokens).
+#[derive(Default)]
+struct Charges(std::sync::Mutex<Vec<(String, f64, u64)>>);
+
+impl BatchSpend for Charges {
+    fn charge<'a>(
+        &'a self,
+        _model: &'a str,
+        id: &'a str,
+        usd: f64,
+        tokens: u64,
+    ) -> autoeval_models::CacheFuture<'a, Result<(), autoeval_models::JournalUnavailable>> {
+        self.0.lock().unwrap().push((id.to_string(), usd, tokens));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn each_batch_is_charged_its_estimate_when_submitted_then_what_its_answers_cost() {
+    let base = serve(MockConfig::default()).await;
+    let charges = Arc::new(Charges::default());
+    let journal = Arc::new(MemoryJournal::default());
+    let b = Arc::new(backend_charging(
+        "openai:gpt-4o-mini",
+        &base,
+        Some(batching(10)),
+        Some(journal.clone()),
+        1,
+        Some(charges.clone()),
+    ));
+    let replies: Vec<Reply> = ask_all(&b, 25)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let charges = charges.0.lock().unwrap().clone();
+    let batches = journal.batches().await.unwrap();
+    assert_eq!(batches.len(), 3);
+    assert_eq!(charges.len(), 6, "two charges a batch: {charges:?}");
+    for batch in &batches {
+        let mine: Vec<&(String, f64, u64)> = charges.iter().filter(|c| c.0 == batch.id).collect();
+        assert_eq!(mine.len(), 2, "{charges:?}");
+        let (estimate, cost) = (mine[0], mine[1]);
+        assert!(
+            estimate.1 > 0.0 && estimate.2 > 0,
+            "an estimate at submission: {estimate:?}"
+        );
+        let end = batch.end.as_ref().unwrap();
+        assert_eq!((cost.1, cost.2), (end.cost.unwrap(), end.tokens));
+    }
+    // The final charges add up to what the answers cost, counted here from the replies.
+    let charged: f64 = batches
+        .iter()
+        .map(|b| b.end.as_ref().unwrap().cost.unwrap())
+        .sum();
+    let paid: f64 = replies.iter().map(|r| r.cost.unwrap()).sum();
+    let tokens: u64 = replies
+        .iter()
+        .map(|r| r.usage.prompt_tokens + r.usage.completion_tokens)
+        .sum();
+    assert!((charged - paid).abs() < 1e-12, "{charged} vs {paid}");
+    assert_eq!(
+        batches
+            .iter()
+            .map(|b| b.end.as_ref().unwrap().tokens)
+            .sum::<u64>(),
+        tokens
+    );
 }
 
 /// `n` calls at once, in order.

@@ -72,6 +72,9 @@ pub struct BatchRecord {
     /// Its cost at batch prices, estimated when it was sent (USD), when the model is priced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_cost: Option<f64>,
+    /// Its prompt and answer tokens, estimated when it was sent.
+    #[serde(default)]
+    pub estimated_tokens: u64,
 }
 
 /// How a batch ended.
@@ -90,6 +93,9 @@ pub struct BatchEnd {
     /// Its cost at batch prices as charged from the results (USD), when the model is priced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// Prompt and answer tokens its answered requests used.
+    #[serde(default)]
+    pub tokens: u64,
 }
 
 /// What became of one request in its batch.
@@ -184,6 +190,21 @@ pub trait BatchJournal: Send + Sync {
     ) -> CacheFuture<'a, Result<(), JournalUnavailable>>;
     /// Every batch it holds, for progress and status.
     fn batches(&self) -> CacheFuture<'_, Result<Vec<BatchStatus>, JournalUnavailable>>;
+}
+
+/// Where batch spending is charged to a run's budget: a batch is charged
+/// its estimate when it is submitted and charged again, with what its
+/// results cost, when it ends. Each charge replaces the batch's last one,
+/// so a charge made twice counts once.
+pub trait BatchSpend: Send + Sync {
+    /// Batch `id` of `model` now stands at `usd` and `tokens`.
+    fn charge<'a>(
+        &'a self,
+        model: &'a str,
+        id: &'a str,
+        usd: f64,
+        tokens: u64,
+    ) -> CacheFuture<'a, Result<(), JournalUnavailable>>;
 }
 
 /// A journal's contents in memory, with its rules: what a file journal
@@ -376,6 +397,7 @@ mod tests {
                 expired,
                 ended_at: at + 1,
                 cost: None,
+                tokens: 0,
             }),
         }
     }

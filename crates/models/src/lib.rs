@@ -14,8 +14,8 @@ mod waits;
 
 pub use batch::{
     BatchCall, BatchCounts, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings,
-    BatchStatus, CallState, JournalBook, JournalUnavailable, ANTHROPIC_LARGEST_BATCH_BYTES,
-    LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
+    BatchSpend, BatchStatus, CallState, JournalBook, JournalUnavailable,
+    ANTHROPIC_LARGEST_BATCH_BYTES, LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
 };
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{

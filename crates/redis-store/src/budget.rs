@@ -52,6 +52,35 @@ if why then redis.call('HSET', KEYS[1], 'paused', why) end
 return why
 ";
 
+// ARGV[1]: a batch's payer name (`batch:<model>:<id>`); ARGV[2], ARGV[3]:
+// what the batch stands at now (USD, tokens): its estimate when submitted,
+// its cost once it ended. The spend moves by the difference from its last
+// charge, down as well as up; the caps are then checked as CHARGE does.
+const CHARGE_BATCH: &str = r"
+local tf = 'paid:' .. ARGV[1] .. ':tokens'
+local uf = 'paid:' .. ARGV[1] .. ':usd'
+local dt = tonumber(ARGV[3]) - tonumber(redis.call('HGET', KEYS[1], tf) or '0')
+local du = tonumber(ARGV[2]) - tonumber(redis.call('HGET', KEYS[1], uf) or '0')
+redis.call('HSET', KEYS[1], tf, ARGV[3])
+redis.call('HSET', KEYS[1], uf, ARGV[2])
+if dt ~= 0 then redis.call('HINCRBY', KEYS[1], 'spent_tokens', dt) end
+if du ~= 0 then redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', du) end
+local paused = redis.call('HGET', KEYS[1], 'paused')
+if paused then return paused end
+local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
+local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
+local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
+local why = false
+if cap_usd and usd >= cap_usd then
+  why = string.format('the cost cap of $%.4f is reached', cap_usd)
+elseif cap_tokens and tokens >= cap_tokens then
+  why = string.format('the token cap of %d is reached', cap_tokens)
+end
+if why then redis.call('HSET', KEYS[1], 'paused', why) end
+return why
+";
+
 // Puts back a budget Redis lost: ARGV[1..4] the caps, why it was paused
 // and halted ('' for none), set where none is; then pairs of a field
 // `paid:<payer>:<tokens|usd>` and its total, each kept at the larger of
@@ -209,6 +238,7 @@ type Flags = (Option<String>, Option<String>, Option<String>);
 pub struct Budgets {
     conn: ConnectionManager,
     charge: Script,
+    charge_batch: Script,
     park: Script,
     halt: Script,
     /// This process's name as a payer, unique to it.
@@ -223,6 +253,7 @@ impl Budgets {
         Budgets {
             conn,
             charge: Script::new(CHARGE),
+            charge_batch: Script::new(CHARGE_BATCH),
             park: Script::new(PARK),
             halt: Script::new(HALT),
             payer: crate::cache::fresh_token().0.into(),
@@ -274,6 +305,29 @@ impl Budgets {
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err("charge the run's budget"))
+    }
+
+    /// Charges provider batch `id` of `model` to `run` at `usd` and
+    /// `tokens`, replacing its last charge (its estimate, once its results
+    /// are in): a charge made twice counts once. Answers why the run is
+    /// now paused when this (or an earlier) charge reached a cap.
+    pub async fn charge_batch(
+        &self,
+        run: &str,
+        model: &str,
+        id: &str,
+        usd: f64,
+        tokens: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        self.charge_batch
+            .key(run_key(run, "budget"))
+            .arg(format!("batch:{model}:{id}"))
+            .arg(usd)
+            .arg(tokens)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err("charge a batch to the run's budget"))
     }
 
     /// Sets aside the task `field` (`<unit>#<round>`) of `run` if the run
@@ -443,4 +497,45 @@ fn payers(fields: &HashMap<String, String>) -> BTreeMap<String, (f64, u64)> {
         }
     }
     paid
+}
+
+/// A run's budget as the model client charges its provider batches.
+pub struct RunSpend {
+    budgets: Budgets,
+    run: String,
+}
+
+impl RunSpend {
+    /// The batch spending of `run`, charged through `budgets`.
+    pub fn new(budgets: Budgets, run: &str) -> RunSpend {
+        RunSpend {
+            budgets,
+            run: run.to_string(),
+        }
+    }
+}
+
+impl autoeval_models::BatchSpend for RunSpend {
+    fn charge<'a>(
+        &'a self,
+        model: &'a str,
+        id: &'a str,
+        usd: f64,
+        tokens: u64,
+    ) -> autoeval_models::CacheFuture<'a, Result<(), autoeval_models::JournalUnavailable>> {
+        Box::pin(async move {
+            match self
+                .budgets
+                .charge_batch(&self.run, model, id, usd, tokens)
+                .await
+            {
+                Ok(Some(why)) => {
+                    tracing::info!(run = %self.run, why, "the run is paused");
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(e) => Err(autoeval_models::JournalUnavailable(e.to_string())),
+            }
+        })
+    }
 }

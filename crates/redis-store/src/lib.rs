@@ -15,7 +15,7 @@ mod records;
 mod serving;
 
 pub use batches::RedisJournal;
-pub use budget::{Budget, Budgets, Cap, CapsSet};
+pub use budget::{Budget, Budgets, Cap, CapsSet, RunSpend};
 pub use cache::RedisCache;
 pub use custody::{RedisCustody, CUSTODY_LEASE};
 pub use gate::{limit_key, RedisGate};

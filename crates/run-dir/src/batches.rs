@@ -175,6 +175,7 @@ mod tests {
             submitted_at: 1,
             calls,
             estimated_cost: Some(0.5),
+            estimated_tokens: 40,
         };
         j.submitted(&record("b1", vec![call(1), call(2)]))
             .await

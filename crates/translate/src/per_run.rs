@@ -30,6 +30,8 @@ pub trait Registry: Send + Sync + 'static {
     fn cache(&self, run: &str) -> Arc<dyn ResponseCache>;
     /// The batch journal of `run`, shared by the fleet.
     fn journal(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchJournal>;
+    /// Where `run`'s provider batches are charged to its budget.
+    fn batch_spend(&self, run: &str) -> Arc<dyn autoeval_llm_client::BatchSpend>;
     /// How many times a halt of `run` was lifted (`None` when it cannot be told).
     fn halt_lifts(&self, run: &str) -> impl Future<Output = Option<u64>> + Send;
 }
@@ -109,6 +111,7 @@ impl<R: Registry> RunTranslators<R> {
         let local = Local {
             cache: Some(self.registry.cache(run)),
             journal: Some(self.registry.journal(run)),
+            batch_spend: Some(self.registry.batch_spend(run)),
             ..self.local.clone()
         };
         let mut translator = settings
@@ -206,6 +209,7 @@ impl<R: Registry> Judges for RunJudges<R> {
         let local = Local {
             cache: Some(self.registry.cache(run)),
             journal: Some(self.registry.journal(run)),
+            batch_spend: Some(self.registry.batch_spend(run)),
             ..self.local.clone()
         };
         let backend = settings.backend(spec, &local).map_err(|e| SetupError {

@@ -51,6 +51,8 @@ pub struct Local {
     pub gate: Option<Arc<dyn autoeval_llm_client::RateGate>>,
     /// Where batched calls are recorded: the run directory, or Redis.
     pub journal: Option<Arc<dyn autoeval_llm_client::BatchJournal>>,
+    /// Where provider batches are charged to the run's budget, when one is kept.
+    pub batch_spend: Option<Arc<dyn autoeval_llm_client::BatchSpend>>,
     /// Other addresses for the providers' APIs, from this machine's environment.
     pub base_urls: autoeval_llm_client::BaseUrls,
 }
@@ -116,6 +118,7 @@ impl StageSettings {
             gate: local.gate.clone(),
             batch: settings.batching(),
             journal: local.journal.clone(),
+            batch_spend: local.batch_spend.clone(),
         };
         Backend::new(spec, options).map_err(|source| SettingsError::Model {
             model: model.to_string(),

@@ -17,8 +17,8 @@ use crate::health::Health;
 use crate::{Answer, CallError, Failure};
 use api::{BatchApi, Kind, Polled};
 use autoeval_models::{
-    BatchCall, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings, CacheUnavailable,
-    CachedReply, CallState, ModelSpec, PriceTable, RetryPolicy, Sample, Usage,
+    BatchCall, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings, BatchSpend,
+    CacheUnavailable, CachedReply, CallState, ModelSpec, PriceTable, RetryPolicy, Sample, Usage,
     ANTHROPIC_LARGEST_BATCH_BYTES, LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
 };
 use serde_json::Value;
@@ -37,6 +37,8 @@ pub(crate) struct Call {
     pub body: Value,
     /// Its cost at batch prices, estimated (USD), when the model is priced.
     pub estimated_cost: Option<f64>,
+    /// Its prompt and answer tokens, estimated.
+    pub estimated_tokens: u64,
 }
 
 /// A call waiting for its batch to be submitted.
@@ -45,6 +47,7 @@ struct Pending {
     body: Value,
     bytes: usize,
     estimated_cost: Option<f64>,
+    estimated_tokens: u64,
     submitted: oneshot::Sender<Result<String, CallError>>,
 }
 
@@ -75,6 +78,8 @@ pub(crate) struct Batcher {
     /// Most bytes of requests in one batch.
     largest_bytes: usize,
     journal: Arc<dyn BatchJournal>,
+    /// Where each batch is charged to the run's budget, when one is kept.
+    spend: Option<Arc<dyn BatchSpend>>,
     retry: RetryPolicy,
     health: Health,
     queue: Mutex<Queue>,
@@ -113,6 +118,7 @@ impl Batcher {
         settings: BatchSettings,
         conn: Connection,
         journal: Arc<dyn BatchJournal>,
+        spend: Option<Arc<dyn BatchSpend>>,
         retry: RetryPolicy,
         health: Health,
         prices: PriceTable,
@@ -141,6 +147,7 @@ impl Batcher {
             settings,
             largest_bytes,
             journal,
+            spend,
             retry,
             health,
             queue: Mutex::default(),
@@ -237,6 +244,7 @@ impl Batcher {
                 body: call.body.clone(),
                 bytes,
                 estimated_cost: call.estimated_cost,
+                estimated_tokens: call.estimated_tokens,
                 submitted: tx,
             });
             q.bytes += bytes;
@@ -308,6 +316,7 @@ impl Batcher {
             submitted_at: unix_now(),
             calls: batch.iter().map(|p| p.call.clone()).collect(),
             estimated_cost,
+            estimated_tokens: batch.iter().map(|p| p.estimated_tokens).sum(),
         };
         self.submitted
             .lock()
@@ -324,6 +333,9 @@ impl Batcher {
             // Its calls still wait for it here; a crash now would submit them again.
             tracing::error!(batch = %id, error = %e, "a submitted batch could not be recorded");
         }
+        // Paid for from now on, by the estimate until its results say.
+        self.charge(&id, record.estimated_cost, record.estimated_tokens)
+            .await;
         tracing::info!(batch = %id, requests = record.calls.len(), model = %self.model, "batch submitted");
         for p in batch {
             let _ = p.submitted.send(Ok(id.clone()));
@@ -442,6 +454,7 @@ impl Batcher {
                     prompt_tokens: r.prompt_tokens,
                     completion_tokens: r.completion_tokens,
                 };
+                end.tokens += r.prompt_tokens + r.completion_tokens;
                 cost = cost
                     .zip(self.prices.batch_cost_of(&self.spec, usage))
                     .map(|(a, b)| a + b);
@@ -457,12 +470,31 @@ impl Batcher {
         })
         .await
         .map_err(journal_away)?;
+        self.charge(id, end.cost, end.tokens).await;
         self.submitted
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
         tracing::info!(batch = %id, %status, succeeded = end.succeeded, failed = end.failed, expired = end.expired, "batch ended");
         Ok(())
+    }
+
+    /// Charges batch `id` to the run's budget at `usd` (when the model is
+    /// priced) and `tokens`, replacing its last charge.
+    async fn charge(&self, id: &str, usd: Option<f64>, tokens: u64) {
+        let Some(spend) = &self.spend else {
+            return;
+        };
+        let charged = while_cache_away(|| async {
+            spend
+                .charge(&self.model, id, usd.unwrap_or(0.0), tokens)
+                .await
+                .map_err(|e| CacheUnavailable(e.0))
+        })
+        .await;
+        if let Err(e) = charged {
+            tracing::error!(batch = %id, error = %e, "a batch could not be charged to the run's budget");
+        }
     }
 
     /// The record of batch `id`: this process's copy, or the journal's.
