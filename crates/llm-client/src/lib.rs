@@ -330,11 +330,13 @@ impl Backend {
                     base: base_url_of(&spec, options.base_url.as_deref()),
                     max_reply_bytes: options.max_reply_bytes,
                 },
-                options
-                    .journal
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
-                options.batch_spend.clone(),
+                batch::Books {
+                    journal: options
+                        .journal
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
+                    spend: options.batch_spend.clone(),
+                },
                 options.retry,
                 health.clone(),
                 options.prices.clone(),

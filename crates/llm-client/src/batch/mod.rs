@@ -41,6 +41,14 @@ pub(crate) struct Call {
     pub estimated_tokens: u64,
 }
 
+/// Where a batcher keeps its batches: the journal, and the run's budget.
+pub(crate) struct Books {
+    /// Each batch before it is waited for, and each request's outcome.
+    pub journal: Arc<dyn BatchJournal>,
+    /// Each batch's charge, when a budget is kept.
+    pub spend: Option<Arc<dyn BatchSpend>>,
+}
+
 /// A call waiting for its batch to be submitted.
 struct Pending {
     call: BatchCall,
@@ -117,12 +125,12 @@ impl Batcher {
         spec: &ModelSpec,
         settings: BatchSettings,
         conn: Connection,
-        journal: Arc<dyn BatchJournal>,
-        spend: Option<Arc<dyn BatchSpend>>,
+        books: Books,
         retry: RetryPolicy,
         health: Health,
         prices: PriceTable,
     ) -> Result<Batcher, CallError> {
+        let Books { journal, spend } = books;
         if spec.is_builtin() {
             return Err(CallError::Setup(format!(
                 "{spec} runs in this process and has no batch API: drop batch=true for it"
