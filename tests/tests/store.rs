@@ -400,3 +400,40 @@ async fn a_refused_change_of_caps_changes_nothing() {
     assert_eq!((now.cap_tokens, now.paused), (Some(1_000), None));
     store.delete().await.unwrap();
 }
+
+#[tokio::test]
+async fn each_workers_concurrency_limits_are_summed_per_model_while_it_lives() {
+    use autoeval_models::{CallObserver, ModelSpec, Waits};
+    use autoeval_redis_store::Holding;
+    use std::sync::Arc;
+    let run = format!("concurrency-test-{}", std::process::id());
+    let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
+    let store = RunStore::new(conn.clone(), &run);
+    store.delete().await.unwrap();
+    let spec: ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
+    let mut reporters = Vec::new();
+    let mut holds = Vec::new();
+    for (worker, limit) in [("w1", 18), ("w2", 7)] {
+        let waits = Arc::new(Waits::default());
+        // A backend starts at its ceiling, then adapts: the last limit stands.
+        CallObserver::concurrency(waits.as_ref(), &spec, 32);
+        CallObserver::concurrency(waits.as_ref(), &spec, limit);
+        let holding = Holding::new(format!("{worker}-{run}")).with_waits(waits);
+        holds.push(holding.hold(&run, "translate", 0));
+        reporters.push(holding.spawn_reporter(conn.clone()));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let expected = BTreeMap::from([(spec.to_string(), (18 + 7, 2))]);
+    while store.concurrency().await.unwrap() != expected {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            store.concurrency().await.unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    for r in reporters {
+        r.abort();
+    }
+    store.delete().await.unwrap();
+}

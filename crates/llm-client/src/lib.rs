@@ -310,7 +310,8 @@ impl Backend {
             .map_err(|e| CallError::Setup(format!("cannot build the HTTP client: {e}")))?;
         if let Some(o) = &options.observer {
             o.start(&spec);
-            if !spec.is_builtin() {
+            // Batched calls wait for their batch, not for a turn: no limit to tell.
+            if !spec.is_builtin() && options.batch.is_none() {
                 o.concurrency(&spec, options.concurrency.max(1));
             }
         }

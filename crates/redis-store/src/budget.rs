@@ -20,10 +20,33 @@ use redis::{AsyncCommands, Script};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+// The end of both charges: a paused run says why; otherwise the run is
+// paused the moment its spend reaches a cap, and says why.
+macro_rules! pause_at_a_cap {
+    () => {
+        r"
+local paused = redis.call('HGET', KEYS[1], 'paused')
+if paused then return paused end
+local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
+local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
+local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
+local why = false
+if cap_usd and usd >= cap_usd then
+  why = string.format('the cost cap of $%.4f is reached', cap_usd)
+elseif cap_tokens and tokens >= cap_tokens then
+  why = string.format('the token cap of %d is reached', cap_tokens)
+end
+if why then redis.call('HSET', KEYS[1], 'paused', why) end
+return why"
+    };
+}
+
 // ARGV[1]: the payer; ARGV[2], ARGV[3]: what it has paid for the run in
 // all (USD, tokens). The spend grows by what this adds to the payer's
 // last total: a retried or overtaken charge adds nothing.
-const CHARGE: &str = r"
+const CHARGE: &str = concat!(
+    r"
 local tf = 'paid:' .. ARGV[1] .. ':tokens'
 local uf = 'paid:' .. ARGV[1] .. ':usd'
 local dt = tonumber(ARGV[3]) - tonumber(redis.call('HGET', KEYS[1], tf) or '0')
@@ -36,27 +59,16 @@ if du > 0 then
   redis.call('HSET', KEYS[1], uf, ARGV[2])
   redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', du)
 end
-local paused = redis.call('HGET', KEYS[1], 'paused')
-if paused then return paused end
-local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
-local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
-local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
-local why = false
-if cap_usd and usd >= cap_usd then
-  why = string.format('the cost cap of $%.4f is reached', cap_usd)
-elseif cap_tokens and tokens >= cap_tokens then
-  why = string.format('the token cap of %d is reached', cap_tokens)
-end
-if why then redis.call('HSET', KEYS[1], 'paused', why) end
-return why
-";
+",
+    pause_at_a_cap!()
+);
 
 // ARGV[1]: a batch's payer name (`batch:<model>:<id>`); ARGV[2], ARGV[3]:
 // what the batch stands at now (USD, tokens): its estimate when submitted,
 // its cost once it ended. The spend moves by the difference from its last
 // charge, down as well as up; the caps are then checked as CHARGE does.
-const CHARGE_BATCH: &str = r"
+const CHARGE_BATCH: &str = concat!(
+    r"
 local tf = 'paid:' .. ARGV[1] .. ':tokens'
 local uf = 'paid:' .. ARGV[1] .. ':usd'
 local dt = tonumber(ARGV[3]) - tonumber(redis.call('HGET', KEYS[1], tf) or '0')
@@ -65,21 +77,9 @@ redis.call('HSET', KEYS[1], tf, ARGV[3])
 redis.call('HSET', KEYS[1], uf, ARGV[2])
 if dt ~= 0 then redis.call('HINCRBY', KEYS[1], 'spent_tokens', dt) end
 if du ~= 0 then redis.call('HINCRBYFLOAT', KEYS[1], 'spent_usd', du) end
-local paused = redis.call('HGET', KEYS[1], 'paused')
-if paused then return paused end
-local usd = tonumber(redis.call('HGET', KEYS[1], 'spent_usd') or '0')
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'spent_tokens') or '0')
-local cap_usd = tonumber(redis.call('HGET', KEYS[1], 'cap_usd') or '')
-local cap_tokens = tonumber(redis.call('HGET', KEYS[1], 'cap_tokens') or '')
-local why = false
-if cap_usd and usd >= cap_usd then
-  why = string.format('the cost cap of $%.4f is reached', cap_usd)
-elseif cap_tokens and tokens >= cap_tokens then
-  why = string.format('the token cap of %d is reached', cap_tokens)
-end
-if why then redis.call('HSET', KEYS[1], 'paused', why) end
-return why
-";
+",
+    pause_at_a_cap!()
+);
 
 // Puts back a budget Redis lost: ARGV[1..4] the caps, why it was paused
 // and halted ('' for none), set where none is; then pairs of a field
