@@ -353,6 +353,14 @@ where
             let field = task.round_key();
             let stage = match cx.stages.stage(&run).await {
                 Ok(s) => s,
+                Err(e) if e.transient => {
+                    // Redis away for a moment: the task stays kept, for the next look.
+                    tracing::warn!(error = %e, %run, round = %field, "a kept task's run cannot be read now; left for adoption");
+                    if let Err(e) = cx.custody.abandon(&run, &task.model, &field).await {
+                        tracing::warn!(error = %e, "cannot give up a kept task; it is adopted once this process's lease lapses");
+                    }
+                    continue;
+                }
                 Err(e) => {
                     // A run that cannot be built again (gone, refused) is not carried on.
                     tracing::warn!(error = %e, %run, round = %field, "a kept task's run cannot be served; released");
