@@ -118,62 +118,48 @@ impl<'ctx> Encoder<'ctx> {
     }
 }
 
-/// Checks between solver resets, which bound the memory a session keeps.
-const CHECKS_PER_SESSION: usize = 1000;
-
-/// One Z3 context and solver per thread, reused with push/pop: setting up a
-/// solver costs milliseconds, a check on a warm one tens of microseconds.
-struct Session {
-    ctx: &'static Context,
-    solver: Solver<'static>,
-    checks: usize,
-}
-
-impl Session {
-    fn new() -> Session {
-        let mut cfg = Config::new();
-        cfg.set_model_generation(true);
-        // One context per thread for the life of the thread, so it is leaked
-        // on purpose: the solver borrows it.
-        let ctx: &'static Context = Box::leak(Box::new(Context::new(&cfg)));
-        Session {
-            ctx,
-            solver: Solver::new(ctx),
-            checks: 0,
-        }
-    }
-}
-
-thread_local! {
-    static SESSION: std::cell::RefCell<Option<Session>> = const { std::cell::RefCell::new(None) };
-}
-
 /// Decides `a ≡ b` with Z3 within `limits`.
+///
+/// Each try gets a context of its own. A context reused across checks
+/// (push, check, pop) saves a few milliseconds a check, but it carries what
+/// earlier checks taught it: a hard pair is then decided or left undecided
+/// depending on which checks the thread ran before, so two runs that spread
+/// the same checks differently (a fleet and one machine) would disagree on
+/// it, and on the counterexample found. On fresh contexts the outcome is a
+/// function of the pair alone.
+///
+/// Z3's incremental solver, used first, decides most pairs soonest; a pair
+/// it leaves undecided is tried once more with its one-shot solver, whose
+/// preprocessing decides some of those (and the reverse happens too).
 pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -> Outcome {
-    let warm = SESSION.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let session = slot.get_or_insert_with(Session::new);
-        session.checks += 1;
-        if session.checks % CHECKS_PER_SESSION == 0 {
-            session.solver.reset();
-        }
-        let solver = &session.solver;
-        let mut params = Params::new(session.ctx);
-        params.set_u32("timeout", limits.timeout_ms);
-        params.set_u32("rlimit", limits.rlimit);
-        solver.set_params(&params);
-        solver.push();
-        let outcome = decide(solver, session.ctx, a, b, sig);
-        solver.pop(1);
-        outcome
-    });
-    if !matches!(warm.verdict, Verdict::Timeout | Verdict::Unknown) {
-        return warm;
+    let first = on_fresh_context(a, b, sig, limits, true);
+    if !matches!(first.verdict, Verdict::Timeout | Verdict::Unknown) {
+        return first;
     }
-    // What a warm solver cannot decide depends on the checks it did before
-    // (learned lemmas, term order), so it would differ between runs that
-    // spread the same checks differently. A fresh context decides it the
-    // same way every time.
+    let second = on_fresh_context(a, b, sig, limits, false);
+    if !matches!(second.verdict, Verdict::Timeout | Verdict::Unknown) {
+        return second;
+    }
+    let why = |o: &Outcome| o.reason.clone().unwrap_or_default();
+    Outcome {
+        reason: Some(format!(
+            "{} (incremental solver); {} (one-shot solver)",
+            why(&first),
+            why(&second)
+        )),
+        ..second
+    }
+}
+
+/// One try on a new context: in Z3's incremental mode (a scope opened
+/// first) or its one-shot mode.
+fn on_fresh_context(
+    a: &Sem,
+    b: &Sem,
+    sig: &Signature,
+    limits: ProverLimits,
+    incremental: bool,
+) -> Outcome {
     let mut cfg = Config::new();
     cfg.set_model_generation(true);
     let ctx = Context::new(&cfg);
@@ -182,6 +168,9 @@ pub fn z3_equivalence(a: &Sem, b: &Sem, sig: &Signature, limits: ProverLimits) -
     params.set_u32("timeout", limits.timeout_ms);
     params.set_u32("rlimit", limits.rlimit);
     solver.set_params(&params);
+    if incremental {
+        solver.push();
+    }
     decide(&solver, &ctx, a, b, sig)
 }
 
