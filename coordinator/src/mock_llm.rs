@@ -56,6 +56,10 @@ pub struct Args {
     /// their window closes with the first half of their requests answered.
     #[arg(long, value_delimiter = ',')]
     expire_batches: Vec<usize>,
+    /// Batches made but answered 502, by the order they are made from 0
+    /// (comma-separated): the reply to their creation is lost.
+    #[arg(long, value_delimiter = ',')]
+    lose_batch_replies: Vec<usize>,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -91,6 +95,7 @@ pub fn run(args: Args) -> Result<()> {
         batch_delay: Duration::from_millis(args.batch_delay_ms),
         batch_failure_rate: args.batch_failure_rate,
         expire_batches: args.expire_batches,
+        lose_batch_replies: args.lose_batch_replies,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

@@ -85,31 +85,39 @@ fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice(
         "{shown}"
     );
 
-    // The overshoot: calls that came after the calls before them had spent the cap.
+    // The overshoot. The cap is reached when the charge of a finished task
+    // reaches it; the tasks charged before it cost less than the cap, so
+    // there are at most `before` of them, the most of the cheapest calls,
+    // two per task, that stay under it. After it, only the tasks under way
+    // finish: at most each worker's concurrency, two calls each.
     let served: Vec<Arrival> = serde_json::from_value(get_json(&format!(
         "http://127.0.0.1:{}/timeline",
         fleet.port
     )))
     .unwrap();
-    let mut spent = 0.0;
-    let mut crossed_at = None;
-    for (i, a) in served.iter().enumerate() {
-        spent += a.tokens as f64 * USD_PER_TOKEN;
-        if spent >= CAP_USD && crossed_at.is_none() {
-            crossed_at = Some(i);
-        }
+    let spent: f64 = served.iter().map(|a| a.tokens as f64 * USD_PER_TOKEN).sum();
+    let mut cheapest: Vec<u64> = served.iter().map(|a| a.tokens).collect();
+    cheapest.sort_unstable();
+    let mut before = 0;
+    while 2 * before + 2 <= cheapest.len()
+        && cheapest[..2 * before + 2].iter().sum::<u64>() as f64 * USD_PER_TOKEN < CAP_USD
+    {
+        before += 1;
     }
-    let crossed_at = crossed_at.expect("the calls reached the cap");
-    let after = served.len() - 1 - crossed_at;
-    // At most every task in hand at the cap finishes: each worker's prefetch, two calls each.
-    let bound = WORKERS * usize::from(CONCURRENCY) * 2;
+    let under_way = WORKERS * usize::from(CONCURRENCY);
+    let bound = 2 * (before + under_way);
     eprintln!(
-        "paused after {} calls costing ${spent:.2} (cap ${CAP_USD}); {after} calls came after the cap was reached (bound {bound})",
+        "paused after {} calls costing ${spent:.2} (cap ${CAP_USD}); at most {before} tasks cost less than the cap, so at most {bound} calls",
         served.len()
     );
     assert!(
-        after <= bound,
-        "{after} calls after the cap (at most {bound})"
+        spent >= CAP_USD,
+        "the run paused at ${spent:.2}, before its cap of ${CAP_USD}"
+    );
+    assert!(
+        served.len() <= bound,
+        "{} calls: more than the tasks under the cap and those under way when it was reached make ({bound})",
+        served.len()
     );
     let budget = fleet.block_on(fleet.store().budget()).unwrap();
     assert!(

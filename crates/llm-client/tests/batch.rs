@@ -344,3 +344,34 @@ async fn a_call_recorded_in_the_journal_is_polled_and_never_submitted_again() {
     assert_eq!((s.batches, s.batch_requests), (1, 8), "{s:?}");
     assert!(submissions(&base).await.values().all(|n| *n == 1));
 }
+
+#[tokio::test]
+async fn a_batch_whose_creation_reply_is_lost_is_found_and_followed_never_made_twice() {
+    // The first and third batches are made, but the reply saying so is lost.
+    let base = serve(MockConfig {
+        lose_batch_replies: vec![0, 2],
+        ..MockConfig::default()
+    })
+    .await;
+    let journal = Arc::new(MemoryJournal::default());
+    let b = Arc::new(backend(
+        "openai:gpt-4o-mini",
+        &base,
+        Some(batching(10)),
+        Some(journal.clone()),
+        3,
+    ));
+    let replies = ask_all(&b, 25).await;
+    for r in &replies {
+        let r = r.as_ref().unwrap();
+        assert!(r.batched);
+        assert_eq!(r.attempts, 1, "answered in the batch first made");
+    }
+    let s = stats(&base).await;
+    assert_eq!((s.batches, s.batch_requests), (3, 25), "{s:?}");
+    let made = submissions(&base).await;
+    assert_eq!(made.len(), 25);
+    assert!(made.values().all(|n| *n == 1), "{made:?}");
+    let counts = BatchCounts::of(&journal.batches().await.unwrap());
+    assert_eq!((counts.submitted, counts.completed), (3, 3));
+}

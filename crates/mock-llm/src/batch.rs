@@ -3,10 +3,11 @@
 //! `/v1/batches`, output and error files) and Anthropic's Message Batches
 //! (`/v1/messages/batches`, results as JSONL). A batch ends
 //! [`crate::MockConfig::batch_delay`] after it was made; a share of its
-//! requests fail, and chosen batches expire with half their requests done.
+//! requests fail, chosen batches expire with half their requests done, and
+//! chosen batches are made but the reply to their creation is lost.
 
 use crate::{Shared, API_ERROR};
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -33,6 +34,8 @@ struct Request {
 pub(crate) struct Batch {
     api: Api,
     made: Instant,
+    /// Its place in the order batches were made.
+    order: u64,
     created_at: u64,
     input_file_id: Option<String>,
     requests: Vec<Request>,
@@ -173,9 +176,9 @@ pub(crate) async fn create_openai(
             body: v["body"].clone(),
         });
     }
-    let id = s.make_batch(Api::OpenAi, Some(file_id.to_string()), requests);
-    match id {
-        Ok(id) => openai_object(&s, &id),
+    match s.make_batch(Api::OpenAi, Some(file_id.to_string()), requests) {
+        Ok((_, true)) => lost_reply(),
+        Ok((id, false)) => openai_object(&s, &id),
         Err(why) => error(StatusCode::BAD_REQUEST, &why),
     }
 }
@@ -216,9 +219,64 @@ pub(crate) async fn create_anthropic(
         });
     }
     match s.make_batch(Api::Anthropic, None, requests) {
-        Ok(id) => anthropic_object(&s, &id, &headers),
+        Ok((_, true)) => lost_reply(),
+        Ok((id, false)) => anthropic_object(&s, &id, &headers),
         Err(why) => error(StatusCode::BAD_REQUEST, &why),
     }
+}
+
+/// The reply to a batch's creation, lost after the batch was made.
+fn lost_reply() -> Response {
+    error(
+        StatusCode::BAD_GATEWAY,
+        "the reply was lost on its way (the batch was made)",
+    )
+}
+
+/// `GET /v1/batches?limit=N&after=ID`: the batches, newest first, a page at a time.
+pub(crate) async fn list_openai(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(page): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    let limit = page
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(20)
+        .clamp(1, 100);
+    let ids: Vec<String> = {
+        let store = s.batch_store();
+        let mut made: Vec<(u64, &String)> = store
+            .batches
+            .iter()
+            .filter(|(_, b)| b.api == Api::OpenAi)
+            .map(|(id, b)| (b.order, id))
+            .collect();
+        made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
+        let start = page
+            .get("after")
+            .and_then(|after| made.iter().position(|(_, id)| *id == after))
+            .map_or(0, |i| i + 1);
+        made.into_iter()
+            .skip(start)
+            .map(|(_, id)| id.clone())
+            .collect()
+    };
+    let has_more = ids.len() > limit;
+    let data: Vec<Value> = ids
+        .iter()
+        .take(limit)
+        .filter_map(|id| openai_json(&s, id))
+        .collect();
+    Json(json!({
+        "object": "list", "data": data, "has_more": has_more,
+        "first_id": data.first().map(|b| b["id"].clone()),
+        "last_id": data.last().map(|b| b["id"].clone()),
+    }))
+    .into_response()
 }
 
 /// `GET /v1/batches/{id}`.
@@ -285,10 +343,16 @@ pub(crate) async fn anthropic_results(
 }
 
 fn openai_object(s: &Shared, id: &str) -> Response {
+    match openai_json(s, id) {
+        Some(v) => Json(v).into_response(),
+        None => error(StatusCode::NOT_FOUND, "no such batch"),
+    }
+}
+
+/// Batch `id` as OpenAI describes a batch.
+fn openai_json(s: &Shared, id: &str) -> Option<Value> {
     let store = s.batch_store();
-    let Some(b) = store.batches.get(id).filter(|b| b.api == Api::OpenAi) else {
-        return error(StatusCode::NOT_FOUND, "no such batch");
-    };
+    let b = store.batches.get(id).filter(|b| b.api == Api::OpenAi)?;
     let total = b.requests.len() as u64;
     let (status, completed, failed, output, errors, ended_at) = match &b.ended {
         None => ("in_progress", 0, 0, None, None, None),
@@ -301,7 +365,7 @@ fn openai_object(s: &Shared, id: &str) -> Response {
             Some(e.ended_at),
         ),
     };
-    Json(json!({
+    Some(json!({
         "id": id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": null,
         "input_file_id": b.input_file_id, "completion_window": "24h", "status": status,
         "output_file_id": output, "error_file_id": errors, "created_at": b.created_at,
@@ -311,7 +375,6 @@ fn openai_object(s: &Shared, id: &str) -> Response {
         "request_counts": {"total": total, "completed": completed, "failed": failed},
         "metadata": null,
     }))
-    .into_response()
 }
 
 fn anthropic_object(s: &Shared, id: &str, headers: &HeaderMap) -> Response {
@@ -373,13 +436,14 @@ impl Shared {
         self.batches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps a new batch of `requests`; its id, or why it is refused.
+    /// Keeps a new batch of `requests`; its id and whether the reply to its
+    /// creation is to be lost, or why it is refused.
     fn make_batch(
         &self,
         api: Api,
         input_file_id: Option<String>,
         requests: Vec<Request>,
-    ) -> Result<String, String> {
+    ) -> Result<(String, bool), String> {
         if requests.is_empty() {
             return Err("a batch needs at least one request".into());
         }
@@ -393,6 +457,7 @@ impl Shared {
             Api::Anthropic => format!("msgbatch_mock{n}"),
         };
         let expires = self.config.expire_batches.contains(&(n as usize));
+        let lost = self.config.lose_batch_replies.contains(&(n as usize));
         self.batch_requests
             .fetch_add(requests.len() as u64, Ordering::Relaxed);
         let mut store = self.batch_store();
@@ -406,6 +471,7 @@ impl Shared {
             Batch {
                 api,
                 made: Instant::now(),
+                order: n,
                 created_at: unix_now(),
                 input_file_id,
                 requests,
@@ -413,7 +479,7 @@ impl Shared {
                 expires,
             },
         );
-        Ok(id)
+        Ok((id, lost))
     }
 
     /// Ends batch `id` once its delay has passed: answers its requests.

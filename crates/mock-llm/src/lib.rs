@@ -61,6 +61,10 @@ pub struct MockConfig {
     /// Which batches (by the order they were made, from 0) expire: their
     /// window closes with the first half of their requests answered.
     pub expire_batches: Vec<usize>,
+    /// Which batches (by the order they were made, from 0) are made but
+    /// answered 502: the reply to their creation is lost on the way, as
+    /// when a connection drops after the provider acted.
+    pub lose_batch_replies: Vec<usize>,
 }
 
 impl std::fmt::Debug for MockConfig {
@@ -80,6 +84,7 @@ impl std::fmt::Debug for MockConfig {
             .field("batch_delay", &self.batch_delay)
             .field("batch_failure_rate", &self.batch_failure_rate)
             .field("expire_batches", &self.expire_batches)
+            .field("lose_batch_replies", &self.lose_batch_replies)
             .finish()
     }
 }
@@ -100,6 +105,7 @@ impl Default for MockConfig {
             batch_delay: Duration::ZERO,
             batch_failure_rate: 0.0,
             expire_batches: Vec::new(),
+            lose_batch_replies: Vec::new(),
         }
     }
 }
@@ -597,7 +603,10 @@ pub fn router(config: MockConfig) -> Router {
         .route("/v1/messages", post(messages))
         .route("/v1/files", post(batch::upload))
         .route("/v1/files/{id}/content", get(batch::file_content))
-        .route("/v1/batches", post(batch::create_openai))
+        .route(
+            "/v1/batches",
+            post(batch::create_openai).get(batch::list_openai),
+        )
         .route("/v1/batches/{id}", get(batch::get_openai))
         .route("/v1/messages/batches", post(batch::create_anthropic))
         .route("/v1/messages/batches/{id}", get(batch::get_anthropic))

@@ -69,6 +69,9 @@ pub(crate) enum Results {
     Refused(String),
 }
 
+/// Batches looked through, newest first, for one a lost reply made.
+const NEWEST_LOOKED_AT: usize = 1000;
+
 /// What one request of an ended batch got.
 pub(crate) type Outcome = Result<Answer, (Option<u16>, String)>;
 
@@ -190,66 +193,101 @@ impl BatchApi {
         serde_json::from_slice(body).map_err(|_| self.malformed(what))
     }
 
-    /// Submits `requests` (`custom_id`, request body) as one batch; its id.
-    pub(crate) async fn submit(&self, requests: &[(String, Value)]) -> Result<String, Failure> {
-        match self.kind {
-            Kind::OpenAi => {
-                let mut jsonl = Vec::new();
-                for (custom_id, body) in requests {
-                    let line = json!({
-                        "custom_id": custom_id,
-                        "method": "POST",
-                        "url": "/v1/chat/completions",
-                        "body": body,
-                    });
-                    jsonl.extend_from_slice(line.to_string().as_bytes());
-                    jsonl.push(b'\n');
-                }
-                let file = reqwest::multipart::Part::bytes(jsonl)
-                    .file_name("batch.jsonl")
-                    .mime_str("application/jsonl")
-                    .map_err(|_| self.malformed("a file part"))?;
-                let form = reqwest::multipart::Form::new()
-                    .text("purpose", "batch")
-                    .part("file", file);
-                let uploaded = self
-                    .send(self.post(&self.url("/files")).multipart(form))
-                    .await?;
-                let uploaded = self.json(&uploaded, "no file id")?;
-                let file_id = uploaded["id"]
-                    .as_str()
-                    .ok_or_else(|| self.malformed("no file id"))?;
-                let made = self
-                    .send(self.post(&self.url("/batches")).json(&json!({
-                        "input_file_id": file_id,
-                        "endpoint": "/v1/chat/completions",
-                        "completion_window": "24h",
-                    })))
-                    .await?;
-                let made = self.json(&made, "no batch id")?;
-                made["id"]
-                    .as_str()
-                    .map(String::from)
-                    .ok_or_else(|| self.malformed("no batch id"))
+    /// Uploads `requests` (`custom_id`, request body) as an OpenAI batch
+    /// input file; its id. Repeating it costs nothing: a file is not a batch.
+    pub(crate) async fn upload(&self, requests: &[(String, Value)]) -> Result<String, Failure> {
+        let mut jsonl = Vec::new();
+        for (custom_id, body) in requests {
+            let line = json!({
+                "custom_id": custom_id,
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": body,
+            });
+            jsonl.extend_from_slice(line.to_string().as_bytes());
+            jsonl.push(b'\n');
+        }
+        let file = reqwest::multipart::Part::bytes(jsonl)
+            .file_name("batch.jsonl")
+            .mime_str("application/jsonl")
+            .map_err(|_| self.malformed("a file part"))?;
+        let form = reqwest::multipart::Form::new()
+            .text("purpose", "batch")
+            .part("file", file);
+        let uploaded = self
+            .send(self.post(&self.url("/files")).multipart(form))
+            .await?;
+        let uploaded = self.json(&uploaded, "no file id")?;
+        uploaded["id"]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| self.malformed("no file id"))
+    }
+
+    /// Makes an OpenAI batch of the requests in uploaded file `file_id`; its id.
+    pub(crate) async fn create(&self, file_id: &str) -> Result<String, Failure> {
+        let made = self
+            .send(self.post(&self.url("/batches")).json(&json!({
+                "input_file_id": file_id,
+                "endpoint": "/v1/chat/completions",
+                "completion_window": "24h",
+            })))
+            .await?;
+        let made = self.json(&made, "no batch id")?;
+        made["id"]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| self.malformed("no batch id"))
+    }
+
+    /// The OpenAI batch already made of file `file_id`, among the
+    /// [`NEWEST_LOOKED_AT`] newest: a creation whose reply was lost may
+    /// have made it.
+    pub(crate) async fn made_of(&self, file_id: &str) -> Result<Option<String>, Failure> {
+        let mut after: Option<String> = None;
+        let mut looked_at = 0;
+        while looked_at < NEWEST_LOOKED_AT {
+            let mut url = self.url("/batches?limit=100");
+            if let Some(last) = &after {
+                url.push_str(&format!("&after={last}"));
             }
-            Kind::Anthropic => {
-                let list: Vec<Value> = requests
-                    .iter()
-                    .map(|(custom_id, body)| json!({"custom_id": custom_id, "params": body}))
-                    .collect();
-                let made = self
-                    .send(
-                        self.post(&self.url("/v1/messages/batches"))
-                            .json(&json!({"requests": list})),
-                    )
-                    .await?;
-                let made = self.json(&made, "no batch id")?;
-                made["id"]
-                    .as_str()
-                    .map(String::from)
-                    .ok_or_else(|| self.malformed("no batch id"))
+            let page = self.send(self.get(&url)).await?;
+            let page = self.json(&page, "not a list of batches")?;
+            let data = page["data"]
+                .as_array()
+                .ok_or_else(|| self.malformed("not a list of batches"))?;
+            if let Some(made) = data.iter().find(|b| b["input_file_id"] == file_id) {
+                return Ok(made["id"].as_str().map(String::from));
+            }
+            looked_at += data.len();
+            after = data.last().and_then(|b| b["id"].as_str()).map(String::from);
+            if data.is_empty() || page["has_more"] != true || after.is_none() {
+                break;
             }
         }
+        Ok(None)
+    }
+
+    /// Submits `requests` as one Anthropic message batch; its id.
+    pub(crate) async fn submit_messages(
+        &self,
+        requests: &[(String, Value)],
+    ) -> Result<String, Failure> {
+        let list: Vec<Value> = requests
+            .iter()
+            .map(|(custom_id, body)| json!({"custom_id": custom_id, "params": body}))
+            .collect();
+        let made = self
+            .send(
+                self.post(&self.url("/v1/messages/batches"))
+                    .json(&json!({"requests": list})),
+            )
+            .await?;
+        let made = self.json(&made, "no batch id")?;
+        made["id"]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| self.malformed("no batch id"))
     }
 
     /// The state of batch `id`.

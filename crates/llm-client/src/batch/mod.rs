@@ -303,9 +303,7 @@ impl Batcher {
             .iter()
             .map(|p| (p.call.custom_id.clone(), p.body.clone()))
             .collect();
-        let submitted = self
-            .retried("submitting a batch", || self.api.submit(&requests))
-            .await;
+        let submitted = self.submit_once(&requests).await;
         let id = match submitted {
             Ok(id) => id,
             Err(e) => {
@@ -348,6 +346,36 @@ impl Batcher {
         for p in batch {
             let _ = p.submitted.send(Ok(id.clone()));
         }
+    }
+
+    /// Submits `requests` as one batch, with retries; its id. A retry never
+    /// makes a second batch of an OpenAI file: the batch a lost reply made
+    /// is looked up by its input file and followed instead.
+    async fn submit_once(&self, requests: &[(String, Value)]) -> Result<String, CallError> {
+        if self.api.kind() == Kind::Anthropic {
+            // Anthropic's batches carry nothing of their requests to find
+            // one by, so a retry after a lost reply may make a second.
+            return self
+                .retried("submitting a batch", || self.api.submit_messages(requests))
+                .await;
+        }
+        let file = self
+            .retried("uploading a batch's requests", || self.api.upload(requests))
+            .await?;
+        let tried = std::sync::atomic::AtomicBool::new(false);
+        self.retried("creating a batch", || {
+            let (tried, file) = (&tried, &file);
+            async move {
+                if tried.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    if let Some(made) = self.api.made_of(file).await? {
+                        tracing::info!(batch = %made, "a batch whose creation's reply was lost was made: following it");
+                        return Ok(made);
+                    }
+                }
+                self.api.create(file).await
+            }
+        })
+        .await
     }
 
     /// Waits until batch `id` ended and its outcomes are in the journal.
