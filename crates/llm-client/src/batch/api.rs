@@ -214,30 +214,18 @@ impl BatchApi {
         let form = reqwest::multipart::Form::new()
             .text("purpose", "batch")
             .part("file", file);
-        let uploaded = self
-            .send(self.post(&self.url("/files")).multipart(form))
-            .await?;
-        let uploaded = self.json(&uploaded, "no file id")?;
-        uploaded["id"]
-            .as_str()
-            .map(String::from)
-            .ok_or_else(|| self.malformed("no file id"))
+        self.id_of(self.post(&self.url("/files")).multipart(form), "no file id")
+            .await
     }
 
     /// Makes an OpenAI batch of the requests in uploaded file `file_id`; its id.
     pub(crate) async fn create(&self, file_id: &str) -> Result<String, Failure> {
-        let made = self
-            .send(self.post(&self.url("/batches")).json(&json!({
-                "input_file_id": file_id,
-                "endpoint": "/v1/chat/completions",
-                "completion_window": "24h",
-            })))
-            .await?;
-        let made = self.json(&made, "no batch id")?;
-        made["id"]
-            .as_str()
-            .map(String::from)
-            .ok_or_else(|| self.malformed("no batch id"))
+        let request = self.post(&self.url("/batches")).json(&json!({
+            "input_file_id": file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+        }));
+        self.id_of(request, "no batch id").await
     }
 
     /// The OpenAI batch already made of file `file_id`, among the
@@ -277,17 +265,25 @@ impl BatchApi {
             .iter()
             .map(|(custom_id, body)| json!({"custom_id": custom_id, "params": body}))
             .collect();
-        let made = self
-            .send(
-                self.post(&self.url("/v1/messages/batches"))
-                    .json(&json!({"requests": list})),
-            )
-            .await?;
-        let made = self.json(&made, "no batch id")?;
+        let request = self
+            .post(&self.url("/v1/messages/batches"))
+            .json(&json!({"requests": list}));
+        self.id_of(request, "no batch id").await
+    }
+
+    /// Sends `request` and reads the `id` of what it made; `missing` says
+    /// what a reply without one lacks.
+    async fn id_of(
+        &self,
+        request: reqwest::RequestBuilder,
+        missing: &str,
+    ) -> Result<String, Failure> {
+        let made = self.send(request).await?;
+        let made = self.json(&made, missing)?;
         made["id"]
             .as_str()
             .map(String::from)
-            .ok_or_else(|| self.malformed("no batch id"))
+            .ok_or_else(|| self.malformed(missing))
     }
 
     /// The state of batch `id`.
