@@ -189,30 +189,23 @@ fn accuracy(t: &Tally) -> String {
     )
 }
 
+/// `prefix` and the text `slot` holds, or nothing when it holds none.
+fn clause(slot: &std::sync::Mutex<String>, prefix: &str) -> String {
+    slot.lock()
+        .map(|text| {
+            if text.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}{text}")
+            }
+        })
+        .unwrap_or_default()
+}
+
 fn line(t: &Tally, total: usize, elapsed: Duration) -> String {
     let done = t.recorded.load(Ordering::Relaxed);
-    let waiting = t
-        .waiting_on
-        .lock()
-        .map(|w| {
-            if w.is_empty() {
-                String::new()
-            } else {
-                format!("; waiting: {w}")
-            }
-        })
-        .unwrap_or_default();
-    let batches = t
-        .batches
-        .lock()
-        .map(|b| {
-            if b.is_empty() {
-                String::new()
-            } else {
-                format!("; {b}")
-            }
-        })
-        .unwrap_or_default();
+    let waiting = clause(&t.waiting_on, "; waiting: ");
+    let batches = clause(&t.batches, "; ");
     let accuracy = accuracy(t);
     format!(
         "run: {} translated, {done}/{total} verified ({}/s){}{accuracy}{waiting}{batches}",
