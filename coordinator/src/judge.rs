@@ -341,11 +341,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(h) = backend.halt() {
         anyhow::bail!(
-            "stopped after {} attempts to reach {} failed the same way: {}; {}. The judgements made are kept: run the same command again once this is fixed",
-            h.attempts,
-            args.judge,
-            h.cause,
-            h.fix
+            "{}. The judgements made are kept: run the same command again once this is fixed",
+            h.line(&args.judge)
         );
     }
     finish(&dir, &path, &source, args.quiet)

@@ -60,6 +60,14 @@ pub struct Args {
     /// (comma-separated): the reply to their creation is lost.
     #[arg(long, value_delimiter = ',')]
     lose_batch_replies: Vec<usize>,
+    /// Answer every chat request with a recorded provider error: a JSON
+    /// file `{"status": 429, "headers": {"retry-after": "20"}, "body": {…}}`
+    /// (a spent quota, an unknown model, an absurd Retry-After).
+    #[arg(long, value_name = "FIXTURE")]
+    refuse_with: Option<std::path::PathBuf>,
+    /// With --refuse-with, answer this many requests normally first.
+    #[arg(long, default_value_t = 0, requires = "refuse_with")]
+    refuse_after: u64,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -81,6 +89,18 @@ pub fn run(args: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&args.batch_failure_rate) {
         bail!("--batch-failure-rate must be between 0 and 1");
     }
+    let refusal = match &args.refuse_with {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let fixture: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", path.display()))?;
+            let refusal = autoeval_mock_llm::Refusal::from_fixture(&fixture, args.refuse_after)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            Some(refusal)
+        }
+    };
     let config = MockConfig {
         noise,
         chatty,
@@ -96,6 +116,7 @@ pub fn run(args: Args) -> Result<()> {
         batch_failure_rate: args.batch_failure_rate,
         expire_batches: args.expire_batches,
         lose_batch_replies: args.lose_batch_replies,
+        refusal,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

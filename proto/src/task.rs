@@ -177,13 +177,20 @@ pub struct RoundTrip {
     /// the calls; never sent on.
     #[serde(skip)]
     pub paid_usage: Tokens,
+    /// True when the call failed because its backend halted (a refusal
+    /// every request would repeat): like a call never sent, the unit stays
+    /// pending rather than counting as a failure. Kept by the worker that
+    /// made the calls; never sent on.
+    #[serde(skip)]
+    pub halted: bool,
 }
 
 impl RoundTrip {
-    /// True when the round trip failed before anything was sent: after a
-    /// halt it stays pending rather than counting as a failure.
+    /// True when the round trip failed before anything was sent, or because
+    /// its backend halted: after a halt it stays pending rather than
+    /// counting as a failure.
     pub fn never_sent(&self) -> bool {
-        self.api_failure.is_some() && self.attempts == 0
+        self.api_failure.is_some() && (self.attempts == 0 || self.halted)
     }
 }
 

@@ -127,7 +127,7 @@ pub async fn run(args: Args) -> Result<()> {
         shutdown.clone(),
         served,
     )
-    .await;
+    .await?;
     Ok(())
 }
 

@@ -93,6 +93,33 @@ pub enum BrokerError {
     },
 }
 
+/// Tries in a row that fail the same permanent way before a connection is
+/// given up: one could be a fluke of a broker starting; three are not.
+pub const PERMANENT_TRIES: u32 = 3;
+
+impl BrokerError {
+    /// Whether retrying cannot mend it: a TLS handshake that met a
+    /// plaintext port, credentials or a vhost the broker refuses, TLS
+    /// material that cannot be read. A refused or reset connection, or a
+    /// broker that does not answer in time, is worth retrying.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            BrokerError::Tls(_) => true,
+            BrokerError::Connect { detail, .. } => permanent_detail(detail),
+            BrokerError::Amqp { source, .. } => permanent_detail(&source.to_string()),
+            _ => false,
+        }
+    }
+}
+
+/// Whether a connection failure's words say no retry can mend it.
+fn permanent_detail(detail: &str) -> bool {
+    let d = detail.to_ascii_lowercase().replace(['-', ' '], "_");
+    ["tls_failed", "access_refused", "not_allowed", "vhost", "invalidcertificate", "unknownissuer"]
+        .iter()
+        .any(|sign| d.contains(sign))
+}
+
 /// How long one operation over a broker connection (a settle, a declare,
 /// opening a channel or the connection itself) may take: a frame or two
 /// over a healthy connection, far less than this.
@@ -273,13 +300,23 @@ impl Broker {
         Ok(broker)
     }
 
-    /// Connects, retrying with exponential backoff (0.2 s doubling to 5 s) until it works.
-    pub async fn connect_with_backoff(url: &str, name: &str) -> Broker {
+    /// Connects, retrying with exponential backoff (0.2 s doubling to 5 s)
+    /// while the broker is away (refused, reset, timed out); an error no
+    /// retry can mend (a TLS handshake with a plaintext port, credentials or
+    /// a vhost the broker refuses, unreadable TLS material) is answered
+    /// after [`PERMANENT_TRIES`] tries in a row, so that the process exits
+    /// and its orchestrator shows it failing rather than running.
+    pub async fn connect_with_backoff(url: &str, name: &str) -> Result<Broker, BrokerError> {
         let mut wait = Duration::from_millis(200);
+        let mut permanent = 0;
         loop {
             match Broker::connect(url, name).await {
-                Ok(b) => return b,
+                Ok(b) => return Ok(b),
                 Err(e) => {
+                    permanent = if e.is_permanent() { permanent + 1 } else { 0 };
+                    if permanent >= PERMANENT_TRIES {
+                        return Err(e);
+                    }
                     tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64, "broker unavailable");
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));

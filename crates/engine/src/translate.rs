@@ -182,7 +182,7 @@ async fn handle<D, O, St, S, A, W, C>(
             }
             let started = Instant::now();
             let done = translate_caught(stage.clone(), task).await;
-            if done.translation.never_sent() && stage.halted().is_some() {
+            if left_by_halt(&done.translation, stage.as_ref()) {
                 return (Outcome::Unsent(field), Some(held));
             }
             cx.watch.translated(run, &done, started.elapsed());
@@ -273,7 +273,7 @@ async fn carry_on<O, St, S, A, W, C>(
     let (field, model) = (task.round_key(), task.model.clone());
     let started = Instant::now();
     let done = translate_caught(stage.clone(), task).await;
-    if done.translation.never_sent() && stage.halted().is_some() {
+    if left_by_halt(&done.translation, stage.as_ref()) {
         let why = stage.halted().unwrap_or_default();
         cx.watch.halted(run, &why);
         if let Err(e) = cx
@@ -400,4 +400,10 @@ async fn translate_caught<S: Translate>(stage: Arc<S>, task: TranslateTask) -> V
             }
         }
     }
+}
+
+/// Whether a round trip stays pending because its backend halted: its call
+/// was stopped by the halt, or never sent while the backend was halted.
+fn left_by_halt<S: Translate>(translation: &RoundTrip, stage: &S) -> bool {
+    translation.never_sent() && (translation.halted || stage.halted().is_some())
 }

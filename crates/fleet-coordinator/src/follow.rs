@@ -365,7 +365,7 @@ pub async fn follow(
             Err(e) => {
                 tracing::warn!(error = %e, "lost the broker; reconnecting");
                 broker = Arc::new(
-                    Broker::connect_with_backoff(&fleet.amqp, "autoeval-coordinator").await,
+                    Broker::connect_with_backoff(&fleet.amqp, "autoeval-coordinator").await?,
                 );
                 continue;
             }

@@ -1,12 +1,17 @@
-//! Failing fast: a backend whose every attempt so far failed the same way
-//! (nothing listening, a wrong key, an unknown model) is misconfigured, and
-//! retrying it for hours helps nobody. After [`FAIL_FAST_ATTEMPTS`] such
-//! attempts with no success in between, the backend halts and says why.
+//! When to stop calling: a backend stops (halts) at once when the provider
+//! refuses in a way every request would repeat (a spent quota, a wrong key,
+//! an unknown model, a wait past the retry policy's longest); after
+//! [`FAIL_FAST_ATTEMPTS`] identical failures when it never worked (nothing
+//! listening, a host that does not resolve); and when it has answered
+//! nothing but "later" for longer than the retry policy's patience (a
+//! provider that rate-limits or is overloaded for good). Retrying any of
+//! these unit by unit for hours helps nobody.
 //!
 //! A halt lasts as long as its cause: every [`PROBE_EVERY`] one call is let
 //! through as a probe (the others wait for it), and a probe that is answered
 //! ends the halt.
 
+use crate::provider::{Class, Reason};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -33,55 +38,113 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// What to do about it, for the one line that stops the run.
-    pub fn fix(&self, key_variable: Option<&str>) -> String {
+    /// What to do about a transport failure, for the one line that stops
+    /// the run; a refusal's fix comes from its [`Reason`].
+    pub fn fix(&self) -> String {
         match self {
             Cause::Refused(_) => "start the server, or correct the URL in the model spec".into(),
             Cause::UnknownHost(_) => "correct the host name in the model spec's URL".into(),
             Cause::TimedOut(_) => {
                 "check that the server is up, or raise --request-timeout-s".into()
             }
-            Cause::Status(401) | Cause::Status(403) => format!(
-                "set a valid API key{}",
-                key_variable.map(|v| format!(" in {v} (environment or --secrets file)")).unwrap_or_default()
-            ),
-            Cause::Status(404) => {
-                "check the model name and the base URL (the server knows no such model or path)".into()
-            }
-            Cause::Status(400) | Cause::Status(422) => {
-                "the server refuses the request's shape: check the model's settings (a reasoning model needs reasoning=true; extra fields must be ones it knows)".into()
-            }
             Cause::Status(_) | Cause::Other => "check the server's log".into(),
         }
     }
 
-    /// Whether this cause may halt the run: rate limiting (429) shows a
-    /// working server, so it never does.
+    /// Whether this cause counts toward the fail-fast streak: rate limiting
+    /// (429) shows a working server, so it never does (the patience does).
     fn counts(&self) -> bool {
         !matches!(self, Cause::Status(429))
     }
 }
 
+/// How a backend came to halt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HaltKind {
+    /// Its every attempt failed the same way, and none ever succeeded.
+    Repeated,
+    /// The provider refused for a reason every request would repeat.
+    Refused(Reason),
+    /// It answered nothing but "later" for this many seconds.
+    Unanswered(u64),
+}
+
 /// Why a backend halted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Halt {
-    /// The failure every attempt had, in words.
+    /// The failure that halted it, in words.
     pub cause: String,
     /// What to do about it.
     pub fix: String,
     /// Attempts that failed this way.
     pub attempts: u32,
+    /// How it came to halt.
+    pub kind: HaltKind,
 }
 
-#[derive(Default)]
+impl Halt {
+    /// The one line that stops a run, naming `who` was called.
+    pub fn line(&self, who: &str) -> String {
+        match &self.kind {
+            HaltKind::Repeated => format!(
+                "stopped after {} attempts to reach {who} failed the same way: {}; {}",
+                self.attempts, self.cause, self.fix
+            ),
+            HaltKind::Refused(reason) => format!(
+                "stopped at once: {who} refused ({}): {}; {}",
+                reason.name(),
+                self.cause,
+                self.fix
+            ),
+            HaltKind::Unanswered(secs) => format!(
+                "stopped after {secs} s in which {who} answered nothing but \"later\" (the retry policy's patience): {}; {}",
+                self.cause, self.fix
+            ),
+        }
+    }
+}
+
+/// One failed attempt, as the halt logic sees it.
+#[derive(Clone, Debug)]
+pub struct Failed<'a> {
+    /// How it failed, to tell two failures apart.
+    pub cause: Cause,
+    /// What it means for the backend.
+    pub class: Class,
+    /// The provider's reason, when it answered with one.
+    pub reason: Option<Reason>,
+    /// Its words, with any key removed.
+    pub text: &'a str,
+    /// What to do about it.
+    pub fix: String,
+}
+
 struct State {
     succeeded: bool,
     streak: Option<(Cause, u32)>,
+    /// Since when every attempt was told "later", with no answer between.
+    unanswered_since: Option<Instant>,
+    /// How long that may last before the backend halts.
+    patience: Duration,
     halt: Option<Halt>,
     /// When a halted backend may try a call again.
     next_probe: Option<Instant>,
     /// Whether a probe is under way.
     probing: bool,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            succeeded: false,
+            streak: None,
+            unanswered_since: None,
+            patience: Duration::MAX,
+            halt: None,
+            next_probe: None,
+            probing: false,
+        }
+    }
 }
 
 impl State {
@@ -159,47 +222,77 @@ impl Health {
         }
     }
 
-    /// An attempt succeeded: a halt ends, and from now on the backend never halts.
+    /// A record that halts a backend told "later" with no answer for
+    /// longer than `patience`.
+    pub fn with_patience(patience: Duration) -> Health {
+        let health = Health::default();
+        if let Ok(mut s) = health.state.lock() {
+            s.patience = patience;
+        }
+        health
+    }
+
+    /// An attempt succeeded: a halt ends, and from now on the backend never
+    /// halts by repetition.
     pub fn succeeded(&self) {
         if let Ok(mut s) = self.state.lock() {
             s.succeeded = true;
             s.streak = None;
+            s.unanswered_since = None;
             s.halt = None;
             s.next_probe = None;
         }
     }
 
-    /// An attempt failed with `cause`, described as `text`; true when this
-    /// failure halts the backend.
-    pub fn failed(&self, cause: Cause, text: &str, fix: impl FnOnce(&Cause) -> String) -> bool {
+    /// Whether any attempt of this backend was ever answered.
+    pub fn answered_before(&self) -> bool {
+        self.state.lock().map(|s| s.succeeded).unwrap_or(false)
+    }
+
+    /// An attempt failed; true when the backend is halted after it.
+    pub fn failed(&self, failed: Failed<'_>) -> bool {
         let Ok(mut s) = self.state.lock() else {
             return false;
         };
+        let now = Instant::now();
         if s.halt.is_some() {
             // A probe failed: the halt stands until the next one.
-            s.next_probe = Some(Instant::now() + PROBE_EVERY);
+            s.next_probe = Some(now + PROBE_EVERY);
             return true;
         }
-        if s.succeeded {
-            return false;
-        }
-        if !cause.counts() {
-            s.streak = None;
-            return false;
-        }
         let n = match &s.streak {
-            Some((c, n)) if *c == cause => n + 1,
+            Some((c, n)) if *c == failed.cause => n + 1,
             _ => 1,
         };
-        if n >= FAIL_FAST_ATTEMPTS {
+        let kind = match failed.class {
+            Class::Halt => Some(HaltKind::Refused(failed.reason.unwrap_or(Reason::Other))),
+            // The server answered, if only for this request.
+            Class::PerUnit => {
+                s.unanswered_since = None;
+                None
+            }
+            Class::RetryLater => {
+                let since = *s.unanswered_since.get_or_insert(now);
+                let waited = now.duration_since(since);
+                if waited >= s.patience {
+                    Some(HaltKind::Unanswered(waited.as_secs()))
+                } else if !s.succeeded && failed.cause.counts() && n >= FAIL_FAST_ATTEMPTS {
+                    Some(HaltKind::Repeated)
+                } else {
+                    None
+                }
+            }
+        };
+        s.streak = failed.cause.counts().then_some((failed.cause, n));
+        if let Some(kind) = kind {
             s.halt = Some(Halt {
-                cause: text.to_string(),
-                fix: fix(&cause),
+                cause: failed.text.to_string(),
+                fix: failed.fix,
                 attempts: n,
+                kind,
             });
-            s.next_probe = Some(Instant::now() + PROBE_EVERY);
+            s.next_probe = Some(now + PROBE_EVERY);
         }
-        s.streak = Some((cause, n));
         s.halt.is_some()
     }
 
@@ -223,17 +316,27 @@ impl Health {
 mod tests {
     use super::*;
 
+    fn fail_as(h: &Health, cause: Cause, class: Class) -> bool {
+        h.failed(Failed {
+            cause,
+            class,
+            reason: None,
+            text: "boom",
+            fix: "fix it".into(),
+        })
+    }
+
     fn fail(h: &Health, c: Cause) -> bool {
-        h.failed(c, "boom", |_| "fix it".into())
+        fail_as(h, c, Class::RetryLater)
     }
 
     #[test]
     fn the_same_failure_again_and_again_halts_a_backend_that_never_worked() {
         let h = Health::default();
         for _ in 1..FAIL_FAST_ATTEMPTS {
-            assert!(!fail(&h, Cause::Status(401)));
+            assert!(!fail(&h, Cause::Status(502)));
         }
-        assert!(fail(&h, Cause::Status(401)));
+        assert!(fail(&h, Cause::Status(502)));
         let halt = h.halt().unwrap();
         assert_eq!(
             (halt.attempts, halt.fix.as_str()),
@@ -295,5 +398,35 @@ mod tests {
             assert!(!fail(&h, Cause::Refused("b".into())));
         }
         assert!(h.halt().is_none());
+    }
+
+    #[test]
+    fn a_refusal_every_request_would_repeat_halts_at_once_even_after_answers() {
+        let h = Health::default();
+        h.succeeded();
+        assert!(!fail_as(&h, Cause::Status(400), Class::PerUnit));
+        assert!(h.halt().is_none(), "a refusal of one request never halts");
+        assert!(fail_as(&h, Cause::Status(429), Class::Halt));
+        let halt = h.halt().unwrap();
+        assert_eq!((halt.attempts, halt.kind), (1, HaltKind::Refused(Reason::Other)));
+    }
+
+    #[test]
+    fn being_told_later_past_the_patience_halts_even_a_backend_that_worked() {
+        let h = Health::with_patience(Duration::from_millis(30));
+        h.succeeded();
+        assert!(!fail(&h, Cause::Status(429)), "the first 429 starts the clock");
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_millis(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(fail(&h, Cause::Status(429)));
+        assert!(matches!(h.halt().unwrap().kind, HaltKind::Unanswered(_)));
+        // An answer in between restarts the clock.
+        let h = Health::with_patience(Duration::from_millis(30));
+        fail(&h, Cause::Status(429));
+        std::thread::sleep(Duration::from_millis(35));
+        h.succeeded();
+        assert!(!fail(&h, Cause::Status(429)));
     }
 }

@@ -13,6 +13,8 @@ mod cache;
 mod claim;
 mod health;
 mod observe;
+mod provider;
+mod retry;
 mod secret;
 
 pub use autoeval_models::{
@@ -24,17 +26,19 @@ pub use batch::MemoryJournal;
 pub use cache::DiskCache;
 use claim::while_cache_away;
 pub use claim::{CACHE_OUTAGE_WAIT, CLAIM_TTL};
-pub use health::{Cause, Halt, FAIL_FAST_ATTEMPTS, PROBE_EVERY};
+pub use health::{Cause, Halt, HaltKind, FAIL_FAST_ATTEMPTS, PROBE_EVERY};
+pub use provider::{reason_of, Class, Reason};
 pub use secret::ApiKey;
 
 use health::Health;
+use provider::{base_url_of, request_body};
 
 use autoeval_models::{
-    cache_key, parse_retry_after, retryable_status, GenerationParams, ModelSpec, PriceTable,
-    RetryPolicy, Sample, Usage,
+    cache_key, parse_retry_after, GenerationParams, ModelSpec, PriceTable, RetryPolicy, Sample,
+    Usage,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
@@ -55,8 +59,9 @@ pub enum CallError {
     /// The backend cannot be used as configured.
     #[error("{0}")]
     Setup(String),
-    /// The backend halted: every attempt so far failed the same way.
-    #[error("stopped: every attempt so far failed the same way ({cause})")]
+    /// The backend halted: its provider refused in a way every request
+    /// would repeat, or every attempt so far failed the same way.
+    #[error("the backend stopped: {cause}")]
     Halted {
         /// The failure that halted it.
         cause: String,
@@ -261,13 +266,40 @@ impl std::fmt::Debug for Backend {
     }
 }
 
-/// One attempt's failure: retryable or final, with the server's wait if it gave one.
+/// One attempt's failure: how it failed, the provider's reason when it
+/// answered with one, and the server's wait if it gave one.
 pub(crate) struct Failure {
     status: Option<u16>,
     cause: Cause,
+    /// The provider's reason; `None` when no reply came (the connection
+    /// failed or timed out), which is always worth trying again.
+    reason: Option<Reason>,
     message: String,
-    retryable: bool,
     retry_after: Option<Duration>,
+}
+
+impl Failure {
+    /// A failure without a reply: no connection, no answer in time, a body cut off.
+    fn transport(cause: Cause, message: String) -> Failure {
+        Failure {
+            status: None,
+            cause,
+            reason: None,
+            message,
+            retry_after: None,
+        }
+    }
+
+    /// A reply with a successful status whose body is not the answer expected.
+    fn malformed(status: u16, message: String) -> Failure {
+        Failure {
+            status: Some(status),
+            cause: Cause::Other,
+            reason: Some(Reason::Malformed),
+            message,
+            retry_after: None,
+        }
+    }
 }
 
 /// What one attempt got: the text, and the usage when the server reported it.
@@ -319,7 +351,7 @@ impl Backend {
             .gate
             .clone()
             .unwrap_or_else(|| Arc::new(LocalGate::default()));
-        let health = Health::default();
+        let health = Health::with_patience(options.retry.patience());
         let batcher = match options.batch {
             None => None,
             Some(settings) => Some(Arc::new(batch::Batcher::new(
@@ -649,34 +681,28 @@ impl Backend {
                 }
                 Err(f) => f,
             };
-            let key_variable = self.spec.key_variable();
-            // A server may echo the key in its error body: no text keeps it.
-            let message = match &self.key {
-                Some(k) => k.redact(&failure.message),
-                None => failure.message.clone(),
+            let is_429 = failure.cause == Cause::Status(429);
+            let caller = retry::Caller {
+                key: self.key.as_ref(),
+                key_variable: self.spec.key_variable(),
+                what: "",
             };
-            let halted = self
-                .health
-                .failed(failure.cause.clone(), &message, |c| c.fix(key_variable));
-            if halted || !failure.retryable || attempt >= policy.max_attempts {
-                return Err(CallError::Api {
-                    status: failure.status,
-                    message,
-                    attempts: attempt,
-                });
-            }
+            let wait = match retry::after_failure(&self.health, &policy, failure, attempt, &caller)
+            {
+                retry::Next::Retry(wait) => wait,
+                retry::Next::Fail(e) => return Err(e),
+            };
             if let Some(o) = &self.options.observer {
                 o.retry(&self.spec);
             }
-            let wait = policy.delay(attempt, failure.retry_after, jitter());
-            if failure.cause == Cause::Status(429) {
+            if is_429 {
                 // The provider's limit is the fleet's: every caller of this model waits.
                 self.gate.back_off(&self.gate_key, wait).await;
                 if let Some(o) = &self.options.observer {
                     o.waited(&self.spec, WaitCause::TooManyRequests, wait.as_secs_f64());
                 }
             }
-            tracing::debug!(attempt, ?wait, status = ?failure.status, "retrying");
+            tracing::debug!(attempt, ?wait, "retrying");
             tokio::time::sleep(wait).await;
         }
     }
@@ -774,16 +800,9 @@ impl Backend {
         let body = request_body(&self.spec, &self.options.params, prompt);
         let base = base_url_of(&self.spec, self.options.base_url.as_deref());
         let base = base.trim_end_matches('/');
-        let mut r = match &self.spec {
-            ModelSpec::Anthropic { .. } => self
-                .http
-                .post(format!("{base}/v1/messages"))
-                .header("anthropic-version", ANTHROPIC_VERSION),
-            _ => self.http.post(format!("{base}/chat/completions")),
-        };
-        if let Some(k) = &self.key {
-            r = authorized(r, &self.spec, k);
-        }
+        let api = provider::of(&self.spec);
+        let r = self.http.post(format!("{base}{}", api.chat_path()));
+        let r = api.authorize(r, self.key.as_ref());
         (r, body)
     }
 
@@ -819,13 +838,7 @@ impl Backend {
         } else {
             (Cause::Other, format!("request to {address} failed: {root}"))
         };
-        Failure {
-            status: None,
-            cause,
-            message,
-            retryable: true,
-            retry_after: None,
-        }
+        Failure::transport(cause, message)
     }
 
     /// The response body, read chunk by chunk up to the size limit; `None`
@@ -877,61 +890,52 @@ impl Backend {
             });
         };
         if !(200..300).contains(&status) {
-            let reason = reqwest::StatusCode::from_u16(status)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("");
-            let head = &body[..body.len().min(1200)];
-            let excerpt: String = String::from_utf8_lossy(head).chars().take(300).collect();
-            return Err(Failure {
-                status: Some(status),
-                cause: Cause::Status(status),
-                message: format!(
-                    "{} answered HTTP {status} {reason}: {excerpt}",
-                    self.address()
-                ),
-                retryable: retryable_status(status),
-                retry_after,
-            });
+            return Err(refusal(&self.spec, &self.address(), status, &body, retry_after));
         }
-        let anthropic = matches!(self.spec, ModelSpec::Anthropic { .. });
+        let spec = self.spec.clone();
         if body.len() <= PARSE_INLINE_BYTES {
-            return parse_answer(anthropic, status, &body);
+            return parse_answer(&spec, status, &body);
         }
         // A long body takes a while to parse: off the async runtime, so
         // heartbeats and health checks are answered meanwhile.
-        tokio::task::spawn_blocking(move || parse_answer(anthropic, status, &body))
+        tokio::task::spawn_blocking(move || parse_answer(&spec, status, &body))
             .await
             .unwrap_or_else(|e| {
-                Err(Failure {
-                    status: Some(status),
-                    cause: Cause::Other,
-                    message: format!("the reply could not be read: {e}"),
-                    retryable: true,
-                    retry_after: None,
-                })
+                Err(Failure::malformed(
+                    status,
+                    format!("the reply could not be read: {e}"),
+                ))
             })
+    }
+}
+
+/// The failure of a reply with an error `status`, its reason read by the
+/// provider's module from `body`.
+pub(crate) fn refusal(
+    spec: &ModelSpec,
+    address: &str,
+    status: u16,
+    body: &[u8],
+    retry_after: Option<Duration>,
+) -> Failure {
+    let reason = provider::reason_of(spec, status, body);
+    let words = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let head = &body[..body.len().min(1200)];
+    let excerpt: String = String::from_utf8_lossy(head).chars().take(300).collect();
+    Failure {
+        status: Some(status),
+        cause: Cause::Status(status),
+        reason: Some(reason),
+        message: format!("{address} answered HTTP {status} {words}: {excerpt}"),
+        retry_after,
     }
 }
 
 /// Bodies longer than this are parsed off the async runtime.
 const PARSE_INLINE_BYTES: usize = 64 << 10;
-
-/// The version of Anthropic's API the requests are written for.
-pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// The API's base address: the spec's own, the configured one, or the provider's.
-pub(crate) fn base_url_of(spec: &ModelSpec, configured: Option<&str>) -> String {
-    match spec {
-        ModelSpec::OpenaiCompatible { base_url, .. } => base_url.clone(),
-        ModelSpec::Anthropic { .. } => configured
-            .unwrap_or("https://api.anthropic.com")
-            .to_string(),
-        _ => configured
-            .unwrap_or("https://api.openai.com/v1")
-            .to_string(),
-    }
-}
 
 /// `host:port` of a base address, for messages about failing to reach it.
 pub(crate) fn address_of(base: &str) -> String {
@@ -947,105 +951,15 @@ pub(crate) fn address_of(base: &str) -> String {
         .unwrap_or_else(|| base.to_string())
 }
 
-/// `r` carrying the key as the provider takes it.
-pub(crate) fn authorized(
-    r: reqwest::RequestBuilder,
-    spec: &ModelSpec,
-    key: &ApiKey,
-) -> reqwest::RequestBuilder {
-    match spec {
-        ModelSpec::Anthropic { .. } => r.header("x-api-key", key.expose()),
-        _ => r.bearer_auth(key.expose()),
-    }
-}
-
-/// The body of one request for `prompt`, in the shape of the spec's API:
-/// Anthropic's messages, or OpenAI's chat completions.
-pub(crate) fn request_body(spec: &ModelSpec, p: &GenerationParams, prompt: &str) -> Value {
-    match spec {
-        ModelSpec::Anthropic { model } => {
-            let mut body = json!({
-                "model": model,
-                "max_tokens": p.max_tokens,
-                "temperature": p.temperature,
-                "messages": [{"role": "user", "content": prompt}],
-            });
-            if let Some(system) = &p.system {
-                body["system"] = json!(system);
-            }
-            if p.reasoning {
-                // Extended thinking takes no temperature other than the default.
-                body.as_object_mut().map(|b| b.remove("temperature"));
-            }
-            add_extra(&mut body, p);
-            body
-        }
-        _ => {
-            let model = spec.model();
-            let mut messages = Vec::new();
-            if let Some(system) = &p.system {
-                messages.push(json!({"role": "system", "content": system}));
-            }
-            messages.push(json!({"role": "user", "content": prompt}));
-            let mut body = json!({"model": model, "messages": messages});
-            if p.reasoning {
-                // o1/o3-style models reject max_tokens and any temperature.
-                body["max_completion_tokens"] = json!(p.max_tokens);
-            } else {
-                body["temperature"] = json!(p.temperature);
-                body["max_tokens"] = json!(p.max_tokens);
-            }
-            if let Some(seed) = p.seed {
-                body["seed"] = json!(seed);
-            }
-            add_extra(&mut body, p);
-            body
-        }
-    }
-}
-
-/// The answer in a successful response's `body`.
-pub(crate) fn parse_answer(anthropic: bool, status: u16, body: &[u8]) -> Result<Answer, Failure> {
-    let body = String::from_utf8_lossy(body);
-    let malformed = |what: &str| Failure {
-        status: Some(status),
-        cause: Cause::Other,
-        message: format!(
-            "malformed response ({what}): {}",
-            body.chars().take(200).collect::<String>()
-        ),
-        retryable: true,
-        retry_after: None,
+/// The answer in a successful reply's `body`, read as `spec`'s provider writes it.
+pub(crate) fn parse_answer(spec: &ModelSpec, status: u16, body: &[u8]) -> Result<Answer, Failure> {
+    let text = String::from_utf8_lossy(body);
+    let malformed = |what: &str| {
+        let excerpt: String = text.chars().take(200).collect();
+        Failure::malformed(status, format!("malformed response ({what}): {excerpt}"))
     };
-    let v: Value = serde_json::from_str(&body).map_err(|_| malformed("not JSON"))?;
-    if anthropic {
-        let text: String = v["content"]
-            .as_array()
-            .ok_or_else(|| malformed("no content"))?
-            .iter()
-            .filter_map(|c| c["text"].as_str())
-            .collect();
-        let usage = reported_usage(&v["usage"], "input_tokens", "output_tokens");
-        return Ok(Answer {
-            text,
-            usage,
-            too_long: false,
-            finish_reason: v["stop_reason"].as_str().map(String::from),
-        });
-    }
-    let message = v["choices"][0]
-        .get("message")
-        .ok_or_else(|| malformed("no choices"))?;
-    // A null content (a reasoning model that ran out of tokens, a refusal)
-    // is an empty answer: the model's, not the API's, failure.
-    let text = message["content"].as_str().unwrap_or_default();
-    let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens");
-    Ok(Answer {
-        text: text.to_string(),
-        usage,
-        too_long: false,
-        finish_reason: v["choices"][0]["finish_reason"].as_str().map(String::from),
-    })
+    let v: Value = serde_json::from_str(&text).map_err(|_| malformed("not JSON"))?;
+    provider::of(spec).read_answer(&v).map_err(malformed)
 }
 
 /// The name limits are kept under: the model at its provider (the spec
@@ -1062,23 +976,6 @@ fn builtin_cost(spec: &ModelSpec) -> Option<f64> {
     spec.is_builtin().then_some(0.0)
 }
 
-/// Token counts from a response's usage object, when the server sent one.
-fn reported_usage(usage: &Value, prompt: &str, completion: &str) -> Option<Usage> {
-    Some(Usage {
-        prompt_tokens: usage.get(prompt)?.as_u64()?,
-        completion_tokens: usage.get(completion)?.as_u64()?,
-    })
-}
-
-/// Adds the extra body fields, replacing fields of the same name.
-fn add_extra(body: &mut Value, params: &GenerationParams) {
-    if let Some(b) = body.as_object_mut() {
-        for (k, v) in &params.extra {
-            b.insert(k.clone(), v.clone());
-        }
-    }
-}
-
 /// The innermost error's words: reqwest's own say only "error sending request".
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut last: &dyn std::error::Error = e;
@@ -1089,7 +986,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// A uniform draw in [0, 1) for backoff jitter; it needs no reproducibility.
-fn jitter() -> f64 {
+pub(crate) fn jitter() -> f64 {
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

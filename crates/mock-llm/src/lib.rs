@@ -65,6 +65,64 @@ pub struct MockConfig {
     /// answered 502: the reply to their creation is lost on the way, as
     /// when a connection drops after the provider acted.
     pub lose_batch_replies: Vec<usize>,
+    /// A provider's error reply given to every chat request past the
+    /// first few: a spent quota, an absurd Retry-After, an unknown model.
+    pub refusal: Option<Refusal>,
+}
+
+/// A recorded provider error: its status, headers and body, answered to
+/// every chat request after the first `after`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: u16,
+    /// Headers sent with it (`retry-after`, …).
+    pub headers: Vec<(String, String)>,
+    /// The body, sent as JSON (a string is sent as its text).
+    pub body: serde_json::Value,
+    /// Requests answered normally before the refusals begin.
+    pub after: u64,
+}
+
+impl Refusal {
+    /// The refusal a fixture file describes: `{"status", "headers", "body"}`.
+    pub fn from_fixture(fixture: &serde_json::Value, after: u64) -> Result<Refusal, String> {
+        let status = fixture["status"]
+            .as_u64()
+            .and_then(|s| u16::try_from(s).ok())
+            .ok_or("the fixture has no numeric \"status\"")?;
+        let headers = fixture["headers"]
+            .as_object()
+            .map(|h| {
+                h.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), String::from)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Refusal {
+            status,
+            headers,
+            body: fixture["body"].clone(),
+            after,
+        })
+    }
+
+    /// The reply, as the provider sent it.
+    fn response(&self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
+        let mut builder = Response::builder().status(status);
+        for (k, v) in &self.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        let (kind, body) = match &self.body {
+            serde_json::Value::String(text) => ("text/plain", text.clone()),
+            json => ("application/json", json.to_string()),
+        };
+        builder
+            .header(header::CONTENT_TYPE, kind)
+            .body(axum::body::Body::from(body))
+            .unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for MockConfig {
@@ -85,6 +143,7 @@ impl std::fmt::Debug for MockConfig {
             .field("batch_failure_rate", &self.batch_failure_rate)
             .field("expire_batches", &self.expire_batches)
             .field("lose_batch_replies", &self.lose_batch_replies)
+            .field("refusal", &self.refusal)
             .finish()
     }
 }
@@ -106,6 +165,7 @@ impl Default for MockConfig {
             batch_failure_rate: 0.0,
             expire_batches: Vec::new(),
             lose_batch_replies: Vec::new(),
+            refusal: None,
         }
     }
 }
@@ -137,6 +197,9 @@ pub struct Stats {
     /// Requests answered 401 (their key was not the one required).
     #[serde(default)]
     pub unauthorized: u64,
+    /// Requests answered with the configured refusal.
+    #[serde(default)]
+    pub refused: u64,
     /// Batch input files uploaded, and output and error files made.
     #[serde(default)]
     pub files: u64,
@@ -168,6 +231,7 @@ struct Shared {
     server_errors: AtomicU64,
     dropped: AtomicU64,
     unauthorized: AtomicU64,
+    refused: AtomicU64,
     /// Start of the current one-second window and requests in it.
     window: Mutex<(Instant, u32)>,
     /// Requests per prompt digest.
@@ -412,6 +476,11 @@ async fn answer(
     }
     let prompt = last_user_message(&req);
     s.count_prompt(&prompt);
+    if let Some(refusal) = s.config.refusal.as_ref().filter(|r| n >= r.after) {
+        s.refused.fetch_add(1, Ordering::Relaxed);
+        s.log(arrived, StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST), 0);
+        return refusal.response();
+    }
     if let Some(limit) = s.config.max_concurrent {
         if now_in_flight > limit as u64 {
             s.rate_limited.fetch_add(1, Ordering::Relaxed);
@@ -543,6 +612,7 @@ async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
         server_errors: s.server_errors.load(Ordering::Relaxed),
         dropped: s.dropped.load(Ordering::Relaxed),
         unauthorized: s.unauthorized.load(Ordering::Relaxed),
+        refused: s.refused.load(Ordering::Relaxed),
         files: s.files_made.load(Ordering::Relaxed),
         batches: s.batches_made.load(Ordering::Relaxed),
         batch_requests: s.batch_requests.load(Ordering::Relaxed),
@@ -583,6 +653,7 @@ pub fn router(config: MockConfig) -> Router {
         server_errors: AtomicU64::new(0),
         dropped: AtomicU64::new(0),
         unauthorized: AtomicU64::new(0),
+        refused: AtomicU64::new(0),
         window: Mutex::new((Instant::now(), 0)),
         prompts: Mutex::default(),
         epoch: Instant::now(),

@@ -186,6 +186,15 @@ impl RetryPolicy {
         let cap = exp.min(self.max_delay);
         cap.mul_f64(unit.clamp(0.0, 1.0))
     }
+
+    /// How long a backend may be told "later" (429, 5xx, no connection)
+    /// with no answer at all before it halts: as long as one request could
+    /// wait through all its attempts at the longest wait. So a provider
+    /// that never answers costs a run this long, whatever its size.
+    pub fn patience(&self) -> Duration {
+        self.max_delay
+            .saturating_mul(self.max_attempts.saturating_sub(1).max(1))
+    }
 }
 
 /// The longest Retry-After honoured: a server's header is a number from

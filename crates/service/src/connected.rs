@@ -3,7 +3,7 @@
 //! whenever it is lost, until shutdown.
 
 use crate::Health;
-use autoeval_amqp::Broker;
+use autoeval_amqp::{Broker, BrokerError};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -40,29 +40,32 @@ pub struct ServiceArgs {
 /// connection until it returns; `serve` says whether every subscription
 /// was made (the process is ready meanwhile). A lost connection is made
 /// again, with backoff, and served again; shutdown ends it after `serve`
-/// has finished the work it began.
+/// has finished the work it began. A connection no retry can make (TLS
+/// against a plaintext port, refused credentials, an unknown vhost) ends
+/// it with that error, for the process to exit with.
 pub async fn serve_connected<F, Fut>(
     amqp: &str,
     name: &str,
     health: &Health,
     shutdown: watch::Receiver<bool>,
     mut serve: F,
-) where
+) -> Result<(), BrokerError>
+where
     F: FnMut(Arc<Broker>) -> Fut,
     Fut: Future<Output = ()>,
 {
     let mut stop = shutdown.clone();
     loop {
         let broker = tokio::select! {
-            b = Broker::connect_with_backoff(amqp, name) => Arc::new(b),
-            _ = stop.changed() => return,
+            b = Broker::connect_with_backoff(amqp, name) => Arc::new(b?),
+            _ = stop.changed() => return Ok(()),
         };
         serve(broker.clone()).await;
         health.set_ready(false);
         broker.close().await;
         if *shutdown.borrow() {
             tracing::info!("stopped");
-            return;
+            return Ok(());
         }
         tracing::warn!("subscription ended; reconnecting");
     }

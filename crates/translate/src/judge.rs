@@ -44,7 +44,7 @@ pub async fn ask(
         stage: Stage::Judge,
     };
     match backend.chat(&prompt.text, &sample).await {
-        Err(CallError::Halted { attempts: 0, .. }) => return None,
+        Err(CallError::Halted { .. }) => return None,
         Ok(reply) => {
             let verdict = match parse_judgement(&reply.text) {
                 Judgement::Yes => "yes",
@@ -73,11 +73,6 @@ impl autoeval_engine::Judge for Judging {
     }
 
     fn halted(&self) -> Option<String> {
-        self.backend.halt().map(|h| {
-            format!(
-                "stopped after {} attempts to reach the judge failed the same way: {}; {}",
-                h.attempts, h.cause, h.fix
-            )
-        })
+        self.backend.halt().map(|h| h.line("the judge"))
     }
 }

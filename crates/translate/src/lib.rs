@@ -133,6 +133,7 @@ fn finished(out: &mut RoundTrip, reply: &Reply) -> bool {
 fn failed(mut out: RoundTrip, e: CallError) -> RoundTrip {
     // The attempts of the failed call count too: `attempts` is what the server saw.
     out.attempts += e.attempts();
+    out.halted = matches!(e, CallError::Halted { .. });
     out.api_failure = Some(e.to_string());
     out
 }

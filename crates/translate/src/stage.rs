@@ -21,17 +21,13 @@ pub struct Translator {
 }
 
 impl Translator {
-    /// Why the run must stop, if a model's backend halted: every attempt
-    /// so far failed the same way.
+    /// Why the run must stop, if a model's backend halted: its provider
+    /// refused in a way every request would repeat, or every attempt so far
+    /// failed the same way.
     pub fn halted(&self) -> Option<String> {
-        self.backends.iter().find_map(|(model, b)| {
-            b.halt().map(|h| {
-                format!(
-                    "stopped after {} attempts to reach {model} failed the same way: {}; {}",
-                    h.attempts, h.cause, h.fix
-                )
-            })
-        })
+        self.backends
+            .iter()
+            .find_map(|(model, b)| b.halt().map(|h| h.line(model)))
     }
 }
 

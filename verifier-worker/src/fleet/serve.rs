@@ -147,6 +147,6 @@ pub async fn run(args: Args) -> Result<()> {
         shutdown.clone(),
         served,
     )
-    .await;
+    .await?;
     Ok(())
 }

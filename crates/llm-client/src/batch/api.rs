@@ -5,8 +5,8 @@
 //! from its `results_url`).
 
 use crate::health::Cause;
-use crate::{address_of, authorized, parse_answer, Answer, ApiKey, Failure, ANTHROPIC_VERSION};
-use autoeval_models::{retryable_status, ModelSpec};
+use crate::{address_of, parse_answer, provider, refusal, Answer, ApiKey, Failure};
+use autoeval_models::ModelSpec;
 use serde_json::{json, Value};
 
 /// Which batch API a model is batched through.
@@ -109,14 +109,8 @@ impl BatchApi {
         self.with_headers(self.conn.http.post(url))
     }
 
-    fn with_headers(&self, mut r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if self.kind == Kind::Anthropic {
-            r = r.header("anthropic-version", ANTHROPIC_VERSION);
-        }
-        match &self.conn.key {
-            Some(k) => authorized(r, &self.spec, k),
-            None => r,
-        }
+    fn with_headers(&self, r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        provider::of(&self.spec).authorize(r, self.conn.key.as_ref())
     }
 
     /// Sends `request` and reads its whole body; an error status or a
@@ -132,13 +126,10 @@ impl BatchApi {
             } else {
                 Cause::Other
             };
-            Failure {
-                status: None,
+            Failure::transport(
                 cause,
-                message: self.redact(&format!("batch request to {address} failed: {root}")),
-                retryable: true,
-                retry_after: None,
-            }
+                self.redact(&format!("batch request to {address} failed: {root}")),
+            )
         })?;
         let status = response.status().as_u16();
         let retry_after = response
@@ -146,27 +137,22 @@ impl BatchApi {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| autoeval_models::parse_retry_after(v, std::time::SystemTime::now()));
-        let body = response.bytes().await.map_err(|e| Failure {
-            status: Some(status),
-            cause: Cause::Other,
-            message: self.redact(&format!("the batch API's reply could not be read: {e}")),
-            retryable: true,
-            retry_after: None,
+        let body = response.bytes().await.map_err(|e| {
+            Failure::transport(
+                Cause::Other,
+                self.redact(&format!("the batch API's reply could not be read: {e}")),
+            )
         })?;
         if !(200..300).contains(&status) {
-            let excerpt: String = String::from_utf8_lossy(&body[..body.len().min(1200)])
-                .chars()
-                .take(300)
-                .collect();
-            return Err(Failure {
-                status: Some(status),
-                cause: Cause::Status(status),
-                message: self.redact(&format!(
-                    "the batch API at {address} answered HTTP {status}: {excerpt}"
-                )),
-                retryable: retryable_status(status),
+            let mut failure = refusal(
+                &self.spec,
+                &format!("the batch API at {address}"),
+                status,
+                &body,
                 retry_after,
-            });
+            );
+            failure.message = self.redact(&failure.message);
+            return Err(failure);
         }
         Ok(body.to_vec())
     }
@@ -180,13 +166,7 @@ impl BatchApi {
 
     /// A reply that is not the JSON expected.
     fn malformed(&self, what: &str) -> Failure {
-        Failure {
-            status: None,
-            cause: Cause::Other,
-            message: format!("the batch API's reply is malformed ({what})"),
-            retryable: true,
-            retry_after: None,
-        }
+        Failure::malformed(200, format!("the batch API's reply is malformed ({what})"))
     }
 
     fn json(&self, body: &[u8], what: &str) -> Result<Value, Failure> {
@@ -389,7 +369,7 @@ impl BatchApi {
         let outcome = match status {
             Some(s) if (200..300).contains(&s) => {
                 let body = response["body"].to_string();
-                parse_answer(false, s, body.as_bytes())
+                parse_answer(&self.spec, s, body.as_bytes())
                     .map(|a| self.kept(a))
                     .map_err(|f| (Some(s), f.message))
             }
@@ -418,7 +398,7 @@ impl BatchApi {
         let outcome = match result["type"].as_str().unwrap_or_default() {
             "succeeded" => {
                 let body = result["message"].to_string();
-                parse_answer(true, 200, body.as_bytes())
+                parse_answer(&self.spec, 200, body.as_bytes())
                     .map(|a| self.kept(a))
                     .map_err(|f| (None, f.message))
             }

@@ -571,19 +571,21 @@ impl Batcher {
                 }
                 Err(f) => f,
             };
-            let halted = self
-                .health
-                .failed(failure.cause.clone(), &failure.message, |c| c.fix(None));
-            if halted || !failure.retryable || attempt >= self.retry.max_attempts.max(1) {
-                return Err(CallError::Api {
-                    status: failure.status,
-                    message: format!("{what}: {}", failure.message),
-                    attempts: attempt,
-                });
-            }
-            let wait = self
-                .retry
-                .delay(attempt, failure.retry_after, crate::jitter());
+            let caller = crate::retry::Caller {
+                key: None,
+                key_variable: self.spec.key_variable(),
+                what,
+            };
+            let wait = match crate::retry::after_failure(
+                &self.health,
+                &self.retry,
+                failure,
+                attempt,
+                &caller,
+            ) {
+                crate::retry::Next::Retry(wait) => wait,
+                crate::retry::Next::Fail(e) => return Err(e),
+            };
             tracing::debug!(attempt, ?wait, what, "retrying a batch request");
             tokio::time::sleep(wait).await;
         }

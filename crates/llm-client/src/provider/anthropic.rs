@@ -1,0 +1,96 @@
+//! Anthropic's messages API: the key in `x-api-key` beside
+//! `anthropic-version`, `/v1/messages`, an answer's `content` blocks, and
+//! errors as `{"type": "error", "error": {"type", "message"}}`.
+
+use super::{add_extra, message_of, openai::too_long_for_context, reported_usage, Provider, Reason};
+use crate::{Answer, ApiKey};
+use autoeval_models::GenerationParams;
+use serde_json::{json, Value};
+
+/// The version of Anthropic's API the requests are written for.
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Anthropic's messages API.
+pub(crate) struct Anthropic;
+
+impl Provider for Anthropic {
+    fn default_base(&self) -> &'static str {
+        "https://api.anthropic.com"
+    }
+
+    fn chat_path(&self) -> &'static str {
+        "/v1/messages"
+    }
+
+    fn authorize(
+        &self,
+        r: reqwest::RequestBuilder,
+        key: Option<&ApiKey>,
+    ) -> reqwest::RequestBuilder {
+        let r = r.header("anthropic-version", ANTHROPIC_VERSION);
+        match key {
+            Some(k) => r.header("x-api-key", k.expose()),
+            None => r,
+        }
+    }
+
+    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
+        let mut body = json!({
+            "model": model,
+            "max_tokens": p.max_tokens,
+            "temperature": p.temperature,
+            "messages": [{"role": "user", "content": prompt}],
+        });
+        if let Some(system) = &p.system {
+            body["system"] = json!(system);
+        }
+        if p.reasoning {
+            // Extended thinking takes no temperature other than the default.
+            body.as_object_mut().map(|b| b.remove("temperature"));
+        }
+        add_extra(&mut body, p);
+        body
+    }
+
+    fn read_answer(&self, v: &Value) -> Result<Answer, &'static str> {
+        let text: String = v["content"]
+            .as_array()
+            .ok_or("no content")?
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect();
+        Ok(Answer {
+            text,
+            usage: reported_usage(&v["usage"], "input_tokens", "output_tokens"),
+            too_long: false,
+            finish_reason: v["stop_reason"].as_str().map(String::from),
+        })
+    }
+
+    fn reason(&self, status: u16, body: &Value) -> Reason {
+        let kind = body["error"]["type"].as_str().unwrap_or_default();
+        let message = message_of(body);
+        // A spend cap comes as a rate limit that no wait within the month mends.
+        let spend_cap = body["error"]["details"]["error_code"] == "enforced_spend_limit_reached";
+        match kind {
+            "billing_error" => Reason::QuotaExhausted,
+            _ if spend_cap => Reason::QuotaExhausted,
+            "invalid_request_error"
+                if message.contains("credit balance") || message.contains("api usage limits") =>
+            {
+                Reason::QuotaExhausted
+            }
+            "invalid_request_error" if too_long_for_context(&message) => Reason::ContextLength,
+            "invalid_request_error" => Reason::BadRequest,
+            "authentication_error" => Reason::Auth,
+            "permission_error" => Reason::Permission,
+            "not_found_error" => Reason::UnknownModel,
+            "request_too_large" => Reason::TooLarge,
+            "rate_limit_error" => Reason::RateLimit,
+            "overloaded_error" => Reason::Overloaded,
+            "api_error" if message.contains("overloaded") => Reason::Overloaded,
+            "api_error" => Reason::ServerError,
+            _ => super::refusal_of_status(status),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! OpenAI's chat-completions API and the servers that speak it (vLLM,
+//! Ollama, llama.cpp and the local mock): bearer keys, `/chat/completions`,
+//! `choices[0].message`, and errors as `{"error": {"message", "type",
+//! "code"}}` (OpenAI, newer vLLM, Ollama, llama.cpp), `{"object": "error",
+//! "message", "type", "code"}` (older vLLM) or `{"error": "…"}` (Ollama's own).
+
+use super::{add_extra, message_of, reported_usage, Provider, Reason};
+use crate::{Answer, ApiKey};
+use autoeval_models::GenerationParams;
+use serde_json::{json, Value};
+
+/// Any OpenAI-compatible chat-completions server.
+pub(crate) struct OpenAiCompatible;
+
+impl Provider for OpenAiCompatible {
+    fn default_base(&self) -> &'static str {
+        "https://api.openai.com/v1"
+    }
+
+    fn chat_path(&self) -> &'static str {
+        "/chat/completions"
+    }
+
+    fn authorize(
+        &self,
+        r: reqwest::RequestBuilder,
+        key: Option<&ApiKey>,
+    ) -> reqwest::RequestBuilder {
+        match key {
+            Some(k) => r.bearer_auth(k.expose()),
+            None => r,
+        }
+    }
+
+    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
+        let mut messages = Vec::new();
+        if let Some(system) = &p.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.push(json!({"role": "user", "content": prompt}));
+        let mut body = json!({"model": model, "messages": messages});
+        if p.reasoning {
+            // o1/o3-style models reject max_tokens and any temperature.
+            body["max_completion_tokens"] = json!(p.max_tokens);
+        } else {
+            body["temperature"] = json!(p.temperature);
+            body["max_tokens"] = json!(p.max_tokens);
+        }
+        if let Some(seed) = p.seed {
+            body["seed"] = json!(seed);
+        }
+        add_extra(&mut body, p);
+        body
+    }
+
+    fn read_answer(&self, v: &Value) -> Result<Answer, &'static str> {
+        let message = v["choices"][0].get("message").ok_or("no choices")?;
+        // A null content (a reasoning model that ran out of tokens, a refusal)
+        // is an empty answer: the model's, not the API's, failure.
+        let text = message["content"].as_str().unwrap_or_default();
+        Ok(Answer {
+            text: text.to_string(),
+            usage: reported_usage(&v["usage"], "prompt_tokens", "completion_tokens"),
+            too_long: false,
+            finish_reason: v["choices"][0]["finish_reason"].as_str().map(String::from),
+        })
+    }
+
+    fn reason(&self, status: u16, body: &Value) -> Reason {
+        let error = if body["error"].is_object() {
+            &body["error"]
+        } else {
+            body
+        };
+        let word = |field: &str| error[field].as_str().unwrap_or_default().to_lowercase();
+        let (code, kind) = (word("code"), word("type"));
+        let message = message_of(body);
+        let is = |w: &str| code == w || kind == w;
+        if is("insufficient_quota") || BILLING_CODES.iter().any(|c| is(c)) || spent(&message) {
+            return Reason::QuotaExhausted;
+        }
+        // OpenAI: one request larger than the whole tokens-per-minute
+        // budget, under the same code as a rate limit; no wait helps it.
+        if message.starts_with("request too large for") {
+            return Reason::TooLarge;
+        }
+        if is("context_length_exceeded")
+            || is("exceed_context_size_error")
+            || too_long_for_context(&message)
+        {
+            return Reason::ContextLength;
+        }
+        if is("invalid_api_key") || is("authentication_error") {
+            return Reason::Auth;
+        }
+        // llama.cpp's router answers an unknown model with 400, Ollama's
+        // type said `api_error` for everything before 0.18.
+        let unknown_model = message.contains("model")
+            && (message.contains("not found") || message.contains("does not exist"));
+        if is("model_not_found") || (unknown_model && matches!(status, 400 | 404)) {
+            return Reason::UnknownModel;
+        }
+        if is("not_supported_error") || cannot_serve(&message) {
+            return Reason::Unservable;
+        }
+        match status {
+            429 => Reason::RateLimit,
+            // Unavailable for now: overloaded, busy, loading the model.
+            503 | 529 => Reason::Overloaded,
+            _ => super::refusal_of_status(status),
+        }
+    }
+}
+
+/// OpenAI's codes for a spent account, beside `insufficient_quota`.
+const BILLING_CODES: [&str; 5] = [
+    "billing_hard_limit_reached",
+    "credit_balance_exhausted",
+    "organization_spend_limit_exceeded",
+    "project_spend_limit_exceeded",
+    "organization_usage_limit_exceeded",
+];
+
+/// Words by which a server says it cannot serve the model as it was
+/// started, whatever the request (Ollama short of memory, llama.cpp
+/// without a flag): a 5xx that no retry mends.
+fn cannot_serve(message: &str) -> bool {
+    message.contains("requires more system memory") || message.contains("--jinja")
+}
+
+/// Words by which OpenAI-compatible servers say the account's money is spent.
+fn spent(message: &str) -> bool {
+    message.contains("exceeded your current quota")
+        || message.contains("check your plan and billing")
+        || message.contains("credit balance is too low")
+}
+
+/// Words by which servers say prompt and cap exceed the model's context
+/// (OpenAI and vLLM: "maximum context length is N tokens", "the model's
+/// context length is only N tokens"; llama.cpp: "exceeds the available
+/// context size", "Context size has been exceeded"; Ollama: "longer than
+/// the context length"; Anthropic: "prompt is too long", "exceed context
+/// limit", "exceeds model context window").
+pub(super) fn too_long_for_context(message: &str) -> bool {
+    [
+        "maximum context length",
+        "context length is only",
+        "context length exceeded",
+        "longer than the context length",
+        "available context size",
+        "context size has been exceeded",
+        "context window",
+        "exceed context limit",
+        "prompt is too long",
+    ]
+    .iter()
+    .any(|words| message.contains(words))
+}
