@@ -67,17 +67,16 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
-    if removed == 0 {
-        if !args.quiet {
-            eprintln!("rerun: nothing to rerun: no round ended in an API failure, a verifier error or a timeout");
-        }
-        return Ok(());
-    }
     let display = progress_display(args.quiet, args.plain, 10);
     if !args.quiet {
-        eprintln!(
-            "rerun: {removed} rounds ended in an API failure, a verifier error or a timeout; running them again"
-        );
+        if removed == 0 {
+            // A halt or a pause leaves units never sent: those are run.
+            eprintln!("rerun: no round ended in an API failure, a verifier error or a timeout; running the units never sent, if any");
+        } else {
+            eprintln!(
+                "rerun: {removed} rounds ended in an API failure, a verifier error or a timeout; running them again"
+            );
+        }
     }
-    execute(&dir, &settings, display)
+    execute(&dir, &settings, display, dir.caps()?)
 }

@@ -1,7 +1,9 @@
-//! `autoeval resume DIR --fleet --budget-usd MORE`: continues a fleet run
-//! paused at its cost or token cap. One step in Redis sets the new caps,
-//! unpauses the run and takes the tasks its workers set aside; exactly
-//! those are published again, and the tasks still queued are done as usual.
+//! `autoeval resume DIR [--fleet] --budget-usd MORE`: continues a run
+//! paused at its cost or token cap. On a fleet, one step in Redis sets the
+//! new caps, unpauses the run and takes the tasks its workers set aside;
+//! exactly those are published again, and the tasks still queued are done
+//! as usual. On this machine, the run goes on from its records with the new
+//! caps, charged from what those records paid.
 
 use crate::app::run::progress_display;
 use anyhow::{bail, Result};
@@ -30,21 +32,22 @@ pub struct Args {
 /// Runs `autoeval resume`.
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    if !args.fleet.fleet {
-        if dir.is_fleet() {
-            bail!(
-                "resume continues a fleet run: add --fleet, `autoeval resume {} --fleet`",
-                args.dir.display()
-            );
-        }
+    if !args.fleet.fleet && dir.is_fleet() {
         bail!(
-            "resume continues a fleet run paused at its budget; a run on this machine resumes with the command that started it, or `autoeval run --config {} --out {}`",
-            dir.config().display(),
+            "resume continues a fleet run: add --fleet, `autoeval resume {} --fleet`",
             args.dir.display()
         );
     }
     let settings = dir.settings()?;
     let display = progress_display(args.quiet, args.plain, 10);
+    if !args.fleet.fleet {
+        // A run on this machine goes on from its records, every paid reply cached.
+        let caps = crate::run::caps_after(dir.caps()?, &args.budget);
+        if caps.usd.is_some() {
+            autoeval_fleet_coordinator::refuse_unpriced(&settings)?;
+        }
+        return crate::app::run::execute(&dir, &settings, display, caps);
+    }
     crate::app::run::on_fleet(
         &dir,
         &settings,

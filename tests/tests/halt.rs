@@ -83,23 +83,31 @@ fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_fini
     let hint = format!("autoeval rerun {} --failed --fleet", fleet.out.display());
     assert!(said_fleet.contains(&hint), "{said_fleet}");
 
-    // Every call sent is recorded as a failure; the units never sent stay
-    // pending (no record), as on one machine.
-    let plan_units = {
-        let all = records(&one_machine);
-        assert!(all.iter().all(|r| r.verdict == Verdict::ApiFailure));
-        all.len()
-    };
-    let first = records(&fleet.out);
-    assert!(
-        first.iter().all(|r| r.verdict == Verdict::ApiFailure),
-        "only failed calls are recorded"
+    // Nothing ever reached a server: no round is a failure on either side,
+    // the tasks in hand included, and every unit stays pending (no record).
+    let (here, there) = (records(&one_machine), records(&fleet.out));
+    eprintln!(
+        "records: one machine {}, fleet {} (api failures {} and {}) of {} units",
+        here.len(),
+        there.len(),
+        here.iter()
+            .filter(|r| r.verdict == Verdict::ApiFailure)
+            .count(),
+        there
+            .iter()
+            .filter(|r| r.verdict == Verdict::ApiFailure)
+            .count(),
+        unit_count(&fleet)
     );
-    let units = unit_count(&fleet);
     assert!(
-        first.len() < units && plan_units < units,
-        "a halt leaves units pending: {} and {plan_units} recorded of {units}",
-        first.len()
+        here.is_empty(),
+        "one machine records nothing: {}",
+        here.len()
+    );
+    assert!(
+        there.is_empty(),
+        "the fleet records nothing: {}",
+        there.len()
     );
 
     // The line's command, once the server is back, finishes the run.
@@ -215,4 +223,62 @@ fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
     let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
     assert_eq!(ended.len(), unit_count(fleet), "every unit has its outcome");
     assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+}
+
+#[test]
+fn a_spent_quota_stops_a_fleet_run_of_a_thousand_units_in_seconds_leaving_every_unit_pending() {
+    let quota = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/llm-client/tests/fixtures/provider-errors/openai/insufficient-quota.json");
+    let mut fleet = Fleet::new("quota", &["--refuse-with", quota.to_str().unwrap()]);
+    fleet.start_worker(16);
+    fleet.start_verifier(1);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let started = std::time::Instant::now();
+    let stopped = fleet.autoeval_output(&[
+        "run",
+        "--model",
+        &fleet.model,
+        "--dataset",
+        "plogic",
+        "--prompt",
+        "zero-shot",
+        "--per-bucket",
+        "25",
+        "--batches",
+        "2",
+        "--max-attempts",
+        "6",
+        "--quiet",
+        "--out",
+        &out,
+        "--fleet",
+        "--amqp",
+        AMQP,
+        "--redis",
+        REDIS,
+    ]);
+    let took = started.elapsed();
+    let said = String::from_utf8_lossy(&stopped.stderr).into_owned();
+    let requests = reqwest::blocking::get(format!("http://127.0.0.1:{}/stats", fleet.port))
+        .and_then(|r| r.json::<serde_json::Value>())
+        .expect("the mock's counts")["requests"]
+        .as_u64()
+        .unwrap();
+    let units = unit_count(&fleet);
+    eprintln!(
+        "fleet, quota: {units} units stopped after {requests} requests in {:.1} s, exit {:?}: {said}",
+        took.as_secs_f64(),
+        stopped.status.code()
+    );
+    assert!(units >= 1000, "{units} units");
+    assert_eq!(stopped.status.code(), Some(1), "{said}");
+    assert!(said.contains("refused (quota exhausted)"), "{said}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    assert!(requests <= 16 + 6, "{requests} requests");
+    assert!(
+        records(&fleet.out).is_empty(),
+        "every unit is pending, none failed"
+    );
+    fleet.stop_mock();
+    rerun_once_the_server_is_back(&mut fleet);
 }

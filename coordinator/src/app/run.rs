@@ -4,7 +4,9 @@
 
 use crate::app::provers::prover_pool;
 use anyhow::{Context, Result};
+use autoeval_engine::budget::{Capped, Caps, Spent};
 use autoeval_engine::local::{run_local, Concurrency, StageTimes};
+use autoeval_engine::Translate;
 use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_pipeline::{initial_tasks, RecordedUnits, VerifyStage};
 use autoeval_progress::{Display, Progress};
@@ -127,8 +129,9 @@ fn peak_memory_mib() -> Option<f64> {
 }
 
 /// Runs (or resumes) the run in `dir` to the end and writes its summary and report.
-pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()> {
+pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) -> Result<()> {
     claim_dir(dir, settings)?;
+    dir.keep_caps(caps)?;
     let t0 = Instant::now();
     // Counted first and made again as the run goes: the run holds a few
     // batches of items at a time, never all of them.
@@ -136,8 +139,16 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items, shortfalls = short.len(), "generated");
     let mut recorded = RecordedUnits::new(settings.plan.rounds);
+    // What the records paid is what a cap was spent on before.
+    let mut spent = Spent::default();
     // Each round is done once: the run goes on from what the file holds.
     let store = Arc::new(JsonlStore::open_for_new_rounds(&dir.results(), |r| {
+        if !r.cached {
+            spent = spent.plus(Spent {
+                usd: r.cost.unwrap_or(0.0),
+                tokens: r.usage.prompt_tokens + r.usage.completion_tokens,
+            });
+        }
         recorded.add(&r)
     })?);
     let units = settings.plan.units(items);
@@ -170,10 +181,14 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     // Batched calls wait hours for their batch, not seconds for a reply:
     // enough round trips must be in flight to fill the batches.
     let translate_slots = settings.concurrency.max(batch_slots(&translator));
-    let translator = Arc::new(translator);
+    let translator = Arc::new(Capped::new(Arc::new(translator), caps, spent));
     let halted = {
         let translator = translator.clone();
         move || translator.halted()
+    };
+    let (paused, spent_now) = {
+        let (a, b) = (translator.clone(), translator.clone());
+        (move || a.paused(), move || b.spent())
     };
     let progress = Arc::new(Progress::new(to_do, display));
     progress.name_rate_waits(waits);
@@ -199,6 +214,13 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display) -> Result<()
     ));
     progress.finish();
     let times = times?;
+    if let Some(why) = paused() {
+        let done = recorded_units(dir, settings.plan.rounds)?;
+        // A cap reached by the last unit leaves nothing to resume.
+        if (done as usize) < units {
+            return Err(one_machine_pause(dir, why, caps, spent_now(), done, units).into());
+        }
+    }
     if let Some(why) = halted() {
         return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
     }
@@ -295,4 +317,39 @@ pub fn on_fleet(
             display,
         )
     })
+}
+
+/// Units of the run in `dir` recorded to their end.
+fn recorded_units(dir: &RunDir, rounds: u32) -> Result<u64> {
+    let mut recorded = RecordedUnits::new(rounds);
+    autoeval_run_dir::for_each_record(&dir.results(), |r| recorded.add(&r))?;
+    Ok(recorded.finished() as u64)
+}
+
+/// How a one-machine run stops at its cap: paused, with the caps that
+/// would let it go on.
+fn one_machine_pause(
+    dir: &RunDir,
+    why: String,
+    caps: Caps,
+    spent: Spent,
+    done: u64,
+    units: usize,
+) -> autoeval_fleet_coordinator::Paused {
+    let budget = autoeval_redis_store::Budget {
+        cap_usd: caps.usd,
+        cap_tokens: caps.tokens,
+        spent_usd: spent.usd,
+        spent_tokens: spent.tokens,
+        ..autoeval_redis_store::Budget::default()
+    };
+    autoeval_fleet_coordinator::Paused {
+        run: dir.0.display().to_string(),
+        why,
+        done,
+        units,
+        dir: dir.0.display().to_string(),
+        more: autoeval_fleet_coordinator::raised_caps(&budget, done, units),
+        fleet: false,
+    }
 }

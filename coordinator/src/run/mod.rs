@@ -209,9 +209,6 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     if baseline_given {
         bail!("--baseline sets the power figures of a plan: add --dry-run");
     }
-    if args.budget.capped() && !args.fleet.fleet {
-        bail!("--budget-usd and --budget-tokens cap fleet runs (their workers share the spending in Redis); add --fleet, or run without a cap");
-    }
     let display = progress_display(args.quiet, args.plain, args.log_every);
     if args.fleet.fleet {
         return on_fleet(
@@ -223,7 +220,27 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
             autoeval_fleet_coordinator::Mode::Run,
         );
     }
-    execute(&RunDir(dir), &settings, display)
+    let dir = RunDir(dir);
+    let caps = caps_after(dir.caps()?, &args.budget);
+    if caps.usd.is_some() {
+        autoeval_fleet_coordinator::refuse_unpriced(&settings)?;
+    }
+    execute(&dir, &settings, display, caps)
+}
+
+/// A one-machine run's caps: those it was given before, changed as `budget`
+/// says (a cap given replaces its kind, `--no-budget` removes both).
+pub(crate) fn caps_after(
+    kept: autoeval_engine::budget::Caps,
+    budget: &autoeval_fleet_coordinator::BudgetArgs,
+) -> autoeval_engine::budget::Caps {
+    if budget.no_budget {
+        return autoeval_engine::budget::Caps::default();
+    }
+    autoeval_engine::budget::Caps {
+        usd: budget.budget_usd.or(kept.usd),
+        tokens: budget.budget_tokens.or(kept.tokens),
+    }
 }
 
 /// Warns of each entry of the run's price file that prices none of its

@@ -115,9 +115,16 @@ impl BrokerError {
 /// Whether a connection failure's words say no retry can mend it.
 fn permanent_detail(detail: &str) -> bool {
     let d = detail.to_ascii_lowercase().replace(['-', ' '], "_");
-    ["tls_failed", "access_refused", "not_allowed", "vhost", "invalidcertificate", "unknownissuer"]
-        .iter()
-        .any(|sign| d.contains(sign))
+    [
+        "tls_failed",
+        "access_refused",
+        "not_allowed",
+        "vhost",
+        "invalidcertificate",
+        "unknownissuer",
+    ]
+    .iter()
+    .any(|sign| d.contains(sign))
 }
 
 /// How long one operation over a broker connection (a settle, a declare,

@@ -14,6 +14,7 @@
 //! [`TranslateTask`]: autoeval_proto::TranslateTask
 //! [`VerifyTask`]: autoeval_proto::VerifyTask
 
+pub mod budget;
 mod custody;
 mod judge;
 pub mod local;

@@ -10,6 +10,7 @@ pub mod judge;
 mod pending;
 mod reconcile;
 mod refuse;
+pub use refuse::unpriced as refuse_unpriced;
 
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
@@ -87,8 +88,8 @@ pub const KEEP_S: u64 = 86_400;
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct BudgetArgs {
     /// Most the run may spend on model calls, in US dollars (as the price
-    /// table prices them): at the cap the run pauses, and `autoeval resume
-    /// DIR --fleet --budget-usd MORE` continues it.
+    /// table prices them): at the cap the run pauses (exit 75), and
+    /// `autoeval resume DIR [--fleet] --budget-usd MORE` continues it.
     #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
     pub budget_usd: Option<f64>,
     /// Most prompt plus completion tokens the run may pay for; at the cap it pauses.
@@ -158,14 +159,22 @@ pub struct Paused {
     pub dir: String,
     /// Caps that would let it go on, as flags.
     pub more: String,
+    /// Whether the run is a fleet's (resumed through it).
+    pub fleet: bool,
 }
 
 impl std::fmt::Display for Paused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "run {} is paused: {}; {} of {} units are done. Continue it with `autoeval resume {} --fleet {}` (or caps of your choosing)",
-            self.run, self.why, self.done, self.units, self.dir, self.more
+            "run {} is paused: {}; {} of {} units are done. Continue it with `autoeval resume {}{} {}` (or caps of your choosing)",
+            self.run,
+            self.why,
+            self.done,
+            self.units,
+            self.dir,
+            if self.fleet { " --fleet" } else { "" },
+            self.more
         )
     }
 }
@@ -594,6 +603,7 @@ pub fn execute(
             units,
             dir: dir.0.display().to_string(),
             more,
+            fleet: true,
         }
         .into());
     }

@@ -6,7 +6,7 @@ use autoeval_run_settings::{stage_settings, Resolved};
 
 /// A cost cap cannot be kept for a model the price table does not price:
 /// its calls would count as free.
-pub(crate) fn unpriced(settings: &Resolved) -> Result<()> {
+pub fn unpriced(settings: &Resolved) -> Result<()> {
     let prices = stage_settings(settings)?.prices;
     for model in &settings.plan.models {
         let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;

@@ -408,14 +408,20 @@ mod tests {
         assert!(h.halt().is_none(), "a refusal of one request never halts");
         assert!(fail_as(&h, Cause::Status(429), Class::Halt));
         let halt = h.halt().unwrap();
-        assert_eq!((halt.attempts, halt.kind), (1, HaltKind::Refused(Reason::Other)));
+        assert_eq!(
+            (halt.attempts, halt.kind),
+            (1, HaltKind::Refused(Reason::Other))
+        );
     }
 
     #[test]
     fn being_told_later_past_the_patience_halts_even_a_backend_that_worked() {
         let h = Health::with_patience(Duration::from_millis(30));
         h.succeeded();
-        assert!(!fail(&h, Cause::Status(429)), "the first 429 starts the clock");
+        assert!(
+            !fail(&h, Cause::Status(429)),
+            "the first 429 starts the clock"
+        );
         let started = Instant::now();
         while started.elapsed() < Duration::from_millis(30) {
             std::thread::sleep(Duration::from_millis(5));

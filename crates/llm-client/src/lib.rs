@@ -890,7 +890,13 @@ impl Backend {
             });
         };
         if !(200..300).contains(&status) {
-            return Err(refusal(&self.spec, &self.address(), status, &body, retry_after));
+            return Err(refusal(
+                &self.spec,
+                &self.address(),
+                status,
+                &body,
+                retry_after,
+            ));
         }
         let spec = self.spec.clone();
         if body.len() <= PARSE_INLINE_BYTES {

@@ -1,7 +1,7 @@
 //! What follows a failed attempt, for direct calls and batch requests
 //! alike: try again after a wait, fail this call, or halt the backend.
 
-use crate::health::{Failed, Health};
+use crate::health::{Cause, Failed, Health};
 use crate::provider::{Class, Reason};
 use crate::{jitter, ApiKey, CallError, Failure};
 use autoeval_models::RetryPolicy;
@@ -82,7 +82,14 @@ pub(crate) fn after_failure(
         Class::PerUnit => failure.reason.is_some_and(Reason::retried_alone),
         Class::Halt => false,
     };
-    if !retried || attempt >= policy.max_attempts.max(1) {
+    // Nothing was ever sent to a server of this backend (no connection was
+    // made, none ever answered): the call is not a unit's failure but the
+    // backend's, so it waits past its attempts for the backend's verdict (a
+    // halt, which leaves its unit pending, or an answer). The fail-fast
+    // streak and the patience bound that wait.
+    let unreached =
+        matches!(failure.cause, Cause::Refused(_) | Cause::UnknownHost(_)) && !answered_before;
+    if !retried || (attempt >= policy.max_attempts.max(1) && !unreached) {
         return Next::Fail(CallError::Api {
             status: failure.status,
             message,

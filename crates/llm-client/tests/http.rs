@@ -139,8 +139,15 @@ async fn a_retry_after_past_the_policys_longest_wait_halts_the_backend_at_once()
     assert_eq!(attempts, 1, "{cause}");
     assert!(cause.contains("Retry-After"), "{cause}");
     assert_eq!(stats(&base).await.rate_limited, 1, "one refusal was enough");
-    let halt = b.halt().expect("the backend stays halted until a probe is due");
-    assert!(halt.line("m").contains("wait until the provider's limit resets"), "{}", halt.line("m"));
+    let halt = b
+        .halt()
+        .expect("the backend stays halted until a probe is due");
+    assert!(
+        halt.line("m")
+            .contains("wait until the provider's limit resets"),
+        "{}",
+        halt.line("m")
+    );
 }
 
 #[tokio::test]

@@ -26,8 +26,13 @@ fn fixtures() -> Vec<(String, Value)> {
         }
         for file in std::fs::read_dir(&provider).unwrap() {
             let file = file.unwrap().path();
-            let name = file.strip_prefix(fixtures_dir()).unwrap().display().to_string();
-            let json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            let name = file
+                .strip_prefix(fixtures_dir())
+                .unwrap()
+                .display()
+                .to_string();
+            let json: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
             all.push((name, json));
         }
     }
@@ -76,7 +81,10 @@ fn every_recorded_provider_error_is_read_as_the_cause_and_class_it_documents() {
     let all = fixtures();
     assert!(all.len() >= 40, "{} fixtures", all.len());
     let mut wrong = Vec::new();
-    println!("{:<58} {:>6}  {:<26} class (never answered / answered before)", "fixture", "status", "reason");
+    println!(
+        "{:<58} {:>6}  {:<26} class (never answered / answered before)",
+        "fixture", "status", "reason"
+    );
     for (name, f) in &all {
         let status = u16::try_from(f["status"].as_u64().unwrap()).unwrap();
         let body = match &f["body"] {
@@ -85,7 +93,10 @@ fn every_recorded_provider_error_is_read_as_the_cause_and_class_it_documents() {
         };
         let reason = reason_of(&spec_of(f["provider"].as_str().unwrap()), status, &body);
         let (fresh, seasoned) = (reason.class(false), reason.class(true));
-        println!("{name:<58} {status:>6}  {:<26} {fresh:?} / {seasoned:?}", reason.name());
+        println!(
+            "{name:<58} {status:>6}  {:<26} {fresh:?} / {seasoned:?}",
+            reason.name()
+        );
         let expected = reason_named(f["cause"].as_str().unwrap());
         let documented = class_named(f["class"].as_str().unwrap());
         // A refused shape or context halts a backend that never worked and
@@ -106,7 +117,12 @@ async fn serve(config: MockConfig) -> String {
 }
 
 async fn stats(base: &str) -> Stats {
-    reqwest::get(format!("{base}/stats")).await.unwrap().json().await.unwrap()
+    reqwest::get(format!("{base}/stats"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 fn fixture(name: &str) -> Value {
@@ -116,13 +132,20 @@ fn fixture(name: &str) -> Value {
 /// What `calls` calls at `concurrency` at once made of a server that
 /// answers `refusal` to every request: the errors, the requests it saw, and
 /// how long until every call ended.
-async fn against(refusal: Refusal, calls: u32, concurrency: usize, retry: RetryPolicy) -> (Vec<CallError>, Stats, Duration) {
+async fn against(
+    refusal: Refusal,
+    calls: u32,
+    concurrency: usize,
+    retry: RetryPolicy,
+) -> (Vec<CallError>, Stats, Duration) {
     let base = serve(MockConfig {
         refusal: Some(refusal),
         ..MockConfig::default()
     })
     .await;
-    let spec: ModelSpec = format!("openai-compatible:reference@{base}/v1").parse().unwrap();
+    let spec: ModelSpec = format!("openai-compatible:reference@{base}/v1")
+        .parse()
+        .unwrap();
     let backend = std::sync::Arc::new(
         Backend::new(
             spec,
@@ -144,7 +167,8 @@ async fn against(refusal: Refusal, calls: u32, concurrency: usize, retry: RetryP
                 round: 1,
                 stage: Stage::Informalize,
             };
-            b.chat("[TASK]\npropositional logic\n\n[FORMULA]\np1\n", &sample).await
+            b.chat("[TASK]\npropositional logic\n\n[FORMULA]\np1\n", &sample)
+                .await
         }));
     }
     let mut errors = Vec::new();
@@ -164,12 +188,22 @@ async fn a_spent_quota_or_an_absurd_retry_after_stops_the_backend_after_the_requ
     for (what, refusal) in [("quota", quota), ("Retry-After 1e20", endless)] {
         let (errors, seen, took) = against(refusal, 1000, 16, policy).await;
         let bound = 16 + u64::from(policy.max_attempts);
-        println!("{what}: 1000 calls ended after {} requests in {:.2} s", seen.requests, took.as_secs_f64());
-        assert!(seen.requests <= bound, "{what}: {} requests, more than {bound}", seen.requests);
+        println!(
+            "{what}: 1000 calls ended after {} requests in {:.2} s",
+            seen.requests,
+            took.as_secs_f64()
+        );
+        assert!(
+            seen.requests <= bound,
+            "{what}: {} requests, more than {bound}",
+            seen.requests
+        );
         assert!(
             errors.iter().all(|e| matches!(e, CallError::Halted { .. })),
             "{what}: every call ends halted, leaving its unit pending: {:?}",
-            errors.iter().find(|e| !matches!(e, CallError::Halted { .. }))
+            errors
+                .iter()
+                .find(|e| !matches!(e, CallError::Halted { .. }))
         );
     }
 }
@@ -183,8 +217,14 @@ async fn a_provider_that_only_ever_says_later_stops_the_backend_within_the_polic
     };
     let mut later = fixture("anthropic/overloaded.json");
     later["provider"] = Value::String("openai".into());
-    let (errors, seen, took) = against(Refusal::from_fixture(&later, 0).unwrap(), 400, 4, policy).await;
-    println!("overloaded forever: 400 calls ended after {} requests in {:.2} s (patience {:?})", seen.requests, took.as_secs_f64(), policy.patience());
+    let (errors, seen, took) =
+        against(Refusal::from_fixture(&later, 0).unwrap(), 400, 4, policy).await;
+    println!(
+        "overloaded forever: 400 calls ended after {} requests in {:.2} s (patience {:?})",
+        seen.requests,
+        took.as_secs_f64(),
+        policy.patience()
+    );
     // Without the patience, each of 100 rounds of 4 calls would wait out its
     // three attempts: at least 100 * 2 waits of up to 200 ms, and 1200 requests.
     assert!(seen.requests < 400, "{} requests", seen.requests);

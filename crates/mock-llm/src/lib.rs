@@ -95,7 +95,12 @@ impl Refusal {
             .as_object()
             .map(|h| {
                 h.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), String::from)))
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.as_str().map_or_else(|| v.to_string(), String::from),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -478,7 +483,11 @@ async fn answer(
     s.count_prompt(&prompt);
     if let Some(refusal) = s.config.refusal.as_ref().filter(|r| n >= r.after) {
         s.refused.fetch_add(1, Ordering::Relaxed);
-        s.log(arrived, StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST), 0);
+        s.log(
+            arrived,
+            StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
+            0,
+        );
         return refusal.response();
     }
     if let Some(limit) = s.config.max_concurrent {

@@ -4,6 +4,7 @@
 //! writes here what it reads back from Redis.
 
 mod batches;
+mod caps;
 mod judges;
 mod store;
 

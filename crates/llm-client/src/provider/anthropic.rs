@@ -2,7 +2,9 @@
 //! `anthropic-version`, `/v1/messages`, an answer's `content` blocks, and
 //! errors as `{"type": "error", "error": {"type", "message"}}`.
 
-use super::{add_extra, message_of, openai::too_long_for_context, reported_usage, Provider, Reason};
+use super::{
+    add_extra, message_of, openai::too_long_for_context, reported_usage, Provider, Reason,
+};
 use crate::{Answer, ApiKey};
 use autoeval_models::GenerationParams;
 use serde_json::{json, Value};

@@ -21,8 +21,11 @@ pub(crate) trait Provider: Sync {
     /// The path of a chat request under the base address.
     fn chat_path(&self) -> &'static str;
     /// `r` carrying the key and any header the API requires.
-    fn authorize(&self, r: reqwest::RequestBuilder, key: Option<&ApiKey>)
-        -> reqwest::RequestBuilder;
+    fn authorize(
+        &self,
+        r: reqwest::RequestBuilder,
+        key: Option<&ApiKey>,
+    ) -> reqwest::RequestBuilder;
     /// The body of one chat request for `prompt` to `model`.
     fn request_body(&self, model: &str, params: &GenerationParams, prompt: &str) -> Value;
     /// The answer in a successful reply, or what it lacks.
