@@ -96,7 +96,10 @@ pub(crate) fn after_failure(
             attempts: attempt,
         });
     }
-    Next::Retry(policy.delay(attempt, failure.retry_after, jitter()))
+    // Past its own attempts (a call waiting for the verdict), a call waits
+    // no longer than its last attempt did.
+    let step = attempt.min(policy.max_attempts.max(1));
+    Next::Retry(policy.delay(step, failure.retry_after, jitter()))
 }
 
 /// A wait in words: seconds, or hours when long.
