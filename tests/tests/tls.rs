@@ -92,3 +92,88 @@ fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintex
         "{told}"
     );
 }
+
+/// Runs `binary ARGS` until it exits (within `limit`); its status, stderr and time.
+fn exits_within(
+    binary: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> (Option<i32>, String, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(autoeval_e2e::fleet::binary(binary))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the service starts");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("a child") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{binary} {args:?} still runs after {limit:?}: a connection no retry can make must end it");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .expect("its stderr");
+    (status.code(), stderr, started.elapsed())
+}
+
+#[test]
+fn a_worker_and_a_verifier_exit_when_the_broker_or_redis_can_never_take_them() {
+    let limit = std::time::Duration::from_secs(60);
+    let tls_to_plaintext = AMQP.replacen("amqp://", "amqps://", 1);
+    let wrong_password = AMQP.replacen("guest:guest@", "guest:wrong@", 1);
+    let no_vhost = AMQP.replacen("/%2f", "/no-such-vhost", 1);
+    let rediss_to_plaintext = REDIS.replacen("redis://", "rediss://", 1);
+    let cases = [
+        (
+            "amqps:// to a plaintext port",
+            tls_to_plaintext.as_str(),
+            REDIS,
+            "TLS failed",
+        ),
+        (
+            "a refused password",
+            wrong_password.as_str(),
+            REDIS,
+            "ACCESS_REFUSED",
+        ),
+        (
+            "an unknown vhost",
+            no_vhost.as_str(),
+            REDIS,
+            "vhost no-such-vhost not found",
+        ),
+        (
+            "rediss:// to a plaintext port",
+            AMQP,
+            rediss_to_plaintext.as_str(),
+            "TLS failed",
+        ),
+    ];
+    for service in ["autoeval-worker", "autoeval-verifier"] {
+        for (what, amqp, redis, words) in cases {
+            let mut args = vec!["--amqp", amqp, "--redis", redis];
+            if service == "autoeval-worker" {
+                args.extend(["--model", "reference"]);
+            }
+            let (code, stderr, took) = exits_within(service, &args, limit);
+            let last = stderr.lines().last().unwrap_or_default();
+            eprintln!(
+                "{service}, {what}: exit {code:?} after {:.1} s: {last}",
+                took.as_secs_f64()
+            );
+            assert_eq!(code, Some(1), "{stderr}");
+            assert!(last.contains(words), "{last}");
+        }
+    }
+}

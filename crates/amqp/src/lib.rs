@@ -45,6 +45,15 @@ pub enum BrokerError {
         /// Why, in one line: the innermost cause the client gave.
         detail: String,
     },
+    /// The broker answers, but refuses this connection for good: TLS with a
+    /// plaintext port, credentials or a vhost it does not know.
+    #[error("the broker at {url} refuses this connection ({detail}); correct --amqp (or AUTOEVAL_AMQP): its scheme, credentials or vhost")]
+    Refused {
+        /// Where, without credentials.
+        url: String,
+        /// Why, in one line.
+        detail: String,
+    },
     /// The TLS material for an `amqps://` URL cannot be read.
     #[error(transparent)]
     Tls(#[from] autoeval_proto::tls::TlsError),
@@ -104,7 +113,7 @@ impl BrokerError {
     /// broker that does not answer in time, is worth retrying.
     pub fn is_permanent(&self) -> bool {
         match self {
-            BrokerError::Tls(_) => true,
+            BrokerError::Tls(_) | BrokerError::Refused { .. } => true,
             BrokerError::Connect { detail, .. } => permanent_detail(detail),
             BrokerError::Amqp { source, .. } => permanent_detail(&source.to_string()),
             _ => false,
@@ -322,7 +331,12 @@ impl Broker {
                 Err(e) => {
                     permanent = if e.is_permanent() { permanent + 1 } else { 0 };
                     if permanent >= PERMANENT_TRIES {
-                        return Err(e);
+                        return Err(match e {
+                            BrokerError::Connect { url, detail } => {
+                                BrokerError::Refused { url, detail }
+                            }
+                            other => other,
+                        });
                     }
                     tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64, "broker unavailable");
                     tokio::time::sleep(wait).await;
@@ -660,6 +674,25 @@ fn header_number(table: &FieldTable, name: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_no_retry_mends_is_told_from_a_broker_away() {
+        // The broker's and the TLS layer's own words, as seen from lapin.
+        for permanent in [
+            "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile.",
+            "NOT_ALLOWED - vhost nosuchvhost not found",
+            "TLS failed: received corrupt message of type InvalidContentType; is that port a TLS listener?",
+        ] {
+            assert!(permanent_detail(permanent), "{permanent}");
+        }
+        for away in [
+            "Connection refused (os error 111)",
+            "connection reset by peer",
+            "timed out",
+        ] {
+            assert!(!permanent_detail(away), "{away}");
+        }
+    }
 
     #[test]
     fn a_bundled_prefetch_keeps_the_slots_busy_without_hoarding() {
