@@ -257,10 +257,15 @@ fn a_cost_cap_on_a_model_without_a_price_is_refused() {
 }
 
 #[test]
-fn a_cap_on_a_one_machine_run_is_refused_not_ignored() {
+fn a_cost_cap_on_a_one_machine_run_of_a_model_without_a_price_is_refused_as_on_a_fleet() {
     let said = refused_run(
         "budget-local",
-        &["--model", "reference", "--budget-usd", "1"],
+        &[
+            "--model",
+            "openai-compatible:unpriced@http://127.0.0.1:9/v1",
+            "--budget-usd",
+            "1",
+        ],
     );
-    assert!(said.contains("add --fleet"), "{said}");
+    assert!(said.contains("--budget-usd needs a price for"), "{said}");
 }

@@ -226,59 +226,77 @@ fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
 }
 
 #[test]
-fn a_spent_quota_stops_a_fleet_run_of_a_thousand_units_in_seconds_leaving_every_unit_pending() {
-    let quota = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../crates/llm-client/tests/fixtures/provider-errors/openai/insufficient-quota.json");
-    let mut fleet = Fleet::new("quota", &["--refuse-with", quota.to_str().unwrap()]);
-    fleet.start_worker(16);
-    fleet.start_verifier(1);
-    let out = fleet.out.to_string_lossy().into_owned();
-    let started = std::time::Instant::now();
-    let stopped = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "plogic",
-        "--prompt",
-        "zero-shot",
-        "--per-bucket",
-        "25",
-        "--batches",
-        "2",
-        "--max-attempts",
-        "6",
-        "--quiet",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ]);
-    let took = started.elapsed();
-    let said = String::from_utf8_lossy(&stopped.stderr).into_owned();
-    let requests = reqwest::blocking::get(format!("http://127.0.0.1:{}/stats", fleet.port))
-        .and_then(|r| r.json::<serde_json::Value>())
-        .expect("the mock's counts")["requests"]
-        .as_u64()
-        .unwrap();
-    let units = unit_count(&fleet);
-    eprintln!(
-        "fleet, quota: {units} units stopped after {requests} requests in {:.1} s, exit {:?}: {said}",
-        took.as_secs_f64(),
-        stopped.status.code()
-    );
-    assert!(units >= 1000, "{units} units");
-    assert_eq!(stopped.status.code(), Some(1), "{said}");
-    assert!(said.contains("refused (quota exhausted)"), "{said}");
-    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
-    assert!(requests <= 16 + 6, "{requests} requests");
-    assert!(
-        records(&fleet.out).is_empty(),
-        "every unit is pending, none failed"
-    );
-    fleet.stop_mock();
-    rerun_once_the_server_is_back(&mut fleet);
+fn a_spent_quota_or_an_absurd_retry_after_stops_a_fleet_run_of_a_thousand_units_in_seconds() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/llm-client/tests/fixtures/provider-errors/openai");
+    let mut endless: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("rate-limit-requests.json")).expect("a fixture"),
+    )
+    .expect("JSON");
+    endless["headers"]["retry-after"] = serde_json::Value::String("1e20".into());
+    let endless_file =
+        std::env::temp_dir().join(format!("retry-after-1e20-{}.json", std::process::id()));
+    std::fs::write(&endless_file, endless.to_string()).expect("a scratch file");
+    let quota_file = fixtures.join("insufficient-quota.json");
+    for (what, fixture, words) in [
+        ("quota", quota_file.as_path(), "refused (quota exhausted)"),
+        (
+            "retry-after",
+            endless_file.as_path(),
+            "Retry-After asks for",
+        ),
+    ] {
+        let mut fleet = Fleet::new(what, &["--refuse-with", fixture.to_str().unwrap()]);
+        fleet.start_worker(16);
+        fleet.start_verifier(1);
+        let out = fleet.out.to_string_lossy().into_owned();
+        let started = std::time::Instant::now();
+        let stopped = fleet.autoeval_output(&[
+            "run",
+            "--model",
+            &fleet.model,
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--per-bucket",
+            "25",
+            "--batches",
+            "2",
+            "--max-attempts",
+            "6",
+            "--quiet",
+            "--out",
+            &out,
+            "--fleet",
+            "--amqp",
+            AMQP,
+            "--redis",
+            REDIS,
+        ]);
+        let took = started.elapsed();
+        let said = String::from_utf8_lossy(&stopped.stderr).into_owned();
+        let requests = reqwest::blocking::get(format!("http://127.0.0.1:{}/stats", fleet.port))
+            .and_then(|r| r.json::<serde_json::Value>())
+            .expect("the mock's counts")["requests"]
+            .as_u64()
+            .unwrap();
+        let units = unit_count(&fleet);
+        eprintln!(
+            "fleet, {what}: {units} units stopped after {requests} requests in {:.1} s, exit {:?}: {said}",
+            took.as_secs_f64(),
+            stopped.status.code()
+        );
+        assert!(units >= 1000, "{units} units");
+        assert_eq!(stopped.status.code(), Some(1), "{said}");
+        assert!(said.contains(words), "{said}");
+        assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+        assert!(requests <= 16 + 6, "{requests} requests");
+        assert!(
+            records(&fleet.out).is_empty(),
+            "every unit is pending, none failed"
+        );
+        fleet.stop_mock();
+        rerun_once_the_server_is_back(&mut fleet);
+    }
 }

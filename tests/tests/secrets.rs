@@ -358,11 +358,16 @@ fn planted_credentials_never_reach_an_output() {
         assert!(metrics.contains("autoeval_"), "no metrics at {health}");
         outputs.add(format!("/metrics of {health}"), metrics);
     }
-    let records = std::fs::read_to_string(refused.out.join("results.jsonl")).unwrap_or_default();
-    // The server's echo of the key reached the records, redacted.
+    // A refused key halts the backend at its first reply: the server's echo
+    // of the key reaches the line that stops the run, redacted, and no record.
+    let stopped = outputs
+        .0
+        .get("refused run coordinator's stderr")
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
     assert!(
-        records.contains(r#"Incorrect API key provided: Bearer ***"#),
-        "the 401's echo is not in the records, redacted: {records}"
+        stopped.contains(r#"Incorrect API key provided: Bearer ***"#),
+        "the 401's echo is not in the stop line, redacted: {stopped}"
     );
 
     // The search finds what is there: the workers hold the key in their environment.

@@ -105,11 +105,15 @@ async fn every_dataset_round_trips_through_http_with_flaky_service() {
 }
 
 #[tokio::test]
-async fn an_unreachable_service_is_an_api_failure_not_non_compliance() {
+async fn an_unreachable_service_halts_its_backend_and_is_never_non_compliance() {
     let backend = backend("openai-compatible:reference@http://127.0.0.1:9/v1", 2, None);
     let req = conjunction_request();
     let rt = round_trip(&backend, &Templates::builtin(), &req).await;
-    assert!(rt.api_failure.unwrap().contains("2 attempt"));
+    // Nothing ever reached a server: the call waits past its two attempts
+    // for the backend's halt, which leaves the unit pending.
+    assert!(rt.halted && rt.never_sent(), "{rt:?}");
+    let why = rt.api_failure.clone().unwrap();
+    assert!(why.contains("connection refused"), "{why}");
     assert_eq!(rt.strict, Default::default());
     assert_eq!(rt.lenient, Default::default());
 }

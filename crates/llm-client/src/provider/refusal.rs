@@ -57,10 +57,10 @@ pub enum Reason {
 
 impl Reason {
     /// What this reason means for the backend; `answered_before` says
-    /// whether any request of this backend was answered. A request shape or
-    /// context the server refuses halts a backend that never worked (its
-    /// settings are wrong for every request) and fails only this request of
-    /// one that did (this prompt is the odd one).
+    /// whether any request of this backend was answered. A request shape,
+    /// size or context the server refuses halts a backend that never worked
+    /// (its settings are wrong for every request) and fails only this
+    /// request of one that did (this prompt is the odd one).
     pub fn class(self, answered_before: bool) -> Class {
         match self {
             Reason::RateLimit | Reason::Overloaded | Reason::ServerError | Reason::Timeout => {
@@ -71,7 +71,9 @@ impl Reason {
             | Reason::Permission
             | Reason::UnknownModel
             | Reason::Unservable => Class::Halt,
-            Reason::ContextLength | Reason::BadRequest | Reason::Other if !answered_before => {
+            Reason::ContextLength | Reason::BadRequest | Reason::TooLarge | Reason::Other
+                if !answered_before =>
+            {
                 Class::Halt
             }
             Reason::ContextLength
@@ -151,7 +153,12 @@ mod tests {
 
     #[test]
     fn a_refused_shape_halts_only_a_backend_that_never_worked() {
-        for r in [Reason::ContextLength, Reason::BadRequest, Reason::Other] {
+        for r in [
+            Reason::ContextLength,
+            Reason::BadRequest,
+            Reason::TooLarge,
+            Reason::Other,
+        ] {
             assert_eq!(r.class(false), Class::Halt, "{r:?}");
             assert_eq!(r.class(true), Class::PerUnit, "{r:?}");
         }
