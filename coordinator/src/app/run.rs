@@ -143,12 +143,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
     let mut spent = Spent::default();
     // Each round is done once: the run goes on from what the file holds.
     let store = Arc::new(JsonlStore::open_for_new_rounds(&dir.results(), |r| {
-        if !r.cached {
-            spent = spent.plus(Spent {
-                usd: r.cost.unwrap_or(0.0),
-                tokens: r.usage.prompt_tokens + r.usage.completion_tokens,
-            });
-        }
+        spent = spent.plus(Spent::recorded(&r));
         recorded.add(&r)
     })?);
     let units = settings.plan.units(items);
@@ -182,14 +177,8 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
     // enough round trips must be in flight to fill the batches.
     let translate_slots = settings.concurrency.max(batch_slots(&translator));
     let translator = Arc::new(Capped::new(Arc::new(translator), caps, spent));
-    let halted = {
-        let translator = translator.clone();
-        move || translator.halted()
-    };
-    let (paused, spent_now) = {
-        let (a, b) = (translator.clone(), translator.clone());
-        (move || a.paused(), move || b.spent())
-    };
+    // Kept to ask, once the run ends, whether it paused or halted.
+    let stage = translator.clone();
     let progress = Arc::new(Progress::new(to_do, display));
     progress.name_rate_waits(waits);
     {
@@ -214,14 +203,14 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
     ));
     progress.finish();
     let times = times?;
-    if let Some(why) = paused() {
+    if let Some(why) = stage.paused() {
         let done = recorded_units(dir, settings.plan.rounds)?;
         // A cap reached by the last unit leaves nothing to resume.
         if (done as usize) < units {
-            return Err(one_machine_pause(dir, why, caps, spent_now(), done, units).into());
+            return Err(one_machine_pause(dir, why, caps, stage.spent(), done, units).into());
         }
     }
-    if let Some(why) = halted() {
+    if let Some(why) = stage.halted() {
         return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
     }
     drop(store);

@@ -6,7 +6,7 @@
 //! same caps, with the same words, in Redis.
 
 use crate::stage::Translate;
-use autoeval_proto::{RoundTrip, TranslateTask, VerifyTask};
+use autoeval_proto::{ResultRecord, RoundTrip, TranslateTask, VerifyTask};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -55,6 +55,20 @@ impl Spent {
         Spent {
             usd: paid.cost.unwrap_or(0.0),
             tokens: paid.paid_usage.prompt_tokens + paid.paid_usage.completion_tokens,
+        }
+    }
+
+    /// What a recorded round paid, as its record tells: nothing when the
+    /// cache answered both calls; its whole usage otherwise (a record does
+    /// not say which one call the cache answered, so that one's tokens
+    /// count too, though its cost is zero).
+    pub fn recorded(r: &ResultRecord) -> Spent {
+        if r.cached {
+            return Spent::default();
+        }
+        Spent {
+            usd: r.cost.unwrap_or(0.0),
+            tokens: r.usage.prompt_tokens + r.usage.completion_tokens,
         }
     }
 
