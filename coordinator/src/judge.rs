@@ -12,10 +12,11 @@ use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeF
 
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::{GenerationParams, ModelSpec};
-use autoeval_prompts::Templates;
+use autoeval_models::{GenerationParams, ModelSettings, ModelSpec};
+use autoeval_prompts::{PromptSet, Templates};
 use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
+use autoeval_run_settings::Resolved;
 use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
 use std::io::Write;
@@ -51,6 +52,14 @@ pub struct Args {
     /// The round of the answers judged.
     #[arg(long, default_value_t = 1)]
     source_round: u32,
+    /// Judge only pairs of this complexity or less (operators; generation
+    /// level for regular expressions) [default: 20, Fig. 20's range, for a
+    /// run under a protocol; every complexity otherwise].
+    #[arg(long, value_name = "N", conflicts_with = "all_complexities")]
+    max_complexity: Option<u32>,
+    /// Judge pairs of every complexity, also under a protocol.
+    #[arg(long)]
+    all_complexities: bool,
     /// Judge calls in flight at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -136,31 +145,52 @@ fn print_table(records: &[JudgeRecord]) {
     }
 }
 
-/// Whose answers are judged: one model's, in one prompt style and round.
+/// The complexity range Fig. 20 judges: 20 operators, or depth 20.
+const FIG_20_MAX_COMPLEXITY: u32 = 20;
+
+/// Whose answers are judged: one model's, in one prompt style and round,
+/// up to a complexity.
 struct Source {
     model: String,
     prompt: String,
     round: u32,
+    max_complexity: Option<u32>,
 }
 
 impl Source {
     /// The source the flags name, the run's first model by default.
-    fn of(args: &Args, dir: &RunDir, records: &[ResultRecord]) -> Result<Source> {
-        let model = match &args.source_model {
-            Some(m) => m.clone(),
-            None => match dir.settings() {
-                Ok(s) if !s.plan.models.is_empty() => s.plan.models[0].clone(),
-                _ => records
-                    .first()
-                    .map(|r| r.model.clone())
-                    .context("the run has no records to judge")?,
-            },
+    fn of(args: &Args, run: Option<&Resolved>, records: &[ResultRecord]) -> Result<Source> {
+        let model = match (&args.source_model, run) {
+            (Some(m), _) => m.clone(),
+            (None, Some(s)) if !s.plan.models.is_empty() => s.plan.models[0].clone(),
+            _ => records
+                .first()
+                .map(|r| r.model.clone())
+                .context("the run has no records to judge")?,
+        };
+        let protocol = run.and_then(|s| s.protocol);
+        let max_complexity = match (args.max_complexity, args.all_complexities) {
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => protocol.map(|_| FIG_20_MAX_COMPLEXITY),
         };
         Ok(Source {
             model,
             prompt: args.source_prompt.clone(),
             round: args.source_round,
+            max_complexity,
         })
+    }
+
+    /// The range judged, in words.
+    fn range(&self) -> String {
+        match self.max_complexity {
+            Some(FIG_20_MAX_COMPLEXITY) => format!(
+                "complexity up to {FIG_20_MAX_COMPLEXITY} (Fig. 20's range; --all-complexities for every pair)"
+            ),
+            Some(n) => format!("complexity up to {n}"),
+            None => "every complexity".to_string(),
+        }
     }
 
     /// The A4 question for record `r` when it is one of this source's answers
@@ -169,6 +199,9 @@ impl Source {
     /// passed it.
     fn pair(&self, r: &ResultRecord, judge: &str, style: &str) -> Option<JudgeRecord> {
         if r.model != self.model || r.prompt != self.prompt || r.round != self.round {
+            return None;
+        }
+        if self.max_complexity.is_some_and(|n| r.complexity > n) {
             return None;
         }
         if !matches!(
@@ -200,7 +233,8 @@ impl Source {
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let records = dir.records()?;
-    let (spec, settings) = ModelSpec::parse_with_settings(&args.judge)?;
+    let run_settings = dir.settings().ok();
+    let (spec, settings, prompt_set) = judge_settings(&args.judge, run_settings.as_ref())?;
     let style = style_name(args.prompt);
     let path = judge_file(&dir, &args.judge, style);
     let recorded = std::fs::read_to_string(&path).unwrap_or_default();
@@ -221,7 +255,7 @@ pub fn run(args: Args) -> Result<()> {
             )
         })
         .collect();
-    let source = Source::of(&args, &dir, &records)?;
+    let source = Source::of(&args, run_settings.as_ref(), &records)?;
     let pairs: Vec<JudgeRecord> = records
         .iter()
         .filter_map(|r| source.pair(r, &args.judge, style))
@@ -257,10 +291,12 @@ pub fn run(args: Args) -> Result<()> {
     if !args.quiet {
         let count = |f: fn(&JudgeTask) -> bool| pairs.iter().filter(|j| f(&j.task)).count();
         eprintln!(
-            "judge: the answers of {} ({}, round {}): {} pairs, {} equivalent, {} not, {} non-compliant",
+            "judge: the answers of {} ({}, round {}), {}, asked with the {} prompt set: {} pairs, {} equivalent, {} not, {} non-compliant",
             source.model,
             source.prompt,
             source.round,
+            source.range(),
+            prompt_set.name(),
             pairs.len(),
             count(|t| !t.non_compliant && t.equivalent),
             count(|t| !t.non_compliant && !t.equivalent),
@@ -284,6 +320,7 @@ pub fn run(args: Args) -> Result<()> {
                 dir: &dir,
                 judge: &args.judge,
                 settings,
+                prompt_set,
                 style,
                 todo,
                 fleet: &args.fleet,
@@ -318,7 +355,7 @@ pub fn run(args: Args) -> Result<()> {
     )?);
     let judging = Arc::new(Judging {
         backend: backend.clone(),
-        templates: Arc::new(Templates::builtin()),
+        templates: Arc::new(Templates::of_set(prompt_set)),
     });
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
@@ -346,6 +383,27 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     finish(&dir, &path, &source, args.quiet)
+}
+
+/// The judge's spec, its settings and the prompt set it is asked with.
+/// Under a protocol the run's resolution gives them, as to the run's own
+/// models (the public implementation asked its judge as it asked for
+/// translations); otherwise the spec's, with the tool's defaults.
+fn judge_settings(
+    judge: &str,
+    run: Option<&Resolved>,
+) -> Result<(ModelSpec, ModelSettings, PromptSet)> {
+    match run {
+        Some(run) if run.protocol.is_some() => {
+            let (spec, settings) = run.model_settings(judge)?;
+            Ok((spec, settings, run.plan.prompt_set))
+        }
+        _ => {
+            let (spec, settings) = ModelSpec::parse_with_settings(judge)?;
+            let set = run.map_or(PromptSet::Paper, |r| r.plan.prompt_set);
+            Ok((spec, settings, set))
+        }
+    }
 }
 
 /// Prints the confusion table of this source's judgements and writes the report.

@@ -68,6 +68,10 @@ pub struct Args {
     /// With --refuse-with, answer this many requests normally first.
     #[arg(long, default_value_t = 0, requires = "refuse_with")]
     refuse_after: u64,
+    /// Play a model of this context length, in tokens, as vLLM serves it:
+    /// a request whose prompt plus `max_tokens` exceeds it is answered 400.
+    #[arg(long, value_name = "TOKENS")]
+    context_length: Option<u64>,
 }
 
 /// Runs `autoeval mock-llm` until interrupted.
@@ -117,6 +121,7 @@ pub fn run(args: Args) -> Result<()> {
         expire_batches: args.expire_batches,
         lose_batch_replies: args.lose_batch_replies,
         refusal,
+        context_length: args.context_length,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

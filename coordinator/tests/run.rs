@@ -582,7 +582,7 @@ fn a4_judges_the_first_models_round_one_answers_with_fig_20s_columns_and_coverag
     assert!(pos > 0 && neg + inc > 0, "{pos} {neg} {inc}");
     assert!(
         said.contains(&format!(
-            "the answers of reference-chatty:0.3 (zero-shot, round 1): {} pairs, {pos} equivalent, {neg} not, {inc} non-compliant",
+            "the answers of reference-chatty:0.3 (zero-shot, round 1), every complexity, asked with the paper prompt set: {} pairs, {pos} equivalent, {neg} not, {inc} non-compliant",
             pos + neg + inc
         )),
         "{said}"
@@ -1473,4 +1473,191 @@ fn a_run_on_this_machine_pauses_at_its_cost_cap_and_resumes_paying_each_unit_onc
         2 * all.len() as u64,
         "exactly two requests per unit in all"
     );
+}
+
+/// `autoeval run ARGS` against the mock at `port` with the model it serves.
+fn run_on_mock(port: u16, out: &Path, args: &[&str]) -> Output {
+    let model = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
+    let mut all = vec!["run", "--model", &model, "--plain"];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap()]);
+    Command::new(BIN).args(&all).output().unwrap()
+}
+
+#[test]
+fn a4_under_the_reference_protocol_asks_the_public_prompt_in_fig_20s_range_and_leaves_a_cut_reply_unanswered(
+) {
+    let dir = scratch("a4-reference");
+    let out = dir.join("run");
+    let run_port = free_port();
+    let _run_server = mock_server(run_port, &[]);
+    let ran = run_on_mock(
+        run_port,
+        &out,
+        &[
+            "--protocol",
+            "reference",
+            "--dataset",
+            "plogic",
+            "--dataset",
+            "regex",
+            "--per-bucket",
+            "1",
+            "--batches",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let rs = records(&out);
+    let labelled = |r: &&ResultRecord| {
+        matches!(
+            r.verdict,
+            Verdict::Equivalent | Verdict::NotEquivalent | Verdict::NonCompliant
+        )
+    };
+    let within: Vec<&ResultRecord> = rs
+        .iter()
+        .filter(labelled)
+        .filter(|r| r.complexity <= 20)
+        .collect();
+    let beyond = rs
+        .iter()
+        .filter(labelled)
+        .filter(|r| r.complexity > 20)
+        .count();
+    assert!(
+        !within.is_empty() && beyond > 0,
+        "{} within, {beyond} beyond",
+        within.len()
+    );
+    // The judge is another server, whose replies are cut for 30% of prompts
+    // while it explains, after its verdict.
+    let judge_port = free_port();
+    let _judge_server = mock_server(judge_port, &["--truncate-rate", "0.3"]);
+    let judge = format!("openai-compatible:reference@http://127.0.0.1:{judge_port}/v1");
+    let judged = run_ok(
+        Path::new(BIN),
+        &["judge", out.to_str().unwrap(), "--judge", &judge],
+    );
+    let said = String::from_utf8_lossy(&judged.stderr);
+    assert!(
+        said.contains("complexity up to 20 (Fig. 20's range; --all-complexities for every pair), asked with the reference prompt set"),
+        "{said}"
+    );
+    let file = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("judge-")
+        })
+        .unwrap();
+    let read = |f: &Path| -> Vec<autoeval_proto::JudgeRecord> {
+        std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let judgements = read(&file);
+    assert_eq!(
+        judgements.len(),
+        within.len(),
+        "the pairs of Fig. 20's range"
+    );
+    assert!(judgements.iter().all(|j| j.task.complexity <= 20));
+    // Every question is the public implementation's judge prompt.
+    let asked = prompt_counts(judge_port);
+    let reference = Templates::of_set(autoeval_prompts::PromptSet::Reference);
+    for j in &judgements {
+        let family = Family::of_dataset(&j.task.dataset).unwrap();
+        let q = reference.judge(
+            family,
+            &j.task.phi0,
+            &j.task.phi1,
+            autoeval_prompts::JudgeStyle::Cot,
+        );
+        assert!(q.text.starts_with("Your task is to say whether two "));
+        assert!(
+            asked.contains_key(&autoeval_mock_llm::prompt_digest(&q.text)),
+            "{} was not asked as {:?}",
+            j.task.id,
+            q.text
+        );
+    }
+    // A reply cut at the cap is unanswered, though its verdict is there to read.
+    let cut = get_json(judge_port, "/stats")["truncated"]
+        .as_u64()
+        .unwrap();
+    let unanswered = judgements
+        .iter()
+        .filter(|j| j.judgement.as_deref() == Some("unparseable"))
+        .count() as u64;
+    eprintln!(
+        "{} pairs judged, {cut} replies cut, {unanswered} unanswered",
+        judgements.len()
+    );
+    assert!(cut > 0);
+    assert_eq!(unanswered, cut);
+    // Asked for, every pair is judged.
+    run_ok(
+        Path::new(BIN),
+        &[
+            "judge",
+            out.to_str().unwrap(),
+            "--judge",
+            &judge,
+            "--all-complexities",
+        ],
+    );
+    let all = read(&file);
+    assert_eq!(all.len(), within.len() + beyond);
+}
+
+#[test]
+fn the_papers_protocol_runs_on_a_local_server_whose_context_is_short() {
+    let dir = scratch("short-context");
+    let port = free_port();
+    let _server = mock_server(port, &["--context-length", "4096"]);
+    let plan = ["--dataset", "plogic", "--per-bucket", "2", "--batches", "1"];
+    // A cap above the context halts at once, with the fix named.
+    let capped = dir.join("capped");
+    let mut args = plan.to_vec();
+    args.extend(["--max-tokens", "16384"]);
+    let halted = run_on_mock(port, &capped, &args);
+    let stderr = String::from_utf8_lossy(&halted.stderr);
+    assert_eq!(halted.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("context length") && last.contains("max-tokens"),
+        "{last}"
+    );
+    let refused = get_json(port, "/stats")["over_context"].as_u64().unwrap();
+    assert!(refused > 0);
+    // The paper's protocol sends a local server no cap, as the public code did.
+    let paper = dir.join("paper");
+    let mut args = plan.to_vec();
+    args.extend(["--protocol", "paper", "--quiet"]);
+    let done = run_on_mock(port, &paper, &args);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let rs = records(&paper);
+    assert!(rs.len() > 40, "{} records", rs.len());
+    assert!(rs.iter().all(|r| r.verdict != Verdict::ApiFailure));
+    let after = get_json(port, "/stats")["over_context"].as_u64().unwrap();
+    eprintln!(
+        "capped: {refused} requests refused, then halted: {last}\npaper: {} rounds, none refused",
+        rs.len()
+    );
+    assert_eq!(after, refused, "no request of the paper's run was refused");
 }

@@ -14,7 +14,7 @@ use autoeval_proto::{JudgeTask, TranslateTask};
 use autoeval_redis_store::{Budgets, Holding, RedisCustody, RedisGate, RedisRecords};
 use autoeval_service::{serve_connected, shutdown_signal, FleetWatch, Health};
 use autoeval_telemetry::{LlmObserver, Metrics};
-use autoeval_translate::{Local, RunJudges, RunTranslators, Templates};
+use autoeval_translate::{Local, RunJudges, RunTranslators};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +72,7 @@ pub async fn run(args: Args) -> Result<()> {
     holding.spawn_reporter(redis.clone());
     autoeval_redis_store::spawn_serving_reporter(redis.clone(), args.models.clone());
     let timeout = Duration::from_secs(args.consumer_timeout_s);
-    let (models, templates) = (args.models.clone(), Arc::new(Templates::builtin()));
+    let models = args.models.clone();
     let loops = Loops {
         translators: Arc::new(RunTranslators::new(
             registry.clone(),
@@ -80,12 +80,7 @@ pub async fn run(args: Args) -> Result<()> {
             models,
             Some((turns, timeout)),
         )),
-        judges: Arc::new(RunJudges::new(
-            registry,
-            local,
-            templates,
-            args.models.clone(),
-        )),
+        judges: Arc::new(RunJudges::new(registry, local, args.models.clone())),
         admission: Arc::new(Budgets::new(redis.clone())),
         custody,
         records: Arc::new(RedisRecords::new(redis)),

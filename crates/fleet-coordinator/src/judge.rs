@@ -28,8 +28,10 @@ pub struct Ask<'a> {
     pub dir: &'a RunDir,
     /// The judge's spec as written.
     pub judge: &'a str,
-    /// Its settings, from the spec.
+    /// Its settings: the run's protocol's for this model, then the spec's.
     pub settings: ModelSettings,
+    /// The prompt set whose judge prompt is asked: the run's.
+    pub prompt_set: autoeval_translate::PromptSet,
     /// `cot` or `yesno`.
     pub style: &'a str,
     /// The pairs with no judgement in the judge file.
@@ -60,7 +62,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
     runtime.block_on(async {
         let store = RunStore::new(autoeval_redis_store::connect(&ask.fleet.redis).await?, &run);
         let stages = StageSettings {
-            prompt_set: Default::default(),
+            prompt_set: ask.prompt_set,
             template_overrides: Vec::new(),
             copy_policy: Default::default(),
             timeout_ms: 0,

@@ -1,16 +1,20 @@
 //! Dataset generation for the benchmark (paper Algorithm 1, App. B and D).
 //!
 //! [`generate_batch`] expands the dataset's grammar level by level
-//! ([`expand`]), groups the leaves by the complexity metric (operators for
-//! logic, parse-tree depth for regular expressions), and for every metric
+//! ([`algorithm1`] as the public implementation does, or the tool's own
+//! [`expand`]), groups the leaves by the complexity metric (operators for
+//! logic, generation level for regular expressions), and for every metric
 //! value draws `per_bucket` distinct formulas with a uniformly random
-//! vocabulary. Metrics are computed on the emitted formula. The same seed
+//! vocabulary. Metrics are computed on the emitted formula, except `depth`,
+//! the level its leaf was found at. The same seed
 //! gives the same bytes on every machine.
 
+pub mod algorithm1;
 pub mod diversity;
 pub mod expand;
 pub mod grammar;
 mod instantiate;
+pub mod leaves;
 pub mod metrics;
 pub mod perturb;
 pub mod reference;
@@ -57,8 +61,8 @@ pub struct DatasetConfig {
     pub alphabet_size: usize,
     /// Literals per k-SAT clause.
     pub clause_width: usize,
-    /// Closed leaves drawn from each closable form of the grammar tree
-    /// (under [`Sampling::Algorithm1`], `branching` of them, kept distinct).
+    /// Closed leaves drawn from each closable form of the grammar tree under
+    /// [`Sampling::PreferNewTrees`] (Algorithm 1 takes `branching` of them).
     pub closings: usize,
     /// How leaves are completed and drawn into buckets.
     #[serde(default)]
@@ -91,21 +95,12 @@ impl DatasetConfig {
         }
     }
 
-    /// Table 1's settings generated exactly by Algorithm 1: up to n distinct
-    /// completions per closable form, buckets drawn uniformly.
+    /// Table 1's settings generated exactly as the public implementation of
+    /// Algorithm 1 generates them.
     pub fn algorithm1(kind: DatasetKind) -> DatasetConfig {
         DatasetConfig {
             sampling: Sampling::Algorithm1,
             ..DatasetConfig::table1(kind)
-        }
-    }
-
-    /// Completions drawn from each closable form: `branching` under
-    /// Algorithm 1 (its n), `closings` otherwise.
-    pub fn completions(&self) -> usize {
-        match self.sampling {
-            Sampling::Algorithm1 => self.branching,
-            Sampling::PreferNewTrees => self.closings,
         }
     }
 
@@ -158,10 +153,11 @@ impl DatasetConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sampling {
-    /// Exactly the paper's Algorithm 1 as its implementation runs it: each
-    /// closable form yields its first n completions in a shuffled
-    /// depth-first enumeration, and each bucket's items are drawn uniformly
-    /// from its leaves (line 15). `--protocol paper` generates this way.
+    /// Exactly the paper's Algorithm 1 as its public implementation runs it
+    /// ([`algorithm1`]): each form is walked left to right, depth first,
+    /// up to its n-th leaf, recording the children met on the way; each
+    /// bucket's items are drawn uniformly from its leaves (line 15; regular
+    /// expressions without replacement). Both protocols generate this way.
     #[serde(rename = "algorithm-1")]
     Algorithm1,
     /// Four completions per closable form, and each bucket first prefers
@@ -246,28 +242,24 @@ pub struct Batch {
     pub shortfall: Vec<Shortfall>,
 }
 
-/// The complexity of a closed leaf, read off its symbols: it equals the
+/// The complexity of a closed leaf found at generation level `level`: the
+/// level for regular expressions, as the public implementation buckets
+/// them; for logic the operators read off its symbols, which equal the
 /// metric of every formula built from it, whatever the vocabulary.
-fn leaf_complexity(template: &[u8], kind: DatasetKind, alphabet: &[char]) -> u32 {
+fn leaf_complexity(template: &[u8], level: u32, kind: DatasetKind) -> u32 {
     use grammar::t;
-    match kind {
-        DatasetKind::Regex => {
-            metrics::regex_depth(&instantiate::regex_from_leaf(template, alphabet, || {
-                alphabet[0]
-            }))
-        }
-        _ => {
-            let mut n = 0;
-            for (i, &s) in template.iter().enumerate() {
-                n += match s {
-                    t::AND | t::OR => 1,
-                    t::NOT => !matches!(template.get(i + 1), Some(&t::V) | Some(&t::P)) as u32,
-                    _ => 0,
-                };
-            }
-            n
-        }
+    if kind == DatasetKind::Regex {
+        return level;
     }
+    let mut n = 0;
+    for (i, &s) in template.iter().enumerate() {
+        n += match s {
+            t::AND | t::OR => 1,
+            t::NOT => !matches!(template.get(i + 1), Some(&t::V) | Some(&t::P)) as u32,
+            _ => 0,
+        };
+    }
+    n
 }
 
 /// A k-SAT leaf with every literal's sign drawn afresh: the same as closing
@@ -291,81 +283,147 @@ fn redraw_literals(leaf: &[u8], rng: &mut rng::Rng) -> Vec<u8> {
     out
 }
 
-/// Generates batch number `batch` of the dataset described by `cfg`.
-pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigError> {
-    cfg.validate()?;
-    let mut rng = rng::Rng::new(cfg.seed, cfg.kind.name(), batch);
+/// The leaves of the dataset's grammar tree under `cfg`'s sampling.
+fn grow(cfg: &DatasetConfig, rng: &mut rng::Rng) -> leaves::Leaves {
     let g = match cfg.kind {
         DatasetKind::Ksat => grammar::ksat(cfg.clause_width),
         DatasetKind::Plogic => grammar::propositional(),
         DatasetKind::Fol | DatasetKind::FolEnglish => grammar::first_order(),
         DatasetKind::Regex => grammar::regex(),
     };
-    let expansion = expand::Expansion {
-        depth: cfg.depth,
-        branching: cfg.branching,
-        closings: cfg.completions(),
-        enumerate_closings: cfg.sampling == Sampling::Algorithm1,
-        max_quantifiers: cfg.max_free_variables.unwrap_or(usize::MAX),
-    };
-    let alphabet = cfg.alphabet();
-    let leaves = expand::leaves(&g, grammar::START, expansion, &mut rng);
+    let max_quantifiers = cfg.max_free_variables.unwrap_or(usize::MAX);
+    match cfg.sampling {
+        Sampling::Algorithm1 => {
+            let walk = algorithm1::Walk {
+                depth: cfg.depth,
+                n: cfg.branching,
+                max_quantifiers,
+            };
+            algorithm1::leaves(&g, grammar::START, walk, rng)
+        }
+        Sampling::PreferNewTrees => {
+            let expansion = expand::Expansion {
+                depth: cfg.depth,
+                branching: cfg.branching,
+                closings: cfg.closings,
+                max_quantifiers,
+            };
+            expand::leaves(&g, grammar::START, expansion, rng)
+        }
+    }
+}
+
+/// Generates batch number `batch` of the dataset described by `cfg`.
+pub fn generate_batch(cfg: &DatasetConfig, batch: u64) -> Result<Batch, ConfigError> {
+    cfg.validate()?;
+    let mut rng = rng::Rng::new(cfg.seed, cfg.kind.name(), batch);
+    let leaves = grow(cfg, &mut rng);
     let mut buckets: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, leaf) in leaves.iter().enumerate() {
         buckets
-            .entry(leaf_complexity(leaf, cfg.kind, &alphabet))
+            .entry(leaf_complexity(leaf, leaves.level(i), cfg.kind))
             .or_default()
             .push(i);
     }
-    let mut out = Batch::default();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut used_trees: HashSet<Vec<u8>> = HashSet::new();
+    let mut fill = Filling {
+        cfg,
+        batch,
+        leaves: &leaves,
+        alphabet: cfg.alphabet(),
+        out: Batch::default(),
+        seen: HashSet::new(),
+        used_trees: HashSet::new(),
+    };
     for (&value, members) in &buckets {
-        let mut got = 0;
-        for _slot in 0..cfg.per_bucket {
-            for attempt in 0..cfg.tries_per_slot {
-                let mut leaf = leaves.get(*rng.pick(members)).to_vec();
-                // Algorithm 1 builds the leaf drawn as it is.
-                if cfg.kind == DatasetKind::Ksat && cfg.sampling == Sampling::PreferNewTrees {
-                    leaf = redraw_literals(&leaf, &mut rng);
-                }
-                // A parse tree not yet in the batch first (App. M's diversity);
-                // a repeated tree with new vocabulary only when none is found.
-                // Algorithm 1 draws uniformly.
-                let prefer_new = cfg.sampling == Sampling::PreferNewTrees;
-                if prefer_new && attempt < cfg.tries_per_slot / 2 && used_trees.contains(&leaf) {
-                    continue;
-                }
-                let (fs, metrics) = match instantiate::build(&leaf, cfg, &alphabet, &mut rng) {
-                    Built::Logic(f) => (
-                        print::formula(&f, Style::Unicode),
-                        metrics::logic(&f, cfg.kind),
-                    ),
-                    Built::Regex(r) => (print::regex(&r), metrics::regex(&r, &alphabet)),
-                };
-                if seen.insert(fs.clone()) {
-                    used_trees.insert(leaf);
-                    let index = out.items.len();
-                    out.items.push(Item {
-                        id: format!("{}-{}-{}-{}", cfg.kind.name(), cfg.seed, batch, index),
-                        dataset: cfg.kind,
-                        batch,
-                        index,
-                        fs,
-                        metrics,
-                    });
-                    got += 1;
-                    break;
-                }
-            }
-        }
+        let got = fill.bucket(members, &mut rng);
         if got < cfg.per_bucket {
-            out.shortfall.push(Shortfall {
+            fill.out.shortfall.push(Shortfall {
                 value,
                 wanted: cfg.per_bucket,
                 got,
             });
         }
     }
-    Ok(out)
+    Ok(fill.out)
+}
+
+/// The items of one batch as its buckets are filled.
+struct Filling<'a> {
+    cfg: &'a DatasetConfig,
+    batch: u64,
+    leaves: &'a leaves::Leaves,
+    alphabet: Vec<char>,
+    out: Batch,
+    /// Formulas already in the batch: items are distinct.
+    seen: HashSet<String>,
+    /// Leaves already built into an item (prefer-new-trees only).
+    used_trees: HashSet<Vec<u8>>,
+}
+
+impl Filling<'_> {
+    /// Fills one bucket from the leaves `members`; returns the items added.
+    fn bucket(&mut self, members: &[usize], rng: &mut rng::Rng) -> usize {
+        let cfg = self.cfg;
+        let mut got = 0;
+        if cfg.kind == DatasetKind::Regex && cfg.sampling == Sampling::Algorithm1 {
+            // The public code samples a regex bucket's leaves without
+            // replacement, once, and keeps the new strings among them.
+            for i in rng.sample_indices(members.len(), cfg.per_bucket) {
+                let leaf = self.leaves.get(members[i]).to_vec();
+                got += usize::from(self.add(&leaf, members[i], rng));
+            }
+            return got;
+        }
+        for _slot in 0..cfg.per_bucket {
+            for attempt in 0..cfg.tries_per_slot {
+                let at = *rng.pick(members);
+                let mut leaf = self.leaves.get(at).to_vec();
+                // Algorithm 1 builds the leaf drawn as it is.
+                if cfg.kind == DatasetKind::Ksat && cfg.sampling == Sampling::PreferNewTrees {
+                    leaf = redraw_literals(&leaf, rng);
+                }
+                // A parse tree not yet in the batch first (App. M's diversity);
+                // a repeated tree with new vocabulary only when none is found.
+                // Algorithm 1 draws uniformly.
+                let prefer_new = cfg.sampling == Sampling::PreferNewTrees;
+                if prefer_new && attempt < cfg.tries_per_slot / 2 && self.used_trees.contains(&leaf)
+                {
+                    continue;
+                }
+                if self.add(&leaf, at, rng) {
+                    got += 1;
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    /// Builds an item from `leaf` (leaf number `at`); false when the batch
+    /// already holds its formula.
+    fn add(&mut self, leaf: &[u8], at: usize, rng: &mut rng::Rng) -> bool {
+        let cfg = self.cfg;
+        let (fs, mut metrics) = match instantiate::build(leaf, cfg, &self.alphabet, rng) {
+            Built::Logic(f) => (
+                print::formula(&f, Style::Unicode),
+                metrics::logic(&f, cfg.kind),
+            ),
+            Built::Regex(r) => (print::regex(&r), metrics::regex(&r, &self.alphabet)),
+        };
+        if !self.seen.insert(fs.clone()) {
+            return false;
+        }
+        metrics.depth = self.leaves.level(at);
+        self.used_trees.insert(leaf.to_vec());
+        let index = self.out.items.len();
+        self.out.items.push(Item {
+            id: format!("{}-{}-{}-{}", cfg.kind.name(), cfg.seed, self.batch, index),
+            dataset: cfg.kind,
+            batch: self.batch,
+            index,
+            fs,
+            metrics,
+        });
+        true
+    }
 }

@@ -10,8 +10,14 @@ use std::collections::{BTreeSet, BinaryHeap};
 /// Metrics of one item; logic and regex items fill different fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    /// Height of the smallest parse tree of the item under its dataset's grammar.
+    /// The generation level the item's leaf was found at (paper App. I:
+    /// the level of Algorithm 1's tree; the public datasets' `depth`), the
+    /// complexity of regular expressions.
     pub depth: u32,
+    /// Height of the smallest parse tree of the item under its dataset's
+    /// grammar (a balanced tree for chains of one connective).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
     /// Operators as the paper counts them: ∧, ∨, and ¬ over a compound formula.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_operators: Option<u32>,
@@ -101,7 +107,8 @@ fn connective_depth(f: &Formula, flat_or: bool) -> u32 {
     }
 }
 
-/// Metrics of a logic formula of the given dataset kind.
+/// Metrics of a logic formula of the given dataset kind; `depth`, which
+/// the formula alone does not tell, is left 0 for the caller to set.
 pub fn logic(f: &Formula, kind: DatasetKind) -> Metrics {
     let (mut and, mut or, mut not, mut atoms) = (0, 0, 0, 0);
     let mut props = BTreeSet::new();
@@ -133,7 +140,7 @@ pub fn logic(f: &Formula, kind: DatasetKind) -> Metrics {
             all_quantified += vars.len() as u32;
         }
     });
-    let depth = match kind {
+    let height = match kind {
         DatasetKind::Ksat => connective_depth(f, true),
         DatasetKind::Fol | DatasetKind::FolEnglish => {
             2 + quantified + connective_depth(matrix, false)
@@ -142,7 +149,7 @@ pub fn logic(f: &Formula, kind: DatasetKind) -> Metrics {
     };
     let first_order = matches!(kind, DatasetKind::Fol | DatasetKind::FolEnglish);
     Metrics {
-        depth,
+        height: Some(height),
         num_operators: Some(num_operators(f)),
         num_and: Some(and),
         num_or: Some(or),
@@ -156,17 +163,17 @@ pub fn logic(f: &Formula, kind: DatasetKind) -> Metrics {
 }
 
 /// Height of the parse tree of `r` under S → (S)K | S σ K | σ K; K → * | ε.
-pub fn regex_depth(r: &Regex) -> u32 {
+pub fn regex_height(r: &Regex) -> u32 {
     // One item of a concatenation, standing alone as an S.
     fn alone(r: &Regex) -> u32 {
         match r {
             Regex::Symbol(_) | Regex::Epsilon => 2,
             Regex::Star(x) | Regex::Plus(x) | Regex::Optional(x) => match &**x {
-                Regex::Group(inner) => 1 + regex_depth(inner),
+                Regex::Group(inner) => 1 + regex_height(inner),
                 other => alone(other),
             },
-            Regex::Group(inner) => 1 + regex_depth(inner),
-            Regex::Concat(_) | Regex::Union(_) => regex_depth(r),
+            Regex::Group(inner) => 1 + regex_height(inner),
+            Regex::Concat(_) | Regex::Union(_) => regex_height(r),
         }
     }
     match r {
@@ -186,7 +193,7 @@ pub fn regex_depth(r: &Regex) -> u32 {
             }
             h
         }
-        Regex::Union(alts) => 1 + alts.iter().map(regex_depth).max().unwrap_or(0),
+        Regex::Union(alts) => 1 + alts.iter().map(regex_height).max().unwrap_or(0),
         other => alone(other),
     }
 }
@@ -194,13 +201,14 @@ pub fn regex_depth(r: &Regex) -> u32 {
 /// Most DFA states built when measuring a generated regular expression.
 const MAX_DFA_STATES: usize = 100_000;
 
-/// Metrics of a regular expression over `alphabet`.
+/// Metrics of a regular expression over `alphabet`; `depth` is left 0 for
+/// the caller to set.
 pub fn regex(r: &Regex, alphabet: &[char]) -> Metrics {
     let shape = Dfa::from_regex(r, alphabet, MAX_DFA_STATES)
         .map(|d| d.minimize().shape())
         .ok();
     Metrics {
-        depth: regex_depth(r),
+        height: Some(regex_height(r)),
         num_nodes: shape.map(|s| s.states as u32),
         num_edges: shape.map(|s| s.edges as u32),
         density: shape.map(|s| s.density),

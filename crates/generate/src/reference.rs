@@ -107,7 +107,8 @@ pub fn detect_kind(file: &ReferenceFile) -> DatasetKind {
 }
 
 /// Converts a reference file's items into this project's items, with metrics
-/// recomputed on each formula.
+/// recomputed on each formula except the generation level (`depth`), which
+/// is read from the file.
 pub fn import(file: &ReferenceFile, kind: DatasetKind) -> Result<Vec<Item>, ImportError> {
     let alphabet = alphabet(10);
     file.data
@@ -119,7 +120,7 @@ pub fn import(file: &ReferenceFile, kind: DatasetKind) -> Result<Vec<Item>, Impo
                 fs: item.fs.clone(),
                 source,
             };
-            let (fs, metrics) = if kind == DatasetKind::Regex {
+            let (fs, mut metrics) = if kind == DatasetKind::Regex {
                 let r = parse_regex_exact(&item.fs, Mode::Lenient, &alphabet).map_err(err)?;
                 let used = r.symbols();
                 let sigma = if used.is_empty() { vec!['0'] } else { used };
@@ -131,6 +132,15 @@ pub fn import(file: &ReferenceFile, kind: DatasetKind) -> Result<Vec<Item>, Impo
                     crate::metrics::logic(&f, kind),
                 )
             };
+            // The level is the file's to tell; a file without one gets the
+            // parse height, the nearest the formula alone can say.
+            metrics.depth = item
+                .extra
+                .get("depth")
+                .and_then(Value::as_u64)
+                .and_then(|d| u32::try_from(d).ok())
+                .or(metrics.height)
+                .unwrap_or(0);
             Ok(Item {
                 id: format!("{}-ref-{}", kind.name(), item.idx),
                 dataset: kind,

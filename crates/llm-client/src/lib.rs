@@ -873,14 +873,16 @@ impl Backend {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
         let Some(body) = self.read_body(response).await? else {
-            // Paid for, not read: charged as a reply of the most tokens asked.
+            // Paid for, not read: charged as a reply of the most tokens
+            // asked, or, uncapped, of the bytes it had past the limit.
             tracing::warn!(
                 limit = self.options.max_reply_bytes,
                 "a reply too long to read"
             );
+            let unread = estimate_tokens("", self.options.max_reply_bytes as u64);
             let usage = Usage {
                 prompt_tokens: estimate_tokens(prompt, 0),
-                completion_tokens: u64::from(self.options.params.max_tokens),
+                completion_tokens: self.options.params.max_tokens.map_or(unread, u64::from),
             };
             return Ok(Answer {
                 text: String::new(),

@@ -44,7 +44,8 @@ pub struct MockConfig {
     pub pad_reply_bytes: usize,
     /// Fraction of prompts (chosen by a hash of the prompt, so the same
     /// prompt always) answered cut at the token cap: the first half of the
-    /// reply, with `finish_reason` `length`.
+    /// reply, with `finish_reason` `length`; a judge's reply is cut in its
+    /// explanation after its verdict (`[Answer] yes, because A formal…`).
     pub truncate_rate: f64,
     /// `Some(key)` to answer 401 to a request not carrying `Bearer key`,
     /// echoing the `Authorization` it was sent in the error's message, as
@@ -68,6 +69,11 @@ pub struct MockConfig {
     /// A provider's error reply given to every chat request past the
     /// first few: a spent quota, an absurd Retry-After, an unknown model.
     pub refusal: Option<Refusal>,
+    /// The model's context length in tokens, as vLLM enforces it: a request
+    /// whose prompt (four characters a token) plus its `max_tokens` exceeds
+    /// it is answered 400 with vLLM's words; one without `max_tokens` fits
+    /// whenever its prompt does. `None` for no limit.
+    pub context_length: Option<u64>,
 }
 
 /// A recorded provider error: its status, headers and body, answered to
@@ -171,6 +177,7 @@ impl Default for MockConfig {
             expire_batches: Vec::new(),
             lose_batch_replies: Vec::new(),
             refusal: None,
+            context_length: None,
         }
     }
 }
@@ -205,6 +212,12 @@ pub struct Stats {
     /// Requests answered with the configured refusal.
     #[serde(default)]
     pub refused: u64,
+    /// Requests answered 400 for asking more than the model's context.
+    #[serde(default)]
+    pub over_context: u64,
+    /// Replies cut at the token cap (`--truncate-rate`).
+    #[serde(default)]
+    pub truncated: u64,
     /// Batch input files uploaded, and output and error files made.
     #[serde(default)]
     pub files: u64,
@@ -237,6 +250,8 @@ struct Shared {
     dropped: AtomicU64,
     unauthorized: AtomicU64,
     refused: AtomicU64,
+    over_context: AtomicU64,
+    truncated: AtomicU64,
     /// Start of the current one-second window and requests in it.
     window: Mutex<(Instant, u32)>,
     /// Requests per prompt digest.
@@ -322,6 +337,30 @@ fn last_user_message(body: &serde_json::Value) -> String {
 }
 
 impl Shared {
+    /// vLLM's 400 for a request longer than the model's context.
+    fn over_context(&self, req: &serde_json::Value, prompt: &str) -> Option<Response> {
+        let context = self.config.context_length?;
+        let input = (prompt.chars().count() as u64).div_ceil(4);
+        let output = req["max_tokens"]
+            .as_u64()
+            .or_else(|| req["max_completion_tokens"].as_u64())
+            .unwrap_or(0);
+        if input + output <= context {
+            return None;
+        }
+        self.over_context.fetch_add(1, Ordering::Relaxed);
+        let message = format!(
+            "This model's maximum context length is {context} tokens. However, you requested \
+             {output} output tokens and your prompt contains at least {input} input tokens, for \
+             a total of at least {} tokens. Please reduce the length of the input prompt or the \
+             number of requested output tokens. (parameter=input_tokens, value={input})",
+            input + output
+        );
+        let body = json!({"error": {"message": message, "type": "BadRequestError",
+            "param": "input_tokens", "code": 400}});
+        Some((StatusCode::BAD_REQUEST, Json(body)).into_response())
+    }
+
     /// A 401 for a request without the required key (bearer or `x-api-key`).
     fn refuse_unauthorized(&self, headers: &axum::http::HeaderMap) -> Option<Response> {
         let key = self.config.require_key.as_ref()?;
@@ -362,14 +401,25 @@ impl Shared {
     fn complete(&self, prompt: &str) -> Completion {
         let text = pad(reply(&self.config, prompt), self.config.pad_reply_bytes);
         let cut = prompt_share(prompt) < self.config.truncate_rate;
-        let (text, finish_reason) = if cut {
-            let half = text
-                .char_indices()
-                .nth(text.chars().count() / 2)
-                .map_or(0, |(i, _)| i);
-            (text[..half].to_string(), "length")
-        } else {
-            (text, "stop")
+        if cut {
+            self.truncated.fetch_add(1, Ordering::Relaxed);
+        }
+        let (text, finish_reason) = match (cut, text.rsplit_once('\n')) {
+            // A judge cut while explaining after its verdict: the verdict
+            // is there to read, and must not be read.
+            (true, Some((why, verdict))) if autoeval_reference_model::is_judge_prompt(prompt) => {
+                let half = why.chars().count() / 2;
+                let explained: String = why.chars().take(half).collect();
+                (format!("{verdict}, because {explained}"), "length")
+            }
+            (true, _) => {
+                let half = text
+                    .char_indices()
+                    .nth(text.chars().count() / 2)
+                    .map_or(0, |(i, _)| i);
+                (text[..half].to_string(), "length")
+            }
+            (false, _) => (text, "stop"),
         };
         Completion {
             prompt_tokens: prompt.split_whitespace().count(),
@@ -489,6 +539,10 @@ async fn answer(
             0,
         );
         return refusal.response();
+    }
+    if let Some(refused) = s.over_context(&req, &prompt) {
+        s.log(arrived, StatusCode::BAD_REQUEST, 0);
+        return refused;
     }
     if let Some(limit) = s.config.max_concurrent {
         if now_in_flight > limit as u64 {
@@ -622,6 +676,8 @@ async fn stats(State(s): State<Arc<Shared>>) -> Json<Stats> {
         dropped: s.dropped.load(Ordering::Relaxed),
         unauthorized: s.unauthorized.load(Ordering::Relaxed),
         refused: s.refused.load(Ordering::Relaxed),
+        over_context: s.over_context.load(Ordering::Relaxed),
+        truncated: s.truncated.load(Ordering::Relaxed),
         files: s.files_made.load(Ordering::Relaxed),
         batches: s.batches_made.load(Ordering::Relaxed),
         batch_requests: s.batch_requests.load(Ordering::Relaxed),
@@ -663,6 +719,8 @@ pub fn router(config: MockConfig) -> Router {
         dropped: AtomicU64::new(0),
         unauthorized: AtomicU64::new(0),
         refused: AtomicU64::new(0),
+        over_context: AtomicU64::new(0),
+        truncated: AtomicU64::new(0),
         window: Mutex::new((Instant::now(), 0)),
         prompts: Mutex::default(),
         epoch: Instant::now(),

@@ -7,6 +7,7 @@
 mod batch;
 mod gate;
 mod interfaces;
+mod max_tokens;
 mod prices;
 mod settings;
 mod spec;
@@ -23,6 +24,7 @@ pub use interfaces::{
     ResponseCache,
 };
 
+pub use max_tokens::{MaxTokens, NO_CAP};
 pub use prices::{Price, PriceTable};
 pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
 pub use spec::{ModelSpec, SpecError};
@@ -45,8 +47,8 @@ pub fn is_truncation(finish_reason: &str) -> bool {
 pub struct GenerationParams {
     /// Sampling temperature (the paper used 0.1 for API models).
     pub temperature: f64,
-    /// Most tokens in the reply.
-    pub max_tokens: u32,
+    /// Most tokens in the reply; `None` sends no cap (the server's limit).
+    pub max_tokens: Option<u32>,
     /// Seed, for backends that take one.
     pub seed: Option<u64>,
     /// A reasoning model (o1/o3 style): send `max_completion_tokens` and no
@@ -66,7 +68,7 @@ impl Default for GenerationParams {
     fn default() -> GenerationParams {
         GenerationParams {
             temperature: 0.1,
-            max_tokens: 1024,
+            max_tokens: Some(1024),
             seed: None,
             reasoning: false,
             system: None,

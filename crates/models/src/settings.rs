@@ -1,7 +1,7 @@
 //! Per-model settings: generation parameters and request shape, from the
 //! config file's `[model."SPEC"]` tables and from a spec's `?key=value` tail.
 
-use crate::{GenerationParams, SpecError};
+use crate::{GenerationParams, MaxTokens, SpecError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -13,8 +13,9 @@ use std::time::Duration;
 pub struct ModelSettings {
     /// Sampling temperature (not sent to reasoning models).
     pub temperature: Option<f64>,
-    /// Most tokens per reply (`max_completion_tokens` for reasoning models).
-    pub max_tokens: Option<u32>,
+    /// Most tokens per reply (`max_completion_tokens` for reasoning
+    /// models), or `"none"` to send no cap.
+    pub max_tokens: Option<MaxTokens>,
     /// Seed, for servers that take one.
     pub seed: Option<u64>,
     /// A reasoning model (o1/o3 style) that rejects `max_tokens` and `temperature`.
@@ -78,7 +79,10 @@ impl ModelSettings {
                     out.temperature = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
                 }
                 "max-tokens" => {
-                    out.max_tokens = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                    out.max_tokens =
+                        Some(serde_json::from_value(value).map_err(|_| {
+                            wrong(&format!("a whole number or {:?}", crate::NO_CAP))
+                        })?)
                 }
                 "seed" => out.seed = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
                 "reasoning" => {
@@ -172,7 +176,7 @@ impl ModelSettings {
         extra.extend(self.extra.clone());
         GenerationParams {
             temperature: self.temperature.unwrap_or(base.temperature),
-            max_tokens: self.max_tokens.unwrap_or(base.max_tokens),
+            max_tokens: self.max_tokens.map_or(base.max_tokens, MaxTokens::cap),
             seed: self.seed.or(base.seed),
             reasoning: self.reasoning.unwrap_or(base.reasoning),
             system: self.system.clone().or_else(|| base.system.clone()),
@@ -232,7 +236,11 @@ impl ModelSettings {
         if self.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
             return out_of("temperature", "0..=2");
         }
-        if self.max_tokens.is_some_and(|t| t > 10_000_000) {
+        if self
+            .max_tokens
+            .and_then(MaxTokens::cap)
+            .is_some_and(|t| t > 10_000_000)
+        {
             return out_of("max-tokens", "at most 10000000");
         }
         if self.request_timeout_s.is_some_and(|t| t > 86_400) {
@@ -274,7 +282,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.reasoning, Some(true));
-        assert_eq!(s.max_tokens, Some(50));
+        assert_eq!(s.max_tokens, Some(MaxTokens::Cap(50)));
         assert_eq!(s.extra["top_p"], serde_json::json!(0.9));
         assert_eq!(s.extra["stop"], serde_json::json!(["\n"]));
         assert_eq!(s.extra["user"], serde_json::json!("me"));

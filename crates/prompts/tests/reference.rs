@@ -138,3 +138,51 @@ fn the_reference_set_prints_our_own_items_as_the_public_implementation_would() {
         .contains("The parameterized predicates are: admire(?p0,?p1), walk(?p0)\n"));
     assert!(t.set_id().starts_with("reference@"));
 }
+
+/// Every pair of the oracle's answer corpus whose φ0 is a dataset item,
+/// asked of a judge: the public `generate_prompt()`'s output for it, run on
+/// the public code (`tests/reference-oracle/judge/prompts.jsonl`), equals
+/// ours byte for byte, with φ0 held as our generator holds it (parsed and
+/// printed in our Unicode form) and φ1 the answer as the model wrote it.
+/// (The corpus's hand-written φ0s use connectives no item has.)
+#[test]
+fn the_reference_judge_prompt_is_the_public_one_for_every_corpus_pair() {
+    use autoeval_syntax::{canonical, parse_formula_exact, print, Mode, Style};
+    let path = format!(
+        "{}/../../tests/reference-oracle/judge/prompts.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let t = Templates::of_set(PromptSet::Reference);
+    let mut checked = 0;
+    for line in text.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        if !case["phi0_source"].as_str().is_some_and(|s| s.starts_with("seed-")) {
+            continue;
+        }
+        let field = |k: &str| case[k].as_str().expect("a string field").to_string();
+        let dataset = match field("dataset").as_str() {
+            "fol_human" => "fol-english".to_string(),
+            other => other.to_string(),
+        };
+        let family = Family::of_dataset(&dataset).expect("a known dataset");
+        let phi0 = if family == Family::Regex {
+            field("phi0")
+        } else {
+            let f = parse_formula_exact(&field("phi0"), Mode::Lenient).expect("φ0 parses");
+            print::formula(&canonical(&f), Style::Unicode)
+        };
+        let ours = t
+            .judge(family, &phi0, &field("answer"), JudgeStyle::Cot)
+            .text;
+        let theirs = field("prompt");
+        assert!(
+            ours == theirs,
+            "{}: {}",
+            field("id"),
+            first_difference(&ours, &theirs)
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 452, "every pair of the corpus on a dataset item");
+}

@@ -50,7 +50,7 @@ pub fn autoformalize(description: &str, regex: bool) -> Result<String, ReadError
 /// The A4 question, answered by `judge`: an explanation, then `[Answer] yes|no`.
 fn judge_answer(prompt: &str, a: &str, b: &str, judge: Option<&Judge>) -> String {
     let lower = prompt.to_lowercase();
-    let kind = if lower.contains("regular expression") {
+    let kind = if lower.contains("regular expression") || lower.contains("two regex") {
         "regex"
     } else if lower.contains("first-order") {
         "fol"
@@ -113,18 +113,35 @@ pub fn answer_chatty(prompt: &str, rate: f64, judge: Option<&Judge>) -> String {
 }
 
 /// The text of the last block a line `marker` opens (tags in any case, as
-/// prompt sets write `[FORMULA 1]` or `[Formula 1]`), up to the next blank line.
+/// prompt sets write `[FORMULA 1]` or `[Formula 1]`), up to the next blank
+/// line; or, where the tag opens a line with text after it (the public
+/// implementation's judge prompt: `[Formula 1] (p1 ∧ p2)`), that text and
+/// the lines after it up to a blank line or the next tag.
 fn section<'a>(prompt: &'a str, marker: &str) -> Option<&'a str> {
-    let mut start = None;
+    let (mut start, mut inline) = (None, false);
     let mut at = 0;
     for line in prompt.split_inclusive('\n') {
-        if line.trim().eq_ignore_ascii_case(marker) {
-            start = Some(at + line.len());
+        let trimmed = line.trim();
+        let opens = trimmed
+            .get(..marker.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(marker));
+        if opens {
+            let lead = line.len() - line.trim_start().len();
+            inline = trimmed.len() > marker.len();
+            start = Some(if inline {
+                at + lead + marker.len()
+            } else {
+                at + line.len()
+            });
         }
         at += line.len();
     }
-    let rest = prompt[start?..].trim_start_matches(['\n', '\r']);
-    let end = rest.find("\n\n").unwrap_or(rest.len());
+    let rest = prompt[start?..].trim_start_matches([' ', '\n', '\r']);
+    let mut end = rest.find("\n\n").unwrap_or(rest.len());
+    // The next tag ends an inline block.
+    if let Some(tag) = rest[..end].find("\n[").filter(|_| inline) {
+        end = tag;
+    }
     Some(rest[..end].trim())
 }
 

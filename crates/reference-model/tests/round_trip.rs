@@ -181,4 +181,38 @@ fn the_reference_judge_answers_the_a4_question() {
         parse_judgement(&answer(&no.text, None)),
         Judgement::Unparseable
     );
+    // The public implementation's judge prompt puts each formula on its
+    // tag's line; the second may run over several lines.
+    let r = Templates::of_set(autoeval_prompts::PromptSet::Reference);
+    let cases = [
+        (
+            Family::Propositional,
+            "(p1 ∧ ¬p2)",
+            "¬p2 ∧ p1",
+            Judgement::Yes,
+        ),
+        (
+            Family::Propositional,
+            "(p1 ∨ p2)",
+            "p1 ∧\np2",
+            Judgement::No,
+        ),
+        (
+            Family::FirstOrder,
+            "∀ x1.(pred1(x1) ∨ pred2(x1))",
+            "∀ x2.(pred2(x2) ∨ pred1(x2))",
+            Judgement::Yes,
+        ),
+        (Family::Regex, "(00)*", "(00)*", Judgement::Yes),
+        (Family::Regex, "(00)*", "0(00)*", Judgement::No),
+    ];
+    for (family, phi0, phi1, want) in cases {
+        let q = r.judge(family, phi0, phi1, JudgeStyle::Cot);
+        assert!(q.text.contains("[Formula 2] "), "{}", q.text);
+        assert_eq!(
+            parse_judgement(&answer(&q.text, Some(&judge))),
+            want,
+            "{phi0} vs {phi1}"
+        );
+    }
 }

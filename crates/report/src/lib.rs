@@ -222,7 +222,7 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
         .filter(|g| g.key.dataset == dataset)
         .collect();
     let axis = if dataset == "regex" {
-        "complexity (depth)"
+        "complexity (generation level)"
     } else {
         "complexity (operators)"
     };
@@ -359,13 +359,15 @@ fn judge_f1(input: &ReportInput, dataset: &str, axis: &str) -> Option<LineChart>
 fn other_metrics(out: &mut String, input: &ReportInput, dataset: &str) {
     let metrics: &[(&str, &str)] = if dataset == "regex" {
         &[
+            ("height", "parse-tree height"),
             ("num_nodes", "DFA states"),
             ("num_edges", "DFA edges"),
             ("num_stars", "Kleene stars"),
         ]
     } else {
         &[
-            ("depth", "parse-tree depth"),
+            ("depth", "generation level (depth)"),
+            ("height", "parse-tree height"),
             ("num_and", "∧ count"),
             ("num_or", "∨ count"),
             ("num_not", "¬ count"),

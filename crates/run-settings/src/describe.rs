@@ -66,16 +66,14 @@ impl Resolved {
             return Ok("built in".into());
         }
         let params = settings.params(&autoeval_models::GenerationParams::default());
+        let cap = params.max_tokens.map_or_else(
+            || "none sent (the server's own limit)".to_string(),
+            |n| n.to_string(),
+        );
         let mut parts = vec![if params.reasoning {
-            format!(
-                "reasoning model, max completion tokens {}",
-                params.max_tokens
-            )
+            format!("reasoning model, max completion tokens {cap}")
         } else {
-            format!(
-                "temperature {}, max tokens {}",
-                params.temperature, params.max_tokens
-            )
+            format!("temperature {}, max tokens {cap}", params.temperature)
         }];
         if let Some(seed) = params.seed {
             parts.push(format!("seed {seed}"));

@@ -272,6 +272,7 @@ pub(crate) fn lenient_formula(original: &str) -> Result<Parsed<Formula>, ParseEr
         }
     }
     spans(text, &mut found, &mut note);
+    announced_atoms(text, &mut found);
     match single(found, 0)? {
         Some(f) => Ok(Parsed {
             value: f.value,
@@ -397,4 +398,68 @@ fn spans(text: &str, found: &mut Vec<Found<Formula>>, note: &mut impl FnMut(Pars
             });
         }
     }
+}
+
+/// Words after which an atom in prose is offered as the answer: "The
+/// formula is p4", "φ1: p4", "answer = pred1(x1)".
+const ANNOUNCING: [&str; 5] = ["is", ":", "=", "formula", "answer"];
+
+/// Atoms that prose offers as the answer ("The formula is p4, and …"): a
+/// formula named in the prose as much as a compound one, so that beside a
+/// different displayed formula the answer is ambiguous. Only an atom right
+/// after an announcing word counts, and only one with a digit or
+/// arguments: "p1 means it rains" explains an atom, it does not offer it.
+fn announced_atoms(text: &str, found: &mut Vec<Found<Formula>>) {
+    for line in text.lines().rev().take(48) {
+        let line_at = range_in(text, line).start;
+        let lower = line.to_lowercase();
+        if lower.len() != line.len() {
+            // Offsets of the lowercased line would not be the line's.
+            continue;
+        }
+        for word in ANNOUNCING {
+            for (at, _) in lower.match_indices(word) {
+                let end = at + word.len();
+                let alphabetic = word.chars().all(char::is_alphabetic);
+                let bounded = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+                if alphabetic
+                    && !(bounded(lower[..at].chars().next_back())
+                        && bounded(lower[end..].chars().next()))
+                {
+                    continue;
+                }
+                if let Some((f, range)) = atom_after(line, end) {
+                    let range = line_at + range.start..line_at + range.end;
+                    found.push(Found {
+                        text: canonical_text(&f),
+                        value: f,
+                        source: Source::Span,
+                        range,
+                        crowded: None,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The lone atom right after byte `from` of `line` with its range, when
+/// what follows it is prose or the line's end; `None` for a bare word.
+fn atom_after(line: &str, from: usize) -> Option<(Formula, Range<usize>)> {
+    let rest = &line[from..];
+    let toks = lex::tokenize_prefix(rest).0;
+    let first = toks.first()?;
+    let Tok::Name(_) = first.tok else { return None };
+    let mut p = parse_logic::Parser::new(&toks, Mode::Lenient, rest.len());
+    let f = p.atom().ok()?;
+    let next = toks.get(p.position());
+    let alone = next.is_none_or(|n| {
+        matches!(n.tok, Tok::Comma | Tok::Dot)
+            || (matches!(n.tok, Tok::And) && is_word_connective(rest, n))
+    });
+    if !alone || is_bare_word(&f) {
+        return None;
+    }
+    let end = next.map_or(rest.len(), |n| n.at);
+    Some((f, from + first.at..from + rest[..end].trim_end().len()))
 }

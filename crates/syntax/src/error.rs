@@ -55,6 +55,9 @@ pub enum Reason {
     /// A symbol outside the regular expression's alphabet.
     #[error("symbol {0:?} is not in the alphabet {1}")]
     NotInAlphabet(char, String),
+    /// What the public implementation's logic library or prover refuses.
+    #[error("as the public implementation reads it: {0}")]
+    Public(String),
     /// A repetition operator with nothing to repeat.
     #[error("{0:?} has nothing before it to repeat")]
     NothingToRepeat(char),

@@ -21,6 +21,7 @@ pub mod logic;
 mod parse_logic;
 mod parse_regex;
 pub mod print;
+pub mod public;
 pub mod regex;
 
 pub use canonical::canonical;

@@ -295,6 +295,14 @@ impl<'a> Parser<'a> {
     }
 
     /// Fails unless every token was used; trailing periods are allowed.
+    /// One atom (a proposition, or a predicate with its arguments), nothing more.
+    pub(crate) fn atom(&mut self) -> Result<Formula, ParseError> {
+        match self.peek() {
+            Some(Tok::Name(_)) => self.primary(),
+            _ => Err(self.error(Reason::Empty)),
+        }
+    }
+
     pub(crate) fn finish(&mut self) -> Result<(), ParseError> {
         while self.peek() == Some(&Tok::Dot) {
             self.pos += 1;

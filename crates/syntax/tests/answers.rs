@@ -192,6 +192,10 @@ fn a_formula_in_the_prose_and_another_on_its_own_line_is_ambiguous() {
         "The formula is p1 ∧ p2.\n\np1 ∨ p2",
         "So the answer, p1 ∧ p2, follows.\n```\np1 ∨ p2\n```",
         "p1 ∨ p2\n\nIn words: it is p1 ∧ p2.",
+        // An atom named in the prose is a formula as much as a compound one.
+        "The formula is p4, and predicates are:\n¬p4",
+        "The answer is pred1(x1).\n\n∀ x1.pred1(x1)",
+        "φ1 = p2\n(p2 ∧ p3)",
     ] {
         let read = autoeval_syntax::parse_formula(answer, autoeval_syntax::Mode::Lenient);
         assert!(
@@ -199,5 +203,21 @@ fn a_formula_in_the_prose_and_another_on_its_own_line_is_ambiguous() {
                 .is_err_and(|e| e.to_string().contains("two different formulas")),
             "{answer:?} read as {read:?}"
         );
+    }
+}
+
+#[test]
+fn an_atom_in_prose_that_explains_or_repeats_the_formula_is_no_second_formula() {
+    for (answer, want) in [
+        // The same atom named and displayed.
+        ("The formula is p4:\n\np4", "p4"),
+        // An atom explained, not offered.
+        ("Here p1 means it rains.\n(p1 ∧ p2)", "(p1 ∧ p2)"),
+        // A word after "is" is prose.
+        ("The answer is below.\n(p1 ∨ p2)", "(p1 ∨ p2)"),
+        // An atom inside the announced formula.
+        ("The formula is p4 ∧ p5.", "(p4 ∧ p5)"),
+    ] {
+        assert_eq!(read(answer, Mode::Lenient), Ok(want.into()), "{answer:?}");
     }
 }

@@ -46,7 +46,16 @@ pub async fn ask(
     match backend.chat(&prompt.text, &sample).await {
         Err(CallError::Halted { .. }) => return None,
         Ok(reply) => {
+            // A reply cut at the token cap is no answer, whatever its text
+            // holds so far: the public implementation refused any finish
+            // reason but "stop" and left the pair unanswered.
+            let cut = reply.too_long
+                || reply
+                    .finish_reason
+                    .as_deref()
+                    .is_some_and(autoeval_models::is_truncation);
             let verdict = match parse_judgement(&reply.text) {
+                _ if cut => "unparseable",
                 Judgement::Yes => "yes",
                 Judgement::No => "no",
                 Judgement::Unparseable => "unparseable",

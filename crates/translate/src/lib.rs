@@ -10,7 +10,7 @@ mod settings;
 mod stage;
 
 pub use autoeval_llm_client::Backend;
-pub use autoeval_prompts::Templates;
+pub use autoeval_prompts::{PromptSet, Templates};
 pub use autoeval_proto::{Reading, RoundTrip, TranslateTask, VerifyTask};
 pub use per_run::{Registry, RunJudges, RunTranslators};
 pub use settings::{CopyPolicy, Local, SettingsError, StageSettings};
@@ -20,8 +20,7 @@ use autoeval_llm_client::{CallError, Reply};
 use autoeval_models::{Sample, Stage};
 use autoeval_prompts::{copy_check, Family, Shots};
 use autoeval_syntax::{
-    canonical, parse_formula, parse_formula_exact, parse_regex, parse_regex_exact, print, Mode,
-    Style,
+    canonical, parse_formula, parse_formula_exact, parse_regex, print, Mode, Style,
 };
 
 /// Reads `answer` in `mode` for a dataset of `family`.
@@ -48,28 +47,36 @@ fn reading(parsed: Result<String, autoeval_syntax::ParseError>) -> Reading {
 }
 
 /// Reads `answer` as the public implementation that produced the paper's
-/// numbers does: no extraction, the whole answer lowercased with its
-/// newlines dropped (so prose or a code fence around the formula leaves it
-/// unreadable), brackets as parentheses, then one formula in any spelling
-/// (`v`, `|`, `&`, `->`, `∀`, `all`, …); for a regular expression, its
-/// spaces and backslashes dropped.
-pub fn read_answer_as_reference(answer: &str, family: Family, alphabet: &[char]) -> Reading {
-    reading(if family == Family::Regex {
-        let text: String = answer
-            .trim()
-            .chars()
-            .filter(|c| *c != ' ' && *c != '\\')
-            .collect();
-        parse_regex_exact(&text, Mode::Lenient, alphabet).map(|r| print::regex(&r))
-    } else {
-        let text = answer
-            .to_lowercase()
-            .replace('\n', "")
-            .replace('[', "(")
-            .replace(']', ")");
-        parse_formula_exact(&text, Mode::Lenient)
-            .map(|f| print::formula(&canonical(&f), Style::Unicode))
-    })
+/// numbers does ([`autoeval_syntax::public`]): no extraction, the whole
+/// answer lowercased with its newlines dropped (so prose or a code fence
+/// around the formula leaves it unreadable), then one formula by its logic
+/// library's tokens, precedence and quantifier scope, refused where its
+/// prover refuses `φ0 ↔ φ1` (a predicate of two arities, a name both a
+/// predicate and an object, a proposition named `u`–`z`); for a regular
+/// expression, its spaces and backslashes dropped.
+pub fn read_answer_as_reference(
+    answer: &str,
+    phi0: &str,
+    family: Family,
+    alphabet: &[char],
+) -> Reading {
+    use autoeval_syntax::public;
+    if family == Family::Regex {
+        return reading(public::read_regex(answer, alphabet).map(|r| print::regex(&r)));
+    }
+    let read = public::read_formula(answer).and_then(|phi1| {
+        let clash = parse_formula_exact(phi0, Mode::Lenient)
+            .ok()
+            .and_then(|phi0| public::clash(&phi0, &phi1));
+        match clash {
+            Some(why) => Err(autoeval_syntax::ParseError::new(
+                0,
+                autoeval_syntax::Reason::Public(why),
+            )),
+            None => Ok(print::formula(&canonical(&phi1), Style::Unicode)),
+        }
+    });
+    reading(read)
 }
 
 /// How a round trip is asked.
@@ -192,12 +199,13 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
         Err(e) => return failed(out, e),
     };
     let (text, family, alphabet) = (answer.clone(), req.family, req.alphabet.to_vec());
+    let phi0 = req.phi0.to_string();
     // The headline reading is the paper's strict one, or under the
     // reference prompt set the public implementation's own.
     let as_reference = templates.set() == autoeval_prompts::PromptSet::Reference;
     let (strict, lenient) = off_runtime(answer.len(), move || {
         let headline = if as_reference {
-            read_answer_as_reference(&text, family, &alphabet)
+            read_answer_as_reference(&text, &phi0, family, &alphabet)
         } else {
             read_answer(&text, family, Mode::Strict, &alphabet)
         };
@@ -244,17 +252,37 @@ mod tests {
     #[test]
     fn the_reference_reading_takes_the_whole_answer_as_one_formula_as_the_public_implementation_does(
     ) {
-        let read = |text: &str, family| read_answer_as_reference(text, family, &['0', '1']).phi1;
+        let phi0 = "((p1 ∨ p2) ∧ ¬p3)";
+        let read =
+            |text: &str, family| read_answer_as_reference(text, phi0, family, &['0', '1']).phi1;
         let logic = Family::Propositional;
-        assert_eq!(
-            read("((p1 v p2) ∧ ¬p3)", logic).as_deref(),
-            Some("((p1 ∨ p2) ∧ ¬p3)")
-        );
+        assert_eq!(read("((p1 v p2) ∧ ¬p3)", logic).as_deref(), Some(phi0));
         assert_eq!(read("(P1 & P2)", logic).as_deref(), Some("(p1 ∧ p2)"));
         assert_eq!(read("[p1 | p2]", logic).as_deref(), Some("(p1 ∨ p2)"));
         // Newlines are dropped, not read as spaces: a fence stays glued on.
         assert_eq!(read("```\n(p1 ∧ p2)\n```", logic), None);
         assert_eq!(read("The formula is (p1 ∧ p2).", logic), None);
+        // Its library's reading: `~` is no operator there, and `∨` needs spaces.
+        assert_eq!(read("(~p1 | p2)", logic), None);
+        assert_eq!(read("(p1∨p2)", logic), None);
+        // A quantifier's scope ends at the first connective.
+        let fol = Family::FirstOrder;
+        let scoped = read_answer_as_reference(
+            "∀ x1.pred1(x1) ∧ pred2(p1)",
+            "∀ x1.(pred1(x1) ∧ pred2(p1))",
+            fol,
+            &[],
+        );
+        assert_eq!(
+            scoped.phi1.as_deref(),
+            Some("((∀ x1.pred1(x1)) ∧ pred2(p1))")
+        );
+        // Its prover's refusals of φ0 ↔ φ1.
+        let arity = read_answer_as_reference("pred1(p1)", "pred1(p1, p2)", fol, &[]);
+        assert!(arity
+            .non_compliance
+            .unwrap()
+            .contains("more than one arity"));
         // The strict reading refuses ASCII spellings the reference accepts.
         assert_eq!(
             read_answer("(p1 & p2)", logic, Mode::Strict, &[]).phi1,

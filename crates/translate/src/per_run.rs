@@ -3,7 +3,7 @@
 //! backends (its slots, rate gate, keys and metrics).
 
 use crate::judge::Judging;
-use crate::{Local, StageSettings, Templates, Translator};
+use crate::{Local, StageSettings, Translator};
 use autoeval_engine::{Judges, SetupError, Stages};
 use autoeval_llm_client::ResponseCache;
 use autoeval_proto::JudgeKey;
@@ -156,25 +156,18 @@ impl<R: Registry> Stages<Translator> for RunTranslators<R> {
 pub struct RunJudges<R> {
     registry: Arc<R>,
     local: Local,
-    templates: Arc<Templates>,
     /// The judge specs this process was given; a question naming another is refused.
     given: Vec<String>,
     built: Mutex<HashMap<(String, JudgeKey), Arc<Judging>>>,
 }
 
 impl<R: Registry> RunJudges<R> {
-    /// Judges built with `local`'s backends, asking with `templates`, for
-    /// the judge specs `given` and no other.
-    pub fn new(
-        registry: Arc<R>,
-        local: Local,
-        templates: Arc<Templates>,
-        given: Vec<String>,
-    ) -> Self {
+    /// Judges built with `local`'s backends, asking with the prompts of
+    /// each run's settings, for the judge specs `given` and no other.
+    pub fn new(registry: Arc<R>, local: Local, given: Vec<String>) -> Self {
         RunJudges {
             registry,
             local,
-            templates,
             given,
             built: Mutex::default(),
         }
@@ -216,9 +209,15 @@ impl<R: Registry> Judges for RunJudges<R> {
             message: format!("run {run:?}, judge {judge}: {e}"),
             transient: false,
         })?;
+        // The run's prompt set asks the question: the reference protocol's
+        // judge prompt is the public implementation's.
+        let templates = settings.templates().map_err(|e| SetupError {
+            message: format!("run {run:?}, judge {judge}: {e}"),
+            transient: false,
+        })?;
         let built = Arc::new(Judging {
             backend: Arc::new(backend),
-            templates: self.templates.clone(),
+            templates: Arc::new(templates),
         });
         judges.insert(id, built.clone());
         Ok(built)

@@ -39,12 +39,18 @@ impl Provider for OpenAiCompatible {
         }
         messages.push(json!({"role": "user", "content": prompt}));
         let mut body = json!({"model": model, "messages": messages});
+        // No cap at all when the settings give none: a local server then
+        // fills the model's context, as the public implementation asked it.
         if p.reasoning {
             // o1/o3-style models reject max_tokens and any temperature.
-            body["max_completion_tokens"] = json!(p.max_tokens);
+            if let Some(cap) = p.max_tokens {
+                body["max_completion_tokens"] = json!(cap);
+            }
         } else {
             body["temperature"] = json!(p.temperature);
-            body["max_tokens"] = json!(p.max_tokens);
+            if let Some(cap) = p.max_tokens {
+                body["max_tokens"] = json!(cap);
+            }
         }
         if let Some(seed) = p.seed {
             body["seed"] = json!(seed);
