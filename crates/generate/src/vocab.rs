@@ -57,19 +57,19 @@ pub fn verbs() -> &'static [Verb] {
     })
 }
 
-/// Person first names usable as object names: one plain word each.
+/// Person first names usable as object names: Faker's English first names
+/// as the paper's public implementation filters and lowercases them
+/// (`data/person-names.txt`), less any the formula parser would not read as
+/// one plain name.
 pub fn person_names() -> &'static [&'static str] {
-    use fake::locales::{Data, EN};
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        let mut names: Vec<&'static str> = EN::NAME_FIRST_NAME
-            .iter()
-            .copied()
-            .filter(|n| n.chars().all(|c| c.is_ascii_alphabetic()) && is_plain_name(n))
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
+        include_str!("../data/person-names.txt")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter(|n| is_plain_name(n))
+            .collect()
     })
 }
 

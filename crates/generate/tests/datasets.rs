@@ -220,6 +220,13 @@ fn first_order_variables_only_inside_their_scope() {
 fn english_vocabulary_uses_verbs_with_their_arity_and_person_names() {
     let verbs = autoeval_generate::vocab::verbs();
     let names = autoeval_generate::vocab::person_names();
+    // Faker's 5,842 names as the public implementation keeps them, lowercased.
+    assert!(names.len() >= 5_800, "{} names", names.len());
+    assert!(names
+        .iter()
+        .all(|n| n.chars().all(|c| c.is_ascii_lowercase())));
+    // Its filter dropped every name with a v or a V.
+    assert!(names.iter().all(|n| !n.contains('v')));
     for item in batch(DatasetKind::FolEnglish, 7, 0).items.iter().take(300) {
         let f = parse_formula_exact(&item.fs, Mode::Strict).unwrap();
         f.visit(&mut |n| {

@@ -157,7 +157,10 @@ fn the_reference_judge_prompt_is_the_public_one_for_every_corpus_pair() {
     let mut checked = 0;
     for line in text.lines() {
         let case: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
-        if !case["phi0_source"].as_str().is_some_and(|s| s.starts_with("seed-")) {
+        if !case["phi0_source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("seed-"))
+        {
             continue;
         }
         let field = |k: &str| case[k].as_str().expect("a string field").to_string();
@@ -184,5 +187,5 @@ fn the_reference_judge_prompt_is_the_public_one_for_every_corpus_pair() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 452, "every pair of the corpus on a dataset item");
+    assert_eq!(checked, 473, "every pair of the corpus on a dataset item");
 }
