@@ -15,9 +15,11 @@
 //!   logic datasets, depth 6 to 23 for regular expressions), which averages
 //!   the per-value noise away; Welch's t of the ten against the ten must stay
 //!   within |t| ≤ 4.0 (two-sided p ≈ 0.001 at 18 degrees of freedom; with
-//!   eight such tests, a false alarm about once in a hundred runs of an
+//!   ten such tests, a false alarm about once in a hundred runs of an
 //!   unchanged generator, and since the generator is seeded, an unchanged
 //!   generator gives the same t every run).
+//! * Per complexity value too: at most 10% of the compared values may have
+//!   |t| > 3.0 for height or for size (p ≈ 0.01 each).
 //!
 //! Nesting height and size are the oracle README's definitions: the
 //! formula as a tree in which a run of one binary connective is one n-ary
@@ -40,6 +42,12 @@ const SAMPLES: u64 = 10;
 const BATCHES: u64 = 40;
 /// Largest |Welch t| of the per-seed means accepted as "the same distribution".
 const LIMIT: f64 = 4.0;
+/// A complexity value whose |Welch t| passes this, for height or for size,
+/// is one where the two differ (two-sided p ≈ 0.01 at 10 to 18 degrees of
+/// freedom; an unchanged generator gives about one in a hundred).
+const BUCKET_LIMIT: f64 = 3.0;
+/// Share of the compared complexity values allowed to differ.
+const BUCKET_SHARE: f64 = 0.10;
 
 /// Height and node count of one formula.
 #[derive(Clone, Copy, Default)]
@@ -223,7 +231,19 @@ fn compared(kind: DatasetKind) -> std::ops::RangeInclusive<u32> {
 
 /// Prints the per-value table and returns Welch's t of the per-seed means
 /// over the compared values, for height and for size.
-fn compare(kind: DatasetKind) -> (f64, f64) {
+/// The test's statistics for one dataset.
+struct Comparison {
+    /// Welch's t of the per-seed mean heights over the compared values.
+    height: f64,
+    /// The same for size.
+    size: f64,
+    /// Compared values whose height or size differ (|t| > BUCKET_LIMIT).
+    differing: usize,
+    /// Compared values.
+    values: usize,
+}
+
+fn compare(kind: DatasetKind) -> Comparison {
     let (a, b) = (ours(kind), oracle(kind));
     println!(
         "\n{} (ours: {BATCHES} batches; oracle: {SAMPLES} seeds); complexity: {}",
@@ -238,6 +258,7 @@ fn compare(kind: DatasetKind) -> (f64, f64) {
     let pick = |v: &[Shape], f: fn(&Shape) -> f64| v.iter().map(f).collect::<Vec<f64>>();
     let height = |s: &Shape| s.height;
     let nodes = |s: &Shape| s.nodes;
+    let (mut differing, mut values) = (0, 0);
     for (value, ours) in &a {
         let Some(theirs) = b.get(value) else { continue };
         if ours.len() < 2 || theirs.len() < 2 {
@@ -245,6 +266,11 @@ fn compare(kind: DatasetKind) -> (f64, f64) {
         }
         let (ho, ht) = (pick(ours, height), pick(theirs, height));
         let (no, nt) = (pick(ours, nodes), pick(theirs, nodes));
+        if compared(kind).contains(value) {
+            values += 1;
+            let far = |t: f64| t.abs() > BUCKET_LIMIT;
+            differing += usize::from(far(welch(&ho, &ht)) || far(welch(&no, &nt)));
+        }
         println!(
             "{value} | {:.3} | {:.3} | {:+.2} | {:.2} | {:.2} | {:+.2}",
             mean(&ho),
@@ -279,16 +305,34 @@ fn compare(kind: DatasetKind) -> (f64, f64) {
         mean(&per_seed(&a, nodes)),
         mean(&per_seed(&b, nodes)),
     );
-    (th, tn)
+    println!(
+        "{}: {differing} of {values} compared values differ (|t| > {BUCKET_LIMIT})",
+        kind.name()
+    );
+    Comparison {
+        height: th,
+        size: tn,
+        differing,
+        values,
+    }
 }
 
 fn check(kind: DatasetKind) {
-    let (th, tn) = compare(kind);
+    let c = compare(kind);
     assert!(
-        th.abs() <= LIMIT && tn.abs() <= LIMIT,
+        c.height.abs() <= LIMIT && c.size.abs() <= LIMIT,
         "{}: the generated items are not distributed as the public generator's \
-         (Welch t of per-seed mean height {th:+.2}, of size {tn:+.2}; limit ±{LIMIT})",
-        kind.name()
+         (Welch t of per-seed mean height {:+.2}, of size {:+.2}; limit ±{LIMIT})",
+        kind.name(),
+        c.height,
+        c.size
+    );
+    assert!(
+        c.differing as f64 <= BUCKET_SHARE * c.values as f64,
+        "{}: {} of {} complexity values differ from the public generator's (|t| > {BUCKET_LIMIT})",
+        kind.name(),
+        c.differing,
+        c.values
     );
 }
 
