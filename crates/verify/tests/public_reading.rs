@@ -136,3 +136,73 @@ fn the_reference_reading_agrees_with_the_public_code_on_the_oracle_corpus() {
         wrong.join("\n")
     );
 }
+
+/// Why the public regex verdict differs from the languages' own, for a case
+/// where it does.
+fn regex_mistake(phi0: &str, answer: &str, public: bool) -> String {
+    let symbols = |s: &str| -> std::collections::BTreeSet<char> {
+        public::reg2dfa::clean(s)
+            .chars()
+            .filter(|c| !matches!(c, '*' | '|' | '(' | ')'))
+            .collect()
+    };
+    let extra: String = symbols(answer).difference(&symbols(phi0)).collect();
+    if !extra.is_empty() {
+        format!("the answer reads symbols φ0 has not ({extra:?}), which the public check does not look at")
+    } else if public {
+        "the public check compares the automata without their symbols or start state".into()
+    } else {
+        "the public minimisation keeps states that cannot accept, so equal languages differ in shape"
+            .into()
+    }
+}
+
+/// Regular expressions: the public verdict (`public::reg2dfa::shape_equal`,
+/// held to the corpus in the syntax crate's tests) against the languages of
+/// the same readings (`language_equal`), which must agree with this tool's
+/// verifier wherever the answer is an expression over the item's alphabet.
+/// Every case where the public verdict is not the languages' is listed
+/// with its reason.
+#[test]
+fn regex_answers_decided_by_their_languages_and_where_the_public_check_was_wrong() {
+    let mut disagrees = Vec::new();
+    let (mut cross_checked, mut wrong) = (0, Vec::new());
+    for case in corpus().into_iter().filter(|c| c["dataset"] == "regex") {
+        let text = |k: &str| case[k].as_str().unwrap().to_string();
+        let (phi0, answer) = (text("phi0"), text("answer"));
+        let Ok(language) = public::reg2dfa::language_equal(&phi0, &answer) else {
+            continue;
+        };
+        // Independently: this tool's verifier on the same expression.
+        let cleaned = public::reg2dfa::clean(&answer);
+        if let Ok(r) =
+            autoeval_syntax::parse_regex_exact(&cleaned, autoeval_syntax::Mode::Strict, &['0', '1'])
+        {
+            let printed = autoeval_syntax::print::regex(&r);
+            let verdict =
+                autoeval_verify::check_regex(&phi0, &printed, &Settings::default()).verdict;
+            cross_checked += 1;
+            if (verdict == Verdict::Equivalent) != language {
+                wrong.push(format!(
+                    "{}: languages {language}, verifier {verdict:?}",
+                    text("id")
+                ));
+            }
+        }
+        let public = public::reg2dfa::shape_equal(&phi0, &answer).unwrap();
+        if public != language {
+            disagrees.push(format!(
+                "{}: public {public}, languages {language}: {}",
+                text("id"),
+                regex_mistake(&phi0, &answer, public)
+            ));
+        }
+    }
+    println!("{cross_checked} regex answers cross-checked with the verifier");
+    println!("reference_disagrees ({}):", disagrees.len());
+    for d in &disagrees {
+        println!("  {d}");
+    }
+    assert!(cross_checked > 40, "{cross_checked}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

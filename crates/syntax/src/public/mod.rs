@@ -1,7 +1,9 @@
 //! Reading an answer as the public implementation that produced the paper's
 //! numbers reads it (`--protocol reference`): its text substitutions, its
 //! logic library's tokens, precedence and quantifier scope ([`nltk`]), and
-//! the refusals of the prover it hands both formulas to ([`prover9`]).
+//! the refusals of the prover it hands both formulas to ([`prover9`]); for
+//! regular expressions, the automaton tool it runs and how it compares two
+//! automata ([`reg2dfa`]).
 //!
 //! There is no extraction: the whole answer is one formula or none. What
 //! that library or that prover refused, this reading refuses with the reason
@@ -10,6 +12,7 @@
 
 mod nltk;
 mod prover9;
+pub mod reg2dfa;
 
 pub use prover9::clash;
 

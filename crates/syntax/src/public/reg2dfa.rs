@@ -1,0 +1,376 @@
+//! The public implementation's regular-expression check, as it decides:
+//! each expression is cleaned (`strip`, spaces and backslashes removed),
+//! turned into a minimal automaton by the reg2dfa tool it runs, and the two
+//! automata are compared as graphs, by their shape alone.
+//!
+//! * reg2dfa's reading: only `*`, `|`, `(` and `)` are operators; every other
+//!   character is a symbol, and the alphabet is the symbols the expression
+//!   uses. `*` follows a symbol or a `)`; any other `*` (a second one, a
+//!   leading one) is an error. An unmatched `)` ends the expression (the rest
+//!   is ignored), an unclosed `(` is closed at the end, and an empty branch
+//!   of `|` is dropped.
+//! * Its automaton: the subset construction's partial DFA (no dead state),
+//!   its states those that have a transition, minimised so that two states
+//!   are one when both accept or neither does and, for every symbol, both
+//!   lack a transition or both move to states that are one.
+//! * The comparison: graph isomorphism of the two automata as directed
+//!   multigraphs whose nodes are marked accepting or not; the edges' symbols
+//!   and the start state take no part (the public code asks for a label match
+//!   that, on a multigraph, compares nothing).
+//!
+//! So `(1*)` is "equivalent" to `(0*)` there, and prose is an expression
+//! over its letters. [`shape_equal`] gives that verdict, or the error the
+//! public code met.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// An NFA edge: from, to, symbol (`None` for ε).
+type Edge = (usize, usize, Option<char>);
+
+/// A fragment under construction: its head, its tail and its edges.
+struct Term {
+    head: usize,
+    tail: usize,
+    edges: Vec<Edge>,
+}
+
+/// The reader's state over one expression.
+struct Reader {
+    exp: Vec<char>,
+    pos: usize,
+    states: usize,
+    symbols: BTreeSet<char>,
+}
+
+impl Reader {
+    fn fresh(&mut self) -> usize {
+        self.states += 1;
+        self.states - 1
+    }
+
+    fn term(&mut self) -> Term {
+        let head = self.fresh();
+        Term {
+            head,
+            tail: head,
+            edges: Vec::new(),
+        }
+    }
+
+    /// The alternatives up to a `)` or the end, as reg2dfa builds them.
+    fn alternatives(&mut self, depth: usize) -> Result<Vec<Term>, String> {
+        if depth > crate::MAX_DEPTH {
+            return Err("nested too deeply".into());
+        }
+        let mut terms = Vec::new();
+        let mut term = self.term();
+        loop {
+            let c = self.exp.get(self.pos).copied();
+            self.pos += 1;
+            let starred = self.exp.get(self.pos) == Some(&'*');
+            match c {
+                Some('*') => return Err(format!("unspecified asterisk at position {}", self.pos)),
+                Some('|') => {
+                    if !term.edges.is_empty() {
+                        terms.push(term);
+                    }
+                    term = self.term();
+                }
+                Some('(') => {
+                    let inner = self.alternatives(depth + 1)?;
+                    let next = self.fresh();
+                    if self.exp.get(self.pos) == Some(&'*') {
+                        self.pos += 1;
+                        term.edges.push((term.tail, next, None));
+                        merge(inner, term.tail, term.tail, &mut term.edges);
+                    } else {
+                        merge(inner, term.tail, next, &mut term.edges);
+                    }
+                    term.tail = next;
+                }
+                Some(')') | None => {
+                    terms.push(term);
+                    return Ok(terms);
+                }
+                Some(symbol) => {
+                    self.symbols.insert(symbol);
+                    let next = self.fresh();
+                    if starred {
+                        self.pos += 1;
+                        term.edges.push((term.tail, next, None));
+                        term.edges.push((term.tail, term.tail, Some(symbol)));
+                    } else {
+                        term.edges.push((term.tail, next, Some(symbol)));
+                    }
+                    term.tail = next;
+                }
+            }
+        }
+    }
+}
+
+/// Joins alternatives between `head` and `tail` with ε-edges.
+fn merge(terms: Vec<Term>, head: usize, tail: usize, out: &mut Vec<Edge>) {
+    for t in terms {
+        out.push((head, t.head, None));
+        out.extend(t.edges);
+        out.push((t.tail, tail, None));
+    }
+}
+
+/// A minimal automaton as reg2dfa writes it: for each state, whether it
+/// accepts, and its edges' multiplicities between states.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    accepting: Vec<bool>,
+    edges: BTreeMap<(usize, usize), usize>,
+}
+
+/// reg2dfa's NFA of an expression: its edges, its ε-closures, its final
+/// state and its symbols.
+struct Nfa {
+    edges: Vec<Edge>,
+    eps: Vec<BTreeSet<usize>>,
+    last: usize,
+    symbols: BTreeSet<char>,
+}
+
+impl Nfa {
+    /// The NFA reg2dfa builds of `exp`, or its error.
+    fn of(exp: &str) -> Result<Nfa, String> {
+        let mut r = Reader {
+            exp: exp.chars().collect(),
+            pos: 0,
+            states: 1,
+            symbols: BTreeSet::new(),
+        };
+        let terms = r.alternatives(0)?;
+        let mut edges = Vec::new();
+        let last = r.states;
+        if r.states > 1 {
+            merge(terms, 0, last, &mut edges);
+        }
+        let mut eps: Vec<BTreeSet<usize>> = (0..=last).map(|s| BTreeSet::from([s])).collect();
+        loop {
+            let mut changed = false;
+            for &(a, b, label) in &edges {
+                if label.is_none() {
+                    let add: Vec<usize> = eps[b].iter().copied().collect();
+                    for x in add {
+                        changed |= eps[a].insert(x);
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(Nfa {
+            edges,
+            eps,
+            last,
+            symbols: r.symbols,
+        })
+    }
+
+    /// The states reached from `set` reading `c`, ε-closed.
+    fn step(&self, set: &BTreeSet<usize>, c: char) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        for &(a, b, label) in &self.edges {
+            if label == Some(c) && set.contains(&a) {
+                out.extend(self.eps[b].iter().copied());
+            }
+        }
+        out
+    }
+
+    fn start(&self) -> BTreeSet<usize> {
+        self.eps[0].clone()
+    }
+
+    fn accepts(&self, set: &BTreeSet<usize>) -> bool {
+        set.contains(&self.last)
+    }
+}
+
+/// reg2dfa's minimal automaton of `exp`, or its error.
+fn shape(exp: &str) -> Result<Shape, String> {
+    let nfa = Nfa::of(exp)?;
+    let last = nfa.last;
+    // Subset construction: only non-empty moves make edges.
+    let symbols: Vec<char> = nfa.symbols.iter().copied().collect();
+    let step = |set: &BTreeSet<usize>, c: char| nfa.step(set, c);
+    let mut index: HashMap<BTreeSet<usize>, usize> = HashMap::new();
+    let mut sets = vec![nfa.start()];
+    index.insert(nfa.start(), 0);
+    let mut dfa: Vec<(usize, usize, char)> = Vec::new();
+    let mut at = 0;
+    while at < sets.len() {
+        for &c in &symbols {
+            let next = step(&sets[at], c);
+            if next.is_empty() {
+                continue;
+            }
+            let to = *index.entry(next.clone()).or_insert_with(|| {
+                sets.push(next);
+                sets.len() - 1
+            });
+            dfa.push((at, to, c));
+        }
+        at += 1;
+    }
+    // Only states with an edge take part, as reg2dfa enumerates them.
+    let present: BTreeSet<usize> = dfa.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    let accepts = |s: usize| sets[s].contains(&last);
+    let moves: HashMap<(usize, char), usize> = dfa.iter().map(|&(a, b, c)| ((a, c), b)).collect();
+    // Coarsest partition: same acceptance, and per symbol both without a
+    // move or both moving into one block.
+    let mut block: HashMap<usize, usize> = present
+        .iter()
+        .map(|&s| (s, usize::from(accepts(s))))
+        .collect();
+    loop {
+        let mut keys: HashMap<Vec<Option<usize>>, usize> = HashMap::new();
+        let mut next: HashMap<usize, usize> = HashMap::new();
+        for &s in &present {
+            let mut key = vec![Some(block[&s])];
+            key.extend(
+                symbols
+                    .iter()
+                    .map(|&c| moves.get(&(s, c)).map(|t| block[t])),
+            );
+            let fresh = keys.len();
+            next.insert(s, *keys.entry(key).or_insert(fresh));
+        }
+        let before: BTreeSet<usize> = block.values().copied().collect();
+        let stable = keys.len() == before.len();
+        block = next;
+        if stable {
+            break;
+        }
+    }
+    let ids: BTreeMap<usize, usize> = block
+        .values()
+        .copied()
+        .collect::<BTreeSet<usize>>()
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| (b, i))
+        .collect();
+    let mut accepting = vec![false; ids.len()];
+    for &s in &present {
+        accepting[ids[&block[&s]]] = accepts(s);
+    }
+    let distinct: BTreeSet<(usize, usize, char)> = dfa
+        .iter()
+        .map(|&(a, b, c)| (ids[&block[&a]], ids[&block[&b]], c))
+        .collect();
+    let mut multiplicity = BTreeMap::new();
+    for (a, b, _) in distinct {
+        *multiplicity.entry((a, b)).or_insert(0) += 1;
+    }
+    Ok(Shape {
+        accepting,
+        edges: multiplicity,
+    })
+}
+
+/// True when the two shapes are isomorphic: a bijection of states keeping
+/// acceptance and the number of edges between every ordered pair.
+fn isomorphic(a: &Shape, b: &Shape) -> bool {
+    let n = a.accepting.len();
+    if n != b.accepting.len() || a.edges.values().sum::<usize>() != b.edges.values().sum::<usize>()
+    {
+        return false;
+    }
+    let count = |s: &Shape, x: usize, y: usize| s.edges.get(&(x, y)).copied().unwrap_or(0);
+    let signature = |s: &Shape, x: usize| {
+        let out: usize = (0..n).map(|y| count(s, x, y)).sum();
+        let inn: usize = (0..n).map(|y| count(s, y, x)).sum();
+        (s.accepting[x], out, inn, count(s, x, x))
+    };
+    let sig_a: Vec<_> = (0..n).map(|x| signature(a, x)).collect();
+    let sig_b: Vec<_> = (0..n).map(|x| signature(b, x)).collect();
+    let mut map = vec![usize::MAX; n];
+    let mut used = vec![false; n];
+    fn extend(
+        x: usize,
+        map: &mut [usize],
+        used: &mut [bool],
+        fits: &dyn Fn(usize, usize, &[usize]) -> bool,
+    ) -> bool {
+        if x == map.len() {
+            return true;
+        }
+        for y in 0..map.len() {
+            if !used[y] && fits(x, y, map) {
+                map[x] = y;
+                used[y] = true;
+                if extend(x + 1, map, used, fits) {
+                    return true;
+                }
+                used[y] = false;
+                map[x] = usize::MAX;
+            }
+        }
+        false
+    }
+    let fits = |x: usize, y: usize, map: &[usize]| {
+        sig_a[x] == sig_b[y]
+            && (0..x).all(|p| {
+                count(a, x, p) == count(b, y, map[p]) && count(a, p, x) == count(b, map[p], y)
+            })
+    };
+    extend(0, &mut map, &mut used, &fits)
+}
+
+/// The public code's cleaning of an answer before reg2dfa reads it.
+pub fn clean(answer: &str) -> String {
+    answer.trim().replace([' ', '\\'], "")
+}
+
+/// Whether the two expressions, as reg2dfa reads them, denote the same
+/// language: the sound verdict on the public reading (symbols count, and a
+/// missing move is a dead state), or the error reg2dfa met.
+pub fn language_equal(a: &str, b: &str) -> Result<bool, String> {
+    let (a, b) = (Nfa::of(&clean(a))?, Nfa::of(&clean(b))?);
+    let symbols: BTreeSet<char> = a.symbols.union(&b.symbols).copied().collect();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![(a.start(), b.start())];
+    while let Some((x, y)) = todo.pop() {
+        if !seen.insert((x.clone(), y.clone())) {
+            continue;
+        }
+        if a.accepts(&x) != b.accepts(&y) {
+            return Ok(false);
+        }
+        for &c in &symbols {
+            let next = (a.step(&x, c), b.step(&y, c));
+            if !(next.0.is_empty() && next.1.is_empty()) {
+                todo.push(next);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The public implementation's verdict on two regular expressions: true
+/// when their minimal automata have one shape, or the error it met.
+pub fn shape_equal(a: &str, b: &str) -> Result<bool, String> {
+    Ok(isomorphic(&shape(&clean(a))?, &shape(&clean(b))?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_do_not_count_and_operators_are_few() {
+        assert_eq!(shape_equal("(0*)", "(1*)"), Ok(true));
+        assert_eq!(shape_equal("0*1", "0*1)"), Ok(true));
+        assert_eq!(shape_equal("0*1", "(0*1"), Ok(true));
+        assert_eq!(shape_equal("00*", "0+"), Ok(false));
+        assert!(shape_equal("0", "0**").is_err());
+        assert_eq!(shape_equal("(01)*", "(0|1)*"), Ok(false));
+    }
+}

@@ -1,0 +1,36 @@
+//! The public implementation's regular-expression verdict, as
+//! `public::reg2dfa` gives it, held to that code's own verdicts on the
+//! oracle corpus's regular-expression answers (`tests/reference-oracle`):
+//! the same verdict where it decided, an error where it met one.
+
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
+use autoeval_syntax::public::reg2dfa::shape_equal;
+use serde_json::Value;
+
+#[test]
+fn the_public_regex_verdict_is_reproduced_on_every_corpus_answer() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/reference-oracle/answers/corpus.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut same, mut wrong) = (0, Vec::new());
+    for line in text.lines() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        if case["dataset"] != "regex" {
+            continue;
+        }
+        let field = |k: &str| case[k].as_str().unwrap();
+        let public = case["public_result"]["is_equivalent"].as_bool();
+        let ours = shape_equal(field("phi0"), field("answer"));
+        match (public, &ours) {
+            (Some(p), Ok(o)) if p == *o => same += 1,
+            (None, Err(_)) => same += 1,
+            _ => wrong.push(format!("{}: public {public:?}, ours {ours:?}", field("id"))),
+        }
+    }
+    println!("{same} regex answers decided as the public code decided them");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(same, 81);
+}
