@@ -396,6 +396,14 @@ fn judge_settings(
     match run {
         Some(run) if run.protocol.is_some() => {
             let (spec, settings) = run.model_settings(judge)?;
+            // How many calls at once is this command's (--concurrency)
+            // unless the spec or the model's table says, not the run's.
+            let (_, own) = ModelSpec::parse_with_settings(judge)?;
+            let table = run.model.get(judge).and_then(|t| t.concurrency);
+            let settings = ModelSettings {
+                concurrency: own.concurrency.or(table),
+                ..settings
+            };
             Ok((spec, settings, run.plan.prompt_set))
         }
         _ => {
