@@ -1,0 +1,137 @@
+//! The dependency invariants docs/ARCHITECTURE.md states, checked against
+//! the workspace's resolved graph (`cargo metadata`): each test fails when
+//! its invariant stops holding.
+
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// The packages that build a binary: none may be a dependency.
+const BINARY_PACKAGES: [&str; 3] = [
+    "autoeval-coordinator",
+    "autoeval-worker",
+    "autoeval-verifier-worker",
+];
+
+/// The workspace's resolved graph: each package's normal (not dev or build)
+/// dependencies, by name, and the names of the workspace's own packages.
+struct Graph {
+    normal: BTreeMap<String, BTreeSet<String>>,
+    ours: BTreeSet<String>,
+}
+
+/// The triple of this machine: the graph is the one built here.
+fn host() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .unwrap()
+}
+
+fn graph() -> Graph {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .args(["--filter-platform", &host()])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name_of: BTreeMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let ours = meta["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| name_of[id.as_str().unwrap()].to_string())
+        .collect();
+    let mut normal: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for node in meta["resolve"]["nodes"].as_array().unwrap() {
+        let name = name_of[node["id"].as_str().unwrap()].to_string();
+        let deps = node["deps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| {
+                d["dep_kinds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k["kind"].is_null())
+            })
+            .map(|d| name_of[d["pkg"].as_str().unwrap()].to_string());
+        normal.entry(name).or_default().extend(deps);
+    }
+    Graph { normal, ours }
+}
+
+impl Graph {
+    /// Every package `root` links, directly or not.
+    fn linked(&self, root: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![root.to_string()];
+        while let Some(p) = todo.pop() {
+            for d in self.normal.get(&p).into_iter().flatten() {
+                if seen.insert(d.clone()) {
+                    todo.push(d.clone());
+                }
+            }
+        }
+        seen
+    }
+}
+
+#[test]
+fn proto_depends_on_no_crate_of_ours() {
+    let g = graph();
+    let ours: Vec<&String> = g.normal["autoeval-proto"]
+        .iter()
+        .filter(|d| g.ours.contains(*d))
+        .collect();
+    assert!(ours.is_empty(), "autoeval-proto depends on {ours:?}");
+}
+
+#[test]
+fn no_binary_crate_is_a_dependency() {
+    let g = graph();
+    for (package, deps) in &g.normal {
+        for binary in BINARY_PACKAGES {
+            assert!(
+                !deps.contains(binary),
+                "{package} depends on the binary crate {binary}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_worker_links_no_prover_and_the_verifier_no_http_client() {
+    let g = graph();
+    let worker = g.linked("autoeval-worker");
+    assert!(
+        worker.contains("lapin"),
+        "the graph reads the worker's links"
+    );
+    for prover in ["z3", "z3-sys"] {
+        assert!(!worker.contains(prover), "autoeval-worker links {prover}");
+    }
+    let verifier = g.linked("autoeval-verifier-worker");
+    assert!(
+        verifier.contains("z3"),
+        "the graph reads the verifier's links"
+    );
+    for http in ["reqwest"] {
+        assert!(!verifier.contains(http), "the verifier links {http}");
+    }
+}
