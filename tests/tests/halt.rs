@@ -18,6 +18,21 @@ fn records(dir: &Path) -> Vec<ResultRecord> {
         .collect()
 }
 
+/// `autoeval run` of `plan` on the fleet's model, quietly, into the fleet's
+/// run directory through its broker and Redis.
+fn run_on_fleet(fleet: &Fleet, plan: &[&str]) -> std::process::Output {
+    let (out, model) = (
+        fleet.out.to_string_lossy().into_owned(),
+        fleet.model.clone(),
+    );
+    let mut args = vec!["run", "--model", &model];
+    args.extend_from_slice(plan);
+    args.extend([
+        "--quiet", "--out", &out, "--fleet", "--amqp", AMQP, "--redis", REDIS,
+    ]);
+    fleet.autoeval_output(&args)
+}
+
 /// The cause a stopped run printed: its one line up to the recovery hint.
 fn cause(stderr: &str) -> &str {
     stderr
@@ -123,27 +138,19 @@ fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same
     fleet.start_worker(16);
     fleet.start_verifier(1);
     let out = fleet.out.to_string_lossy().into_owned();
-    let first = fleet.autoeval_output(&[
-        "run",
-        "--model",
-        &fleet.model,
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "2",
-        "--batches",
-        "1",
-        "--max-attempts",
-        "2",
-        "--quiet",
-        "--out",
-        &out,
-        "--fleet",
-        "--amqp",
-        AMQP,
-        "--redis",
-        REDIS,
-    ]);
+    let first = run_on_fleet(
+        &fleet,
+        &[
+            "--dataset",
+            "ksat",
+            "--per-bucket",
+            "2",
+            "--batches",
+            "1",
+            "--max-attempts",
+            "2",
+        ],
+    );
     let said = String::from_utf8_lossy(&first.stderr).into_owned();
     assert!(!first.status.success(), "{said}");
     let hint = format!("autoeval rerun {out} --failed --fleet");
@@ -249,31 +256,22 @@ fn a_spent_quota_or_an_absurd_retry_after_stops_a_fleet_run_of_a_thousand_units_
         let mut fleet = Fleet::new(what, &["--refuse-with", fixture.to_str().unwrap()]);
         fleet.start_worker(16);
         fleet.start_verifier(1);
-        let out = fleet.out.to_string_lossy().into_owned();
         let started = std::time::Instant::now();
-        let stopped = fleet.autoeval_output(&[
-            "run",
-            "--model",
-            &fleet.model,
-            "--dataset",
-            "plogic",
-            "--prompt",
-            "zero-shot",
-            "--per-bucket",
-            "25",
-            "--batches",
-            "2",
-            "--max-attempts",
-            "6",
-            "--quiet",
-            "--out",
-            &out,
-            "--fleet",
-            "--amqp",
-            AMQP,
-            "--redis",
-            REDIS,
-        ]);
+        let stopped = run_on_fleet(
+            &fleet,
+            &[
+                "--dataset",
+                "plogic",
+                "--prompt",
+                "zero-shot",
+                "--per-bucket",
+                "25",
+                "--batches",
+                "2",
+                "--max-attempts",
+                "6",
+            ],
+        );
         let took = started.elapsed();
         let said = String::from_utf8_lossy(&stopped.stderr).into_owned();
         let requests = reqwest::blocking::get(format!("http://127.0.0.1:{}/stats", fleet.port))

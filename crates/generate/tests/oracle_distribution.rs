@@ -106,22 +106,28 @@ fn regex_shape(r: &Regex) -> (u32, u32) {
             let (h, n) = regex_shape(x);
             (h + 1, n + 1)
         }
-        Regex::Concat(xs) | Regex::Union(xs) => {
+        Regex::Concat(_) => {
             let mut operands = Vec::new();
             flatten_concat(r, &mut operands);
             if operands.len() == 1 {
                 return regex_shape(operands[0]);
             }
-            let (mut h, mut n) = (0, 1);
-            for x in operands {
-                let (xh, xn) = regex_shape(x);
-                h = h.max(xh);
-                n += xn;
-            }
-            let _ = xs;
-            (h + 1, n)
+            n_ary(operands.into_iter())
         }
+        // No generated expression has one; an n-ary node of its alternatives.
+        Regex::Union(alternatives) => n_ary(alternatives.iter()),
     }
+}
+
+/// Height and size of an n-ary node over `operands`.
+fn n_ary<'a>(operands: impl Iterator<Item = &'a Regex>) -> (u32, u32) {
+    let (mut h, mut n) = (0, 1);
+    for x in operands {
+        let (xh, xn) = regex_shape(x);
+        h = h.max(xh);
+        n += xn;
+    }
+    (h + 1, n)
 }
 
 fn flatten_concat<'a>(r: &'a Regex, out: &mut Vec<&'a Regex>) {

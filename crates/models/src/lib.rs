@@ -24,7 +24,7 @@ pub use interfaces::{
     ResponseCache,
 };
 
-pub use max_tokens::{MaxTokens, NO_CAP};
+pub use max_tokens::{MaxTokens, ANTHROPIC_OUTPUT_CEILING, NO_CAP};
 pub use prices::{Price, PriceTable};
 pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
 pub use spec::{ModelSpec, SpecError};

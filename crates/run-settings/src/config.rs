@@ -217,9 +217,9 @@ pub struct Resolved {
 /// Local servers get no cap at all.
 pub const PAPER_MAX_TOKENS: u32 = 16_384;
 
-/// The same for Anthropic, whose API requires a cap and refuses one above a
-/// model's output ceiling (8,192 for Claude 3.5 models).
-pub const PAPER_MAX_TOKENS_ANTHROPIC: u32 = 8_192;
+/// The same for Anthropic, whose API requires a cap and refuses one above
+/// its models' output ceiling.
+pub const PAPER_MAX_TOKENS_ANTHROPIC: u32 = autoeval_models::ANTHROPIC_OUTPUT_CEILING;
 
 /// The public implementation's cap for Anthropic's models (its Claude client's).
 pub const REFERENCE_MAX_TOKENS_ANTHROPIC: u32 = 1_024;

@@ -12,10 +12,6 @@ use serde_json::{json, Value};
 /// The version of Anthropic's API the requests are written for.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The cap sent when a model's settings ask for none: Anthropic's API
-/// requires one, and this is the most its models reply without a beta flag.
-pub const REQUIRED_CAP: u32 = 8_192;
-
 /// Anthropic's messages API.
 pub(crate) struct Anthropic;
 
@@ -43,7 +39,8 @@ impl Provider for Anthropic {
     fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
         let mut body = json!({
             "model": model,
-            "max_tokens": p.max_tokens.unwrap_or(REQUIRED_CAP),
+            // The API requires a cap: with none asked for, its models' ceiling.
+            "max_tokens": p.max_tokens.unwrap_or(autoeval_models::ANTHROPIC_OUTPUT_CEILING),
             "temperature": p.temperature,
             "messages": [{"role": "user", "content": prompt}],
         });

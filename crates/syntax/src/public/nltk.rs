@@ -412,11 +412,10 @@ pub(super) fn to_formula(e: &Expr) -> Result<crate::Formula, String> {
                     .into(),
             )
         }
-        Expr::Bind(Binder::All | Binder::Exists, v, body) => Formula::Quant {
-            q: if matches!(e, Expr::Bind(Binder::All, ..)) {
-                Quantifier::Forall
-            } else {
-                Quantifier::Exists
+        Expr::Bind(binder @ (Binder::All | Binder::Exists), v, body) => Formula::Quant {
+            q: match binder {
+                Binder::All => Quantifier::Forall,
+                _ => Quantifier::Exists,
             },
             vars: vec![v.clone()],
             body: Box::new(to_formula(body)?),
