@@ -210,6 +210,11 @@ pub struct ResultRecord {
     /// implementation does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub case_sensitive: bool,
+    /// The public implementation's verdict on this answer where it is not
+    /// this record's (`--protocol reference`, regular expressions): a case
+    /// its published numbers got wrong, counted as `reference_disagrees`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_verdict: Option<Verdict>,
     /// Verifier time in milliseconds.
     #[serde(default)]
     pub verify_ms: f64,

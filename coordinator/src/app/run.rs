@@ -90,18 +90,13 @@ fn build_stages(
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;
-    let verifier = VerifyStage {
-        settings: autoeval_pipeline::VerifySettings {
-            prompt_set: settings.prompt_set,
-            template_overrides: settings.template_overrides.clone(),
-            copy_policy: settings.copy_policy,
-            timeout_ms: settings.timeout_ms,
-        }
-        .verifier(),
-        prover: Arc::new(prover_pool(s.verifiers)?),
+    let verifier = autoeval_pipeline::VerifySettings {
+        prompt_set: settings.prompt_set,
+        template_overrides: settings.template_overrides.clone(),
         copy_policy: settings.copy_policy,
-        prompt_set: translator.templates.set_id().to_string(),
-    };
+        timeout_ms: settings.timeout_ms,
+    }
+    .stage(Arc::new(prover_pool(s.verifiers)?))?;
     Ok((translator, verifier))
 }
 

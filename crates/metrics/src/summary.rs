@@ -155,6 +155,10 @@ pub struct Group {
     /// Rounds cut at the token cap (non-compliant, reason `truncated`).
     #[serde(default)]
     pub truncated: usize,
+    /// Rounds the public implementation would have decided otherwise
+    /// (`--protocol reference`, regular expressions): its check's mistakes.
+    #[serde(default)]
+    pub reference_disagrees: usize,
     /// By complexity value.
     pub rows: Vec<Row>,
     /// Prompt tokens.
@@ -259,6 +263,7 @@ struct GroupSums {
     parts: BTreeMap<u32, Part>,
     copied: usize,
     truncated: usize,
+    reference_disagrees: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
     cost: KnownCost,
@@ -352,6 +357,7 @@ impl Summarizer {
             .add(r.verdict);
         g.copied += usize::from(r.copied);
         g.truncated += usize::from(r.truncated());
+        g.reference_disagrees += usize::from(r.reference_verdict.is_some());
         g.prompt_tokens += r.usage.prompt_tokens;
         g.completion_tokens += r.usage.completion_tokens;
         g.cost.add(r.cost);
@@ -411,6 +417,7 @@ impl Summarizer {
                 lenient_counts: lenient_total,
                 copied: sums.copied,
                 truncated: sums.truncated,
+                reference_disagrees: sums.reference_disagrees,
                 prompt_tokens: sums.prompt_tokens,
                 completion_tokens: sums.completion_tokens,
                 cost: sums.cost.value(),

@@ -47,6 +47,7 @@ impl VerifySettings {
             prover,
             copy_policy: self.copy_policy,
             prompt_set: templates.set_id().to_string(),
+            as_reference: self.prompt_set == PromptSet::Reference,
         })
     }
 }

@@ -22,6 +22,10 @@ pub struct VerifyStage {
     pub copy_policy: CopyPolicy,
     /// The prompt set's id, as records carry it.
     pub prompt_set: String,
+    /// The headline reading is the public implementation's (the
+    /// `reference` prompt set): a regular expression is read back its way,
+    /// and where its verdict was not ours the record says so.
+    pub as_reference: bool,
 }
 
 impl autoeval_engine::Verify for VerifyStage {
@@ -54,8 +58,14 @@ impl Judged {
     }
 }
 
-/// Proves one reading of the answer against φ0 (or says why it cannot be).
-fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) -> Judged {
+/// Proves one reading of the answer against φ0 (or says why it cannot be);
+/// `public` when the reading is the public implementation's.
+fn judge_reading(
+    task: &TranslateTask,
+    reading: &Reading,
+    public: bool,
+    stages: &VerifyStage,
+) -> Judged {
     let Some(phi1) = &reading.phi1 else {
         let why = reading.non_compliance.clone();
         return Judged::because(
@@ -69,6 +79,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) 
     let settings = Settings {
         alphabet: task.alphabet.chars().collect(),
         mode: Mode::Lenient,
+        public_regex_reading: public,
         ..stages.settings.clone()
     };
     let started = Instant::now();
@@ -90,7 +101,7 @@ fn judge_reading(task: &TranslateTask, reading: &Reading, stages: &VerifyStage) 
 /// Proves φ_r against φ0, reading the answer strictly (the record's
 /// verdict, the paper's) and leniently (`lenient`): the round's record.
 /// Whether a next round follows is the engine's rule
-/// ([`TranslateTask::next_round`]), applied to the stored record.
+/// ([`TranslateTask::after`]), applied to the stored record.
 pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     let VerifyTask { task, translation } = message;
     let mut record = base_record(&task, &translation);
@@ -103,7 +114,7 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
         let j = || Judged::because(Verdict::NonCompliant, "the English copies the formula");
         (j(), j())
     } else {
-        let strict = judge_reading(&task, &translation.strict, stages);
+        let strict = judge_reading(&task, &translation.strict, stages.as_reference, stages);
         let lenient = if translation.lenient == translation.strict {
             // The same φ1: the same verdict, proved once.
             Judged {
@@ -111,7 +122,7 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
                 ..strict.clone()
             }
         } else {
-            judge_reading(&task, &translation.lenient, stages)
+            judge_reading(&task, &translation.lenient, false, stages)
         };
         (strict, lenient)
     };
@@ -121,6 +132,7 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     record.counterexample = strict.counterexample;
     record.method = strict.method;
     record.case_sensitive = strict.case_sensitive;
+    record.reference_verdict = reference_verdict(&task, &translation, strict.verdict, stages);
     record.verify_ms = strict.verify_ms + lenient.verify_ms;
     // Written only where it differs: the strict fields say the rest, and a
     // record is read back the same either way (`ResultRecord::lenient_reading`).
@@ -133,6 +145,22 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
         reason: lenient.reason,
     });
     record
+}
+
+/// The public implementation's verdict where it is not `ours`: known while
+/// a run goes for regular expressions only (for logic it would take the
+/// public prover's own give-ups, docs/METRICS.md).
+fn reference_verdict(
+    task: &TranslateTask,
+    translation: &RoundTrip,
+    ours: Verdict,
+    stages: &VerifyStage,
+) -> Option<Verdict> {
+    if !stages.as_reference || task.item.dataset != DatasetKind::Regex {
+        return None;
+    }
+    let answer = translation.raw_answer.as_deref()?;
+    autoeval_verify::public_regex_verdict(&task.item.fs, answer, ours)
 }
 
 /// How close a compliant but non-equivalent φ_r came to φ0 (paper 003's
@@ -171,6 +199,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         counterexample: None,
         method: None,
         case_sensitive: false,
+        reference_verdict: None,
         verify_ms: 0.0,
         usage: t.usage,
         cost: t.cost,

@@ -27,6 +27,7 @@ fn verifier() -> Arc<VerifyStage> {
         prover: Arc::new(InProcessZ3),
         copy_policy: CopyPolicy::Flag,
         prompt_set: Templates::builtin().set_id().to_string(),
+        as_reference: false,
     })
 }
 

@@ -108,7 +108,7 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
     for v in Verdict::ALL {
         let _ = write!(out, "<th>{}</th>", v.name());
     }
-    out.push_str("<th>stopped</th><th>n</th><th>copied</th><th>truncated</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
+    out.push_str("<th>stopped</th><th>n</th><th>copied</th><th>truncated</th><th>reference disagrees</th><th>A2 compliance (strict)</th><th>A3 accuracy (strict)</th><th>A2 lenient</th><th>A3 lenient</th></tr>");
     for g in &summary.groups {
         let _ = write!(
             out,
@@ -123,18 +123,19 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
         }
         let _ = write!(
             out,
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             g.counts.stopped,
             g.counts.measured(),
             g.copied,
             g.truncated,
+            g.reference_disagrees,
             pct(g.compliance),
             pct(g.accuracy),
             pct(g.lenient_compliance),
             pct(g.lenient_accuracy)
         );
     }
-    out.push_str(r#"</table><p class="note">Counts are of the strict reading. "n" is the denominator of A2 and A3: every verdict but API failures and verifier errors, plus "stopped", the units whose earlier round was not equivalent, so this round was not run. A unit whose round ended in an API failure or verifier error leaves that round's denominators and every later round's; timeouts (a prover out of time or memory) and unknowns stay in. "truncated": non-compliant answers cut at the token cap. docs/METRICS.md defines each.</p>"#);
+    out.push_str(r#"</table><p class="note">Counts are of the strict reading. "n" is the denominator of A2 and A3: every verdict but API failures and verifier errors, plus "stopped", the units whose earlier round was not equivalent, so this round was not run. A unit whose round ended in an API failure or verifier error leaves that round's denominators and every later round's; timeouts (a prover out of time or memory) and unknowns stay in. "truncated": non-compliant answers cut at the token cap. "reference disagrees": under <code>--protocol reference</code>, regular-expression answers the public implementation's check would have decided otherwise (its verdict is in the record's <code>reference_verdict</code>). docs/METRICS.md defines each.</p>"#);
 }
 
 /// Tokens, cost and time per model and prompt style, over all datasets;

@@ -34,3 +34,43 @@ fn the_public_regex_verdict_is_reproduced_on_every_corpus_answer() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(same, 81);
 }
+
+/// A run reads a regex answer with `reg2dfa::read` and records it printed
+/// by `reg2dfa::print`: the reading fails exactly where reg2dfa's own
+/// construction does, denotes the language reg2dfa built, and its printing
+/// reads back to an expression printed the same.
+#[test]
+fn the_public_reading_of_every_corpus_answer_prints_back_to_itself() {
+    use autoeval_syntax::public::reg2dfa::{language_equal, print, read};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/reference-oracle/answers/corpus.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut read_back = 0;
+    for line in text.lines() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        if case["dataset"] != "regex" {
+            continue;
+        }
+        let answer = case["answer"].as_str().unwrap();
+        let id = case["id"].as_str().unwrap();
+        match (read(answer), shape_equal(answer, answer)) {
+            (Err(_), Err(_)) => {}
+            (Ok(r), Ok(_)) => {
+                let printed = print(&r);
+                let again = read(&printed).map(|r| print(&r));
+                assert_eq!(again.as_ref(), Ok(&printed), "{id}: {r:?}");
+                assert_eq!(
+                    language_equal(&printed, answer),
+                    Ok(true),
+                    "{id}: {printed}"
+                );
+                read_back += 1;
+            }
+            (ours, theirs) => panic!("{id}: read {ours:?}, reg2dfa {theirs:?}"),
+        }
+    }
+    println!("{read_back} regex answers read and printed back");
+    assert!(read_back > 60, "{read_back}");
+}

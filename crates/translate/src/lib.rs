@@ -53,16 +53,12 @@ fn reading(parsed: Result<String, autoeval_syntax::ParseError>) -> Reading {
 /// library's tokens, precedence and quantifier scope, refused where its
 /// prover refuses `φ0 ↔ φ1` (a predicate of two arities, a name both a
 /// predicate and an object, a proposition named `u`–`z`); for a regular
-/// expression, its spaces and backslashes dropped.
-pub fn read_answer_as_reference(
-    answer: &str,
-    phi0: &str,
-    family: Family,
-    alphabet: &[char],
-) -> Reading {
+/// expression, its spaces and backslashes dropped and every other character
+/// but `*`, `|`, `(` and `)` a symbol, in the item's alphabet or not.
+pub fn read_answer_as_reference(answer: &str, phi0: &str, family: Family) -> Reading {
     use autoeval_syntax::public;
     if family == Family::Regex {
-        return reading(public::read_regex(answer, alphabet).map(|r| print::regex(&r)));
+        return reading(public::read_regex(answer).map(|r| public::reg2dfa::print(&r)));
     }
     let read = public::read_formula(answer).and_then(|phi1| {
         let clash = parse_formula_exact(phi0, Mode::Lenient)
@@ -205,7 +201,7 @@ pub async fn round_trip(backend: &Backend, templates: &Templates, req: &Request<
     let as_reference = templates.set() == autoeval_prompts::PromptSet::Reference;
     let (strict, lenient) = off_runtime(answer.len(), move || {
         let headline = if as_reference {
-            read_answer_as_reference(&text, &phi0, family, &alphabet)
+            read_answer_as_reference(&text, &phi0, family)
         } else {
             read_answer(&text, family, Mode::Strict, &alphabet)
         };
@@ -253,8 +249,7 @@ mod tests {
     fn the_reference_reading_takes_the_whole_answer_as_one_formula_as_the_public_implementation_does(
     ) {
         let phi0 = "((p1 ∨ p2) ∧ ¬p3)";
-        let read =
-            |text: &str, family| read_answer_as_reference(text, phi0, family, &['0', '1']).phi1;
+        let read = |text: &str, family| read_answer_as_reference(text, phi0, family).phi1;
         let logic = Family::Propositional;
         assert_eq!(read("((p1 v p2) ∧ ¬p3)", logic).as_deref(), Some(phi0));
         assert_eq!(read("(P1 & P2)", logic).as_deref(), Some("(p1 ∧ p2)"));
@@ -271,14 +266,13 @@ mod tests {
             "∀ x1.pred1(x1) ∧ pred2(p1)",
             "∀ x1.(pred1(x1) ∧ pred2(p1))",
             fol,
-            &[],
         );
         assert_eq!(
             scoped.phi1.as_deref(),
             Some("((∀ x1.pred1(x1)) ∧ pred2(p1))")
         );
         // Its prover's refusals of φ0 ↔ φ1.
-        let arity = read_answer_as_reference("pred1(p1)", "pred1(p1, p2)", fol, &[]);
+        let arity = read_answer_as_reference("pred1(p1)", "pred1(p1, p2)", fol);
         assert!(arity
             .non_compliance
             .unwrap()
@@ -290,5 +284,14 @@ mod tests {
         );
         let regex = Family::Regex;
         assert_eq!(read(" (0 1)* ", regex).as_deref(), Some("(01)*"));
+        // Every character but reg2dfa's operators is a symbol: prose is an
+        // expression over its letters, `+` is no operator, and `**` is refused.
+        assert_eq!(read("Ab+", regex).as_deref(), Some("Ab+"));
+        assert_eq!(read("0|", regex).as_deref(), Some("0|()"));
+        assert_eq!(read("(0*1))0", regex).as_deref(), Some("(0*1)"));
+        assert!(read_answer_as_reference("0**", "0*", regex)
+            .non_compliance
+            .unwrap()
+            .contains("asterisk"));
     }
 }

@@ -10,15 +10,14 @@
 
 pub mod names;
 pub mod prover;
+mod regex;
 pub mod sem;
 pub mod structure;
 pub mod truth_table;
 
-use autoeval_automata::Dfa;
-use autoeval_syntax::{
-    parse_formula, parse_formula_exact, parse_regex, parse_regex_exact, print, Formula, Mode,
-};
+use autoeval_syntax::{parse_formula, parse_formula_exact, Formula, Mode};
 pub use prover::ProverLimits;
+pub use regex::{check_regex, public_regex_verdict};
 use sem::Signature;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -187,6 +186,10 @@ pub struct Settings {
     pub alphabet: Vec<char>,
     /// Largest DFA built for a regular expression.
     pub max_dfa_states: usize,
+    /// Read a regular-expression φ1 as the public implementation reads it
+    /// (`--protocol reference`): every character but `*`, `|`, `(` and `)`
+    /// a symbol, in the alphabet or not.
+    pub public_regex_reading: bool,
 }
 
 impl Default for Settings {
@@ -199,6 +202,7 @@ impl Default for Settings {
             },
             alphabet: autoeval_syntax::alphabet(10),
             max_dfa_states: 100_000,
+            public_regex_reading: false,
         }
     }
 }
@@ -305,53 +309,4 @@ fn assignment(row: u64, atoms: &truth_table::Atoms) -> Counterexample {
         })
         .collect();
     Counterexample::Assignment { assignment }
-}
-
-/// Checks two regular expressions for equality of their languages.
-pub fn check_regex(phi0: &str, phi1: &str, settings: &Settings) -> Outcome {
-    let any_symbol: Vec<char> = ('0'..='9').chain('a'..='z').chain('A'..='Z').collect();
-    let r0 = match parse_regex_exact(phi0, Mode::Lenient, &any_symbol) {
-        Ok(r) => r,
-        Err(e) => {
-            return Outcome::because(
-                Verdict::VerifierError,
-                Method::Parser,
-                format!("φ0 does not parse: {e}"),
-            )
-        }
-    };
-    let mut alphabet = settings.alphabet.clone();
-    alphabet.extend(r0.symbols());
-    alphabet.sort_unstable();
-    alphabet.dedup();
-    let r1 = match parse_regex(phi1, settings.mode, &alphabet) {
-        Ok(p) => p.value,
-        Err(e) => return Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string()),
-    };
-    if print::regex(&r0) == print::regex(&r1) {
-        return Outcome::new(Verdict::Equivalent, Method::Syntactic);
-    }
-    // Both automata are built within the check's time limit, like a proof.
-    let limit = std::time::Duration::from_millis(u64::from(settings.limits.timeout_ms));
-    let deadline =
-        (settings.limits.timeout_ms > 0).then(|| (std::time::Instant::now() + limit, limit));
-    let build = |r| Dfa::from_regex_by(r, &alphabet, settings.max_dfa_states, deadline);
-    let (d0, d1) = match (build(&r0), build(&r1)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => {
-            // The automaton outgrew its state budget or its time: a
-            // resource limit, like a timeout.
-            return Outcome::because(Verdict::Timeout, Method::Automata, e.to_string());
-        }
-    };
-    match d0.distinguish(&d1) {
-        None => Outcome::new(Verdict::Equivalent, Method::Automata),
-        Some(d) => Outcome {
-            counterexample: Some(Counterexample::Word {
-                word: d.word,
-                accepted_by: if d.in_first { "phi0" } else { "phi1" }.into(),
-            }),
-            ..Outcome::new(Verdict::NotEquivalent, Method::Automata)
-        },
-    }
 }

@@ -11,10 +11,9 @@
 //! reference disagreement, with its reason read off the oracle's record of
 //! the prover's run (a search that gave up on a true equivalence).
 //!
-//! Regular expressions are not held to the corpus yet: the public code
-//! reads any character as a symbol and compares minimal automata by their
-//! shape alone, and the tool keeps its own reading of them
-//! (docs/METRICS.md names the difference).
+//! Regular expressions are read the public way too, and decided by their
+//! languages; where the public check (minimal automata compared by shape
+//! alone) decided otherwise, the run counts the case apart.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -157,52 +156,80 @@ fn regex_mistake(phi0: &str, answer: &str, public: bool) -> String {
     }
 }
 
-/// Regular expressions: the public verdict (`public::reg2dfa::shape_equal`,
-/// held to the corpus in the syntax crate's tests) against the languages of
-/// the same readings (`language_equal`), which must agree with this tool's
-/// verifier wherever the answer is an expression over the item's alphabet.
-/// Every case where the public verdict is not the languages' is listed
-/// with its reason.
+/// Regular expressions, read and decided as a run under `--protocol
+/// reference` reads and decides them: the answer read the public way
+/// (`public::read_regex`, printed with `public::reg2dfa::print` as the
+/// round's φ1), refused exactly where the public code met an error, and
+/// decided by the languages (`check_regex` with the public reading), which
+/// must agree with an independent decision of them (`language_equal`, on
+/// reg2dfa's own automata). Where the public verdict is not the languages',
+/// the run's `public_regex_verdict` must name it: those cases are the
+/// run's `reference_disagrees`, listed with their reasons.
 #[test]
-fn regex_answers_decided_by_their_languages_and_where_the_public_check_was_wrong() {
-    let mut disagrees = Vec::new();
-    let (mut cross_checked, mut wrong) = (0, Vec::new());
+fn regex_answers_read_the_public_way_and_decided_by_their_languages() {
+    let settings = Settings {
+        public_regex_reading: true,
+        ..Settings::default()
+    };
+    let mut table: BTreeMap<&str, usize> = BTreeMap::new();
+    let (mut disagrees, mut wrong) = (Vec::new(), Vec::new());
     for case in corpus().into_iter().filter(|c| c["dataset"] == "regex") {
         let text = |k: &str| case[k].as_str().unwrap().to_string();
-        let (phi0, answer) = (text("phi0"), text("answer"));
-        let Ok(language) = public::reg2dfa::language_equal(&phi0, &answer) else {
-            continue;
-        };
-        // Independently: this tool's verifier on the same expression.
-        let cleaned = public::reg2dfa::clean(&answer);
-        if let Ok(r) =
-            autoeval_syntax::parse_regex_exact(&cleaned, autoeval_syntax::Mode::Strict, &['0', '1'])
-        {
-            let printed = autoeval_syntax::print::regex(&r);
-            let verdict =
-                autoeval_verify::check_regex(&phi0, &printed, &Settings::default()).verdict;
-            cross_checked += 1;
-            if (verdict == Verdict::Equivalent) != language {
+        let (id, phi0, answer) = (text("id"), text("phi0"), text("answer"));
+        let oracle = case["public_result"]["is_equivalent"].as_bool();
+        let read = public::read_regex(&answer).map(|r| public::reg2dfa::print(&r));
+        let cell = match (oracle, read) {
+            (None, Err(_)) => "non-compliant, both",
+            (None, Ok(phi1)) => {
                 wrong.push(format!(
-                    "{}: languages {language}, verifier {verdict:?}",
-                    text("id")
+                    "{id}: the public code refused it, we read {phi1:?}"
                 ));
+                "compliance differs"
             }
-        }
-        let public = public::reg2dfa::shape_equal(&phi0, &answer).unwrap();
-        if public != language {
-            disagrees.push(format!(
-                "{}: public {public}, languages {language}: {}",
-                text("id"),
-                regex_mistake(&phi0, &answer, public)
-            ));
-        }
+            (Some(_), Err(why)) => {
+                wrong.push(format!("{id}: the public code read it, we refused: {why}"));
+                "compliance differs"
+            }
+            (Some(oracle), Ok(phi1)) => {
+                let ours = autoeval_verify::check_regex(&phi0, &phi1, &settings).verdict;
+                let language = public::reg2dfa::language_equal(&phi0, &answer).unwrap();
+                if (ours == Verdict::Equivalent) != language {
+                    wrong.push(format!("{id}: languages {language}, verifier {ours:?}"));
+                }
+                let oracle = if oracle {
+                    Verdict::Equivalent
+                } else {
+                    Verdict::NotEquivalent
+                };
+                match autoeval_verify::public_regex_verdict(&phi0, &answer, ours) {
+                    None if oracle == ours => "same verdict",
+                    Some(public) if public == oracle => {
+                        disagrees.push(format!(
+                            "{id}: public {public:?}, ours {ours:?}: {}",
+                            regex_mistake(&phi0, &answer, public == Verdict::Equivalent)
+                        ));
+                        "reference_disagrees"
+                    }
+                    other => {
+                        wrong.push(format!(
+                            "{id}: oracle {oracle:?}, ours {ours:?}, counted public {other:?}"
+                        ));
+                        "verdict differs"
+                    }
+                }
+            }
+        };
+        *table.entry(cell).or_default() += 1;
     }
-    println!("{cross_checked} regex answers cross-checked with the verifier");
+    println!("regex | outcome | answers");
+    for (cell, n) in &table {
+        println!("regex | {cell} | {n}");
+    }
     println!("reference_disagrees ({}):", disagrees.len());
     for d in &disagrees {
         println!("  {d}");
     }
-    assert!(cross_checked > 40, "{cross_checked}");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(table.values().sum::<usize>(), 81);
+    assert!(table["reference_disagrees"] > 0 && table["same verdict"] > 40);
 }

@@ -17,7 +17,7 @@ pub mod reg2dfa;
 pub use prover9::clash;
 
 use crate::error::{ParseError, Reason};
-use crate::{Formula, Mode, Regex};
+use crate::{Formula, Regex};
 
 /// The public implementation's text substitutions before parsing
 /// (`str_to_expr`), in its order: everything lowercased, its Unicode and
@@ -81,14 +81,11 @@ pub fn parse_formula(text: &str) -> Result<Formula, ParseError> {
 }
 
 /// A regular expression read as the public implementation reads one: its
-/// spaces and backslashes dropped, the rest one expression.
-pub fn read_regex(answer: &str, alphabet: &[char]) -> Result<Regex, ParseError> {
-    let text: String = answer
-        .trim()
-        .chars()
-        .filter(|c| *c != ' ' && *c != '\\')
-        .collect();
-    crate::parse_regex_exact(&text, Mode::Lenient, alphabet)
+/// spaces and backslashes dropped, then every character but reg2dfa's
+/// operators (`*`, `|`, `(`, `)`) a symbol ([`reg2dfa::read`]); a `*` that
+/// follows no symbol or `)` is refused as reg2dfa refused it.
+pub fn read_regex(answer: &str) -> Result<Regex, ParseError> {
+    reg2dfa::read(answer).map_err(|why| public(0, &format!("reg2dfa: {why}")))
 }
 
 fn public(at: usize, why: &str) -> ParseError {

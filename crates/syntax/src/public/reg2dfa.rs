@@ -22,6 +22,7 @@
 //! over its letters. [`shape_equal`] gives that verdict, or the error the
 //! public code met.
 
+use crate::Regex;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An NFA edge: from, to, symbol (`None` for ε).
@@ -193,6 +194,12 @@ impl Nfa {
     }
 }
 
+/// Most states the subset construction builds, and most partial mappings
+/// the isomorphism search tries, before the check gives up: bounds on an
+/// answer made to be expensive (the public code had none).
+const MAX_STATES: usize = 100_000;
+const MAX_MAPPINGS: usize = 1_000_000;
+
 /// reg2dfa's minimal automaton of `exp`, or its error.
 fn shape(exp: &str) -> Result<Shape, String> {
     let nfa = Nfa::of(exp)?;
@@ -206,6 +213,9 @@ fn shape(exp: &str) -> Result<Shape, String> {
     let mut dfa: Vec<(usize, usize, char)> = Vec::new();
     let mut at = 0;
     while at < sets.len() {
+        if sets.len() > MAX_STATES {
+            return Err(format!("the automaton outgrew {MAX_STATES} states"));
+        }
         for &c in &symbols {
             let next = step(&sets[at], c);
             if next.is_empty() {
@@ -275,13 +285,14 @@ fn shape(exp: &str) -> Result<Shape, String> {
     })
 }
 
-/// True when the two shapes are isomorphic: a bijection of states keeping
-/// acceptance and the number of edges between every ordered pair.
-fn isomorphic(a: &Shape, b: &Shape) -> bool {
+/// Whether the two shapes are isomorphic (a bijection of states keeping
+/// acceptance and the number of edges between every ordered pair), or
+/// `None` when the search outgrew [`MAX_MAPPINGS`].
+fn isomorphic(a: &Shape, b: &Shape) -> Option<bool> {
     let n = a.accepting.len();
     if n != b.accepting.len() || a.edges.values().sum::<usize>() != b.edges.values().sum::<usize>()
     {
-        return false;
+        return Some(false);
     }
     let count = |s: &Shape, x: usize, y: usize| s.edges.get(&(x, y)).copied().unwrap_or(0);
     let signature = |s: &Shape, x: usize| {
@@ -297,16 +308,21 @@ fn isomorphic(a: &Shape, b: &Shape) -> bool {
         x: usize,
         map: &mut [usize],
         used: &mut [bool],
+        tries: &mut usize,
         fits: &dyn Fn(usize, usize, &[usize]) -> bool,
     ) -> bool {
         if x == map.len() {
             return true;
         }
         for y in 0..map.len() {
+            *tries += 1;
+            if *tries > MAX_MAPPINGS {
+                return false;
+            }
             if !used[y] && fits(x, y, map) {
                 map[x] = y;
                 used[y] = true;
-                if extend(x + 1, map, used, fits) {
+                if extend(x + 1, map, used, tries, fits) {
                     return true;
                 }
                 used[y] = false;
@@ -321,7 +337,9 @@ fn isomorphic(a: &Shape, b: &Shape) -> bool {
                 count(a, x, p) == count(b, y, map[p]) && count(a, p, x) == count(b, map[p], y)
             })
     };
-    extend(0, &mut map, &mut used, &fits)
+    let mut tries = 0;
+    let found = extend(0, &mut map, &mut used, &mut tries, &fits);
+    (found || tries <= MAX_MAPPINGS).then_some(found)
 }
 
 /// The public code's cleaning of an answer before reg2dfa reads it.
@@ -354,10 +372,142 @@ pub fn language_equal(a: &str, b: &str) -> Result<bool, String> {
     Ok(true)
 }
 
+/// reg2dfa's reading of an answer (cleaned first) as an expression of this
+/// crate: every character but `*`, `|`, `(` and `)` a symbol, or the error
+/// reg2dfa met. [`print`] writes it back in a form reg2dfa reads the same.
+pub fn read(answer: &str) -> Result<Regex, String> {
+    let exp: Vec<char> = clean(answer).chars().collect();
+    read_alternatives(&exp, &mut 0, 0)
+}
+
+/// The alternatives up to a `)` or the end, as [`Reader::alternatives`]
+/// reads them: an empty branch is dropped before a `|` and kept (as ε)
+/// before a `)` or the end.
+fn read_alternatives(exp: &[char], pos: &mut usize, depth: usize) -> Result<Regex, String> {
+    if depth > crate::MAX_DEPTH {
+        return Err("nested too deeply".into());
+    }
+    let mut branches = Vec::new();
+    let mut term = Vec::new();
+    loop {
+        let c = exp.get(*pos).copied();
+        *pos += 1;
+        let starred = exp.get(*pos) == Some(&'*');
+        match c {
+            Some('*') => return Err(format!("unspecified asterisk at position {pos}")),
+            Some('|') => {
+                if !term.is_empty() {
+                    branches.push(sequence(std::mem::take(&mut term)));
+                }
+            }
+            Some('(') => {
+                let group = Regex::Group(Box::new(read_alternatives(exp, pos, depth + 1)?));
+                if exp.get(*pos) == Some(&'*') {
+                    *pos += 1;
+                    term.push(Regex::Star(Box::new(group)));
+                } else {
+                    term.push(group);
+                }
+            }
+            Some(')') | None => {
+                branches.push(sequence(term));
+                return Ok(match branches.len() {
+                    1 => branches.remove(0),
+                    _ => Regex::Union(branches),
+                });
+            }
+            Some(symbol) => {
+                let symbol = Regex::Symbol(symbol);
+                if starred {
+                    *pos += 1;
+                    term.push(Regex::Star(Box::new(symbol)));
+                } else {
+                    term.push(symbol);
+                }
+            }
+        }
+    }
+}
+
+/// Parts read one after another: ε when there are none.
+fn sequence(mut parts: Vec<Regex>) -> Regex {
+    match parts.len() {
+        0 => Regex::Epsilon,
+        1 => parts.remove(0),
+        _ => Regex::Concat(parts),
+    }
+}
+
+/// `r` written with reg2dfa's operators only, so that [`read`] gives back
+/// the same expression: ε as `()`, a star after a symbol or a `)`.
+pub fn print(r: &Regex) -> String {
+    let mut out = String::new();
+    write(&mut out, r);
+    out
+}
+
+/// `x` in parentheses; ε as `()`.
+fn grouped(out: &mut String, x: &Regex) {
+    out.push('(');
+    if *x != Regex::Epsilon {
+        write(out, x);
+    }
+    out.push(')');
+}
+
+/// `x` as the operand of a star: a symbol alone, anything else grouped.
+fn atom(out: &mut String, x: &Regex) {
+    match x {
+        Regex::Symbol(c) => out.push(*c),
+        Regex::Group(inner) => grouped(out, inner),
+        other => grouped(out, other),
+    }
+}
+
+fn write(out: &mut String, r: &Regex) {
+    match r {
+        Regex::Epsilon => out.push_str("()"),
+        Regex::Symbol(c) => out.push(*c),
+        Regex::Concat(parts) => {
+            for p in parts {
+                match p {
+                    Regex::Union(_) => grouped(out, p),
+                    _ => write(out, p),
+                }
+            }
+        }
+        Regex::Union(branches) => {
+            for (i, b) in branches.iter().enumerate() {
+                if i > 0 {
+                    out.push('|');
+                }
+                write(out, b);
+            }
+        }
+        Regex::Star(x) => {
+            atom(out, x);
+            out.push('*');
+        }
+        // Not reg2dfa's operators: written with its own.
+        Regex::Plus(x) => {
+            atom(out, x);
+            atom(out, x);
+            out.push('*');
+        }
+        Regex::Optional(x) => {
+            out.push('(');
+            write(out, x);
+            out.push_str("|())");
+        }
+        Regex::Group(inner) => grouped(out, inner),
+    }
+}
+
 /// The public implementation's verdict on two regular expressions: true
 /// when their minimal automata have one shape, or the error it met.
 pub fn shape_equal(a: &str, b: &str) -> Result<bool, String> {
-    Ok(isomorphic(&shape(&clean(a))?, &shape(&clean(b))?))
+    isomorphic(&shape(&clean(a))?, &shape(&clean(b))?)
+        .ok_or_else(|| format!("the isomorphism search outgrew {MAX_MAPPINGS} mappings"))
 }
 
 #[cfg(test)]
