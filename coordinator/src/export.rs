@@ -1,6 +1,11 @@
-//! `autoeval export DIR --format reference|csv`: a run's results in the
-//! reference implementation's verified-dataset layout (one JSON file per
-//! dataset, model and prompt style, round 1), or as one CSV row per round.
+//! `autoeval export DIR --format reference|csv|inspect|parquet`: a run's
+//! results in the reference implementation's verified-dataset layout (one
+//! JSON file per dataset, model and prompt style, round 1), as one CSV row
+//! per round, as Inspect evaluation logs ([`inspect`]), or as Parquet with a
+//! dataset card ([`parquet`]).
+
+mod inspect;
+pub mod parquet;
 
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
@@ -17,6 +22,10 @@ pub enum Format {
     Reference,
     /// One CSV row per recorded round.
     Csv,
+    /// Inspect evaluation logs (`.eval`), one per dataset, model and prompt style.
+    Inspect,
+    /// One Parquet row per recorded round, with a dataset card (README.md).
+    Parquet,
 }
 
 /// Settings of `autoeval export`.
@@ -27,7 +36,7 @@ pub struct Args {
     /// Layout.
     #[arg(long, value_enum)]
     format: Format,
-    /// Where to write: a directory for reference, a file for csv [default: DIR/export, DIR/results.csv].
+    /// Where to write: a directory for reference, inspect and parquet, a file for csv [default: DIR/export, DIR/results.csv, DIR/inspect, DIR/parquet].
     #[arg(long)]
     out: Option<PathBuf>,
     /// A fleet run: read it from Redis.
@@ -175,19 +184,25 @@ pub fn run(args: Args) -> Result<()> {
     if args.fleet.fleet {
         autoeval_fleet_coordinator::pull(&dir, &args.fleet)?;
     }
-    let records = dir.records()?;
     match args.format {
         Format::Reference => {
             let config = autoeval_run_settings::RunConfig::read(&dir.config()).ok();
             let seed = config.as_ref().and_then(|c| c.seed).unwrap_or(0);
             let per_bucket = config.as_ref().and_then(|c| c.per_bucket).unwrap_or(50);
             let out = args.out.unwrap_or_else(|| dir.0.join("export"));
-            reference_files(&records, &out, seed, per_bucket)?;
+            reference_files(&dir.records()?, &out, seed, per_bucket)?;
         }
         Format::Csv => csv_file(
-            &records,
+            &dir.records()?,
             &args.out.unwrap_or_else(|| dir.0.join("results.csv")),
         )?,
+        // Streamed: a log is written a sample at a time.
+        Format::Inspect => {
+            inspect::write_logs(&dir, &args.out.unwrap_or_else(|| dir.0.join("inspect")))?;
+        }
+        Format::Parquet => {
+            parquet::write_dataset(&dir, &args.out.unwrap_or_else(|| dir.0.join("parquet")))?;
+        }
     }
     Ok(())
 }

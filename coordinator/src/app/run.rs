@@ -256,6 +256,13 @@ pub fn finish(
         print!("{}", autoeval_report::terminal_summary(summary));
     }
     println!("report: {}", report.display());
+    if settings.parquet {
+        let path = dir.0.join(crate::export::parquet::FILE);
+        let rows = crate::export::parquet::write_file(dir, &path)?;
+        if display != Display::Quiet {
+            eprintln!("run: {rows} rows written as Parquet to {}", path.display());
+        }
+    }
     if settings.compress {
         if let Some((before, after)) = autoeval_run_dir::compress(&dir.results())? {
             if display != Display::Quiet {

@@ -114,6 +114,14 @@ pub struct RunConfig {
         arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
     )]
     pub compress: Option<bool>,
+    /// Write the results as Parquet too, `results.parquet` beside
+    /// `results.jsonl`, once the run ends (the file `autoeval export
+    /// --format parquet` writes) [default: false].
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
+    )]
+    pub parquet: Option<bool>,
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
     /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
@@ -199,6 +207,9 @@ pub struct Resolved {
     /// Whether the results are written compressed once the run ends.
     #[serde(default)]
     pub compress: bool,
+    /// Whether the results are written as Parquet too once the run ends.
+    #[serde(default)]
+    pub parquet: bool,
     /// The paper's temperatures per model, where no temperature was given
     /// (`--protocol paper`): 0.1 for API models, 1 for local open models.
     #[serde(default)]
@@ -299,6 +310,7 @@ impl RunConfig {
             secrets,
             cache,
             compress,
+            parquet,
             prompt_set,
             protocol,
             items,
@@ -365,6 +377,7 @@ impl RunConfig {
             cache: self.cache,
             model: self.model.unwrap_or_default(),
             compress: self.compress.unwrap_or(false),
+            parquet: self.parquet.unwrap_or(false),
         };
         r.plan.validate()?;
         for m in &r.plan.models {
@@ -453,6 +466,7 @@ impl Resolved {
             items: self.items.clone(),
             model: (!self.model.is_empty()).then(|| self.model.clone()),
             compress: self.compress.then_some(true),
+            parquet: self.parquet.then_some(true),
         }
     }
 

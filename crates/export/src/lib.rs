@@ -1,0 +1,11 @@
+//! A run's records in the formats other tools read, written to any
+//! `Write` the caller opens (this crate opens no file):
+//!
+//! * [`inspect`]: evaluation logs of UK AISI's Inspect, one per (dataset,
+//!   model, prompt style), one sample per work unit, which `inspect view`,
+//!   `read_eval_log` and `samples_df` read;
+//! * [`parquet`]: the records as one Parquet file, one row per round, with
+//!   a dataset card, which pandas, polars, DuckDB and `datasets` read.
+
+pub mod inspect;
+pub mod parquet;
