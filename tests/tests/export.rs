@@ -3,8 +3,10 @@
 //! one-machine run and on a fleet run of the same plan (two models, two
 //! prompt styles, two rounds, some API failures): Inspect reads every log
 //! and holds it to the run's `results.jsonl` and `summary.json`
-//! (`tests/readers/check_inspect.py`), and pyarrow and DuckDB read the
-//! Parquet file and hold it to `results.jsonl` (`check_parquet.py`).
+//! (`tests/readers/check_inspect.py`), Inspect's own viewer, bundled and
+//! opened in headless Chromium, lists each log's samples and shows one
+//! (`check_viewer.py`), and pyarrow and DuckDB read the Parquet file and
+//! hold it to `results.jsonl` (`check_parquet.py`).
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -109,6 +111,7 @@ fn export_and_read(fleet: &Fleet, dir: &Path) -> String {
         );
         read.push_str(&check(script, &[&to, dir]));
     }
+    read.push_str(&check("check_viewer.py", &[&dir.join("inspect"), dir]));
     read
 }
 
