@@ -3,10 +3,10 @@
 //!
 //! A unit's rounds can lie anywhere in `results.jsonl` (round 2 is appended
 //! long after round 1), so a first pass copies the records to a scratch
-//! file beside the logs and keeps only where each unit's rounds are in it,
-//! with the run's summary; the second writes each log, reading a unit's
-//! rounds back from the scratch file. Memory holds that index, not the
-//! records.
+//! file beside the logs and keeps only where each round is in it (24 bytes
+//! a round), with the run's summary; sorted by log and unit, that index
+//! lets the second pass write each log a unit at a time, reading its rounds
+//! back from the scratch file. Memory holds the index, not the records.
 
 use anyhow::{Context, Result};
 use autoeval_export::inspect::{LogKey, LogWriter, RunInfo};
@@ -14,17 +14,31 @@ use autoeval_metrics::summary::{Summarizer, Summary};
 use autoeval_proto::{DatasetKind, ResultRecord};
 use autoeval_run_dir::RunDir;
 use autoeval_run_settings::{model_file_name, stage_settings, Resolved};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
+use std::hash::{Hash, Hasher};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// Where one round's record lies in the scratch file: its round, offset and length.
-type Place = (u32, u64, usize);
+/// Where one round's record lies in the scratch file, and whose it is.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    /// Its log, as an index into the run's log keys.
+    log: u32,
+    /// Its unit: a hash of (item id, repeat); units of one hash are told
+    /// apart again when read back.
+    unit: u64,
+    round: u32,
+    offset: u64,
+    len: u32,
+}
 
-/// Each log's units (item id, repeat), each with the places of its rounds.
-type Index = BTreeMap<LogKey, BTreeMap<(String, u32), Vec<Place>>>;
+/// The run's logs, and every round's place, sorted by log, unit and round.
+struct Index {
+    logs: Vec<LogKey>,
+    places: Vec<Place>,
+}
 
 /// Writes the logs of the run in `dir` into `out`; gives how many.
 pub fn write_logs(dir: &RunDir, out: &Path) -> Result<usize> {
@@ -56,33 +70,40 @@ pub fn write_logs(dir: &RunDir, out: &Path) -> Result<usize> {
         version: env!("CARGO_PKG_VERSION"),
         summary: &summary,
     };
-    for (key, units) in &index {
+    for places in index.places.chunk_by(|a, b| a.log == b.log) {
+        let key = &index.logs[places[0].log as usize];
         let path = out.join(key.file_name(&model_file_name(&key.model)));
         let file =
             File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-        let mut log = LogWriter::new(BufWriter::new(file), key.clone());
-        for places in units.values() {
-            log.add(&read_unit(&scratch, places)?, &info)?;
+        let mut writer = LogWriter::new(BufWriter::new(file), key.clone());
+        let mut units = 0;
+        for rounds in places.chunk_by(|a, b| a.unit == b.unit) {
+            for unit in read_units(&scratch, rounds)? {
+                writer.add(&unit, &info)?;
+                units += 1;
+            }
         }
-        log.finish(&info)?
+        writer
+            .finish(&info)?
             .flush()
             .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("{}: {} samples", path.display(), units.len());
+        println!("{}: {units} samples", path.display());
     }
     drop(scratch);
     std::fs::remove_file(&scratch_path)
         .with_context(|| format!("cannot remove {}", scratch_path.display()))?;
-    Ok(index.len())
+    Ok(index.logs.len())
 }
 
-/// Copies the run's records to `scratch`, indexing where each unit's rounds
-/// are, and sums them into the run's summary as `autoeval report` does.
+/// Copies the run's records to `scratch`, indexing where each round is,
+/// and sums them into the run's summary as `autoeval report` does.
 fn index_records(dir: &RunDir, settings: &Resolved, scratch: &Path) -> Result<(Index, Summary)> {
     let file =
         File::create(scratch).with_context(|| format!("cannot write {}", scratch.display()))?;
     let mut out = BufWriter::new(file);
     let mut summarizer = Summarizer::for_plan(settings.plan.units(1), settings.plan.rounds);
-    let mut index = Index::new();
+    let mut logs: HashMap<LogKey, u32> = HashMap::new();
+    let mut places = Vec::new();
     let mut offset = 0u64;
     let mut failed = None;
     dir.require_results()?;
@@ -98,12 +119,14 @@ fn index_records(dir: &RunDir, settings: &Resolved, scratch: &Path) -> Result<(I
         if let Err(e) = out.write_all(&line) {
             return failed = Some(e.into());
         }
-        index
-            .entry(LogKey::of(&r))
-            .or_default()
-            .entry((r.id.clone(), r.repeat))
-            .or_default()
-            .push((r.round, offset, line.len()));
+        let next = u32::try_from(logs.len()).unwrap_or(u32::MAX);
+        places.push(Place {
+            log: *logs.entry(LogKey::of(&r)).or_insert(next),
+            unit: unit_hash(&r.id, r.repeat),
+            round: r.round,
+            offset,
+            len: u32::try_from(line.len()).unwrap_or(u32::MAX),
+        });
         offset += line.len() as u64;
     })?;
     if let Some(e) = failed {
@@ -111,21 +134,46 @@ fn index_records(dir: &RunDir, settings: &Resolved, scratch: &Path) -> Result<(I
     }
     out.flush()
         .with_context(|| format!("cannot write {}", scratch.display()))?;
-    Ok((index, summarizer.finish()))
+    // Logs in key order, each log's units by hash, rounds in order.
+    let mut keys: Vec<(LogKey, u32)> = logs.into_iter().collect();
+    keys.sort();
+    let mut rank = vec![0; keys.len()];
+    for (i, (_, log)) in keys.iter().enumerate() {
+        rank[*log as usize] = i as u32;
+    }
+    for p in &mut places {
+        p.log = rank[p.log as usize];
+    }
+    places.sort_unstable();
+    let logs = keys.into_iter().map(|(key, _)| key).collect();
+    Ok((Index { logs, places }, summarizer.finish()))
 }
 
-/// A unit's records, read back from the scratch file, rounds in order.
-fn read_unit(scratch: &File, places: &[Place]) -> Result<Vec<ResultRecord>> {
-    let mut places = places.to_vec();
-    places.sort_unstable();
-    places
-        .iter()
-        .map(|&(_, offset, len)| {
-            let mut line = vec![0; len];
-            scratch
-                .read_exact_at(&mut line, offset)
-                .context("cannot read the scratch copy of the records")?;
-            Ok(serde_json::from_slice(&line)?)
-        })
-        .collect()
+/// A hash of a unit within its log (one process's: the index lives no longer).
+fn unit_hash(id: &str, repeat: u32) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    (id, repeat).hash(&mut h);
+    h.finish()
+}
+
+/// The records at `places` (one unit hash, rounds in order), read back
+/// from the scratch file, as units: more than one only if two units'
+/// hashes met.
+fn read_units(scratch: &File, places: &[Place]) -> Result<Vec<Vec<ResultRecord>>> {
+    let mut units: Vec<Vec<ResultRecord>> = Vec::new();
+    for p in places {
+        let mut line = vec![0; p.len as usize];
+        scratch
+            .read_exact_at(&mut line, p.offset)
+            .context("cannot read the scratch copy of the records")?;
+        let r: ResultRecord = serde_json::from_slice(&line)?;
+        match units
+            .iter_mut()
+            .find(|u| u[0].id == r.id && u[0].repeat == r.repeat)
+        {
+            Some(unit) => unit.push(r),
+            None => units.push(vec![r]),
+        }
+    }
+    Ok(units)
 }

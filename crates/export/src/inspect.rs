@@ -166,7 +166,7 @@ impl<W: Write + Seek> LogWriter<W> {
 
     fn member(&mut self, name: &str, value: &Value) -> Result<(), ExportError> {
         let options = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated)
+            .compression_method(zip::CompressionMethod::Zstd)
             .large_file(false);
         self.zip.start_file(name, options)?;
         serde_json::to_writer(&mut self.zip, value)?;

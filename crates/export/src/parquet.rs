@@ -12,7 +12,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 /// Rows held before they are written as one row group.
-const ROWS_PER_GROUP: usize = 65_536;
+const ROWS_PER_GROUP: usize = 8_192;
 
 /// One round as a row. Columns are in this order; optional ones are null
 /// where the record has nothing (see the dataset card for each).

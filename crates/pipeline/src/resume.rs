@@ -14,7 +14,7 @@ pub struct Pending {
 
 /// The tasks of `initial` still to do given `recorded`: a unit with no
 /// record starts at round one; a unit whose last recorded round goes on by
-/// [`TranslateTask::next_round`] continues from that round's φ; any other
+/// the rule of [`TranslateTask::after`] continues from that round's φ; any other
 /// unit is finished. Nothing recorded is asked again.
 pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> Pending {
     let mut units = RecordedUnits::new(initial.first().map_or(1, |t| t.rounds));
