@@ -62,7 +62,7 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "dry-run" => "true".into(),
         "baseline" => "0.6".into(),
         "detect" => "0.05".into(),
-        "quiet" | "plain" | "fleet" | "compress" => "true".into(),
+        "quiet" | "plain" | "fleet" | "compress" | "parquet" => "true".into(),
         "log-every" => "5".into(),
         "sampling" => r#""algorithm-1""#.into(),
         "amqp" => r#""amqp://guest:guest@127.0.0.1:1/%2f""#.into(),

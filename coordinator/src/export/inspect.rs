@@ -3,7 +3,7 @@
 //!
 //! A unit's rounds can lie anywhere in `results.jsonl` (round 2 is appended
 //! long after round 1), so a first pass copies the records to a scratch
-//! file beside the logs and keeps only where each round is in it (24 bytes
+//! file beside the logs and keeps only where each round is in it (32 bytes
 //! a round), with the run's summary; sorted by log and unit, that index
 //! lets the second pass write each log a unit at a time, reading its rounds
 //! back from the scratch file. Memory holds the index, not the records.
