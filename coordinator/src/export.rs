@@ -2,10 +2,9 @@
 //! results in the reference implementation's verified-dataset layout (one
 //! JSON file per dataset, model and prompt style, round 1), as one CSV row
 //! per round, as Inspect evaluation logs ([`inspect`]), or as Parquet with a
-//! dataset card ([`parquet`]).
+//! dataset card ([`crate::app::parquet`]).
 
 mod inspect;
-pub mod parquet;
 
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
@@ -201,7 +200,10 @@ pub fn run(args: Args) -> Result<()> {
             inspect::write_logs(&dir, &args.out.unwrap_or_else(|| dir.0.join("inspect")))?;
         }
         Format::Parquet => {
-            parquet::write_dataset(&dir, &args.out.unwrap_or_else(|| dir.0.join("parquet")))?;
+            crate::app::parquet::write_dataset(
+                &dir,
+                &args.out.unwrap_or_else(|| dir.0.join("parquet")),
+            )?;
         }
     }
     Ok(())

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<()> {
     let display = progress_display(args.quiet, args.plain, 10);
     if !args.fleet.fleet {
         // A run on this machine goes on from its records, every paid reply cached.
-        let caps = crate::run::caps_after(dir.caps()?, &args.budget);
+        let caps = args.budget.applied_to(dir.caps()?);
         if caps.usd.is_some() {
             autoeval_fleet_coordinator::refuse_unpriced(&settings)?;
         }

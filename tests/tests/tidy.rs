@@ -1,6 +1,6 @@
-//! The dependency invariants docs/ARCHITECTURE.md states, checked against
-//! the workspace's resolved graph (`cargo metadata`): each test fails when
-//! its invariant stops holding.
+//! The invariants docs/ARCHITECTURE.md states, checked against the
+//! workspace's resolved graph (`cargo metadata`) and the command line's
+//! sources: each test fails when its invariant stops holding.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -132,4 +132,83 @@ fn the_worker_links_no_prover_and_the_verifier_no_http_client() {
         "the graph reads the verifier's links"
     );
     assert!(!verifier.contains("reqwest"), "the verifier links reqwest");
+}
+
+/// The modules `crate::…` names in `text`: each path after `crate::`, and
+/// each first name inside a `crate::{…}` group.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for part in inner.split(',') {
+                out.insert(ident(part.trim()));
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.remove("");
+    out
+}
+
+/// Every `.rs` file under `path` (or `path` itself), with its text.
+fn sources(path: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    if path.is_file() {
+        return vec![(path.to_path_buf(), std::fs::read_to_string(path).unwrap())];
+    }
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(path).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() || p.extension().is_some_and(|e| e == "rs") {
+            out.extend(sources(&p));
+        }
+    }
+    out
+}
+
+/// ARCHITECTURE.md: a module of `coordinator/src` is a command; what two
+/// commands share is in `app/` or in a library, and the one way from a
+/// product command into `bench/` is `closeness --bench`. So no command's
+/// sources name another command's module, and `app/` names none.
+#[test]
+fn no_command_module_imports_another() {
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../coordinator/src"));
+    let mut modules: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name != "main" && (path.is_dir() || path.extension().is_some_and(|e| e == "rs")) {
+            modules.insert(name, path);
+        }
+    }
+    assert!(
+        modules.len() > 10 && modules.contains_key("app"),
+        "{modules:?}"
+    );
+    let commands: BTreeSet<&str> = modules
+        .keys()
+        .map(String::as_str)
+        .filter(|m| *m != "app")
+        .collect();
+    let mut crossings = Vec::new();
+    for (module, path) in &modules {
+        for (file, text) in sources(path) {
+            for named in crate_paths(&text) {
+                let allowed = named == *module
+                    || !commands.contains(named.as_str())
+                    || (module == "closeness" && named == "bench");
+                if !allowed {
+                    crossings.push(format!("{} names crate::{named}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(crossings.is_empty(), "{}", crossings.join("\n"));
 }

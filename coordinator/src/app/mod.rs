@@ -1,7 +1,9 @@
 //! What the commands share, so that no command imports another: the
-//! one-machine run and its end, the report, provers and item generation.
+//! one-machine run and its end, the report, provers, item generation and
+//! the Parquet file.
 
 pub mod items;
+pub mod parquet;
 pub mod provers;
 pub mod report;
 pub mod run;

@@ -257,8 +257,8 @@ pub fn finish(
     }
     println!("report: {}", report.display());
     if settings.parquet {
-        let path = dir.0.join(crate::export::parquet::FILE);
-        let rows = crate::export::parquet::write_file(dir, &path)?;
+        let path = dir.0.join(crate::app::parquet::FILE);
+        let rows = crate::app::parquet::write_file(dir, &path)?;
         if display != Display::Quiet {
             eprintln!("run: {rows} rows written as Parquet to {}", path.display());
         }

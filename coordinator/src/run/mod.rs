@@ -221,26 +221,11 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
         );
     }
     let dir = RunDir(dir);
-    let caps = caps_after(dir.caps()?, &args.budget);
+    let caps = args.budget.applied_to(dir.caps()?);
     if caps.usd.is_some() {
         autoeval_fleet_coordinator::refuse_unpriced(&settings)?;
     }
     execute(&dir, &settings, display, caps)
-}
-
-/// A one-machine run's caps: those it was given before, changed as `budget`
-/// says (a cap given replaces its kind, `--no-budget` removes both).
-pub(crate) fn caps_after(
-    kept: autoeval_engine::budget::Caps,
-    budget: &autoeval_fleet_coordinator::BudgetArgs,
-) -> autoeval_engine::budget::Caps {
-    if budget.no_budget {
-        return autoeval_engine::budget::Caps::default();
-    }
-    autoeval_engine::budget::Caps {
-        usd: budget.budget_usd.or(kept.usd),
-        tokens: budget.budget_tokens.or(kept.tokens),
-    }
 }
 
 /// Warns of each entry of the run's price file that prices none of its

@@ -128,6 +128,19 @@ impl BudgetArgs {
             (None, false) => Cap::Keep,
         }
     }
+
+    /// A one-machine run's caps: `kept` (those it was given before),
+    /// changed as these arguments say (a cap given replaces its kind,
+    /// `--no-budget` removes both).
+    pub fn applied_to(&self, kept: autoeval_engine::budget::Caps) -> autoeval_engine::budget::Caps {
+        if self.no_budget {
+            return autoeval_engine::budget::Caps::default();
+        }
+        autoeval_engine::budget::Caps {
+            usd: self.budget_usd.or(kept.usd),
+            tokens: self.budget_tokens.or(kept.tokens),
+        }
+    }
 }
 
 /// What `execute` is asked to do.

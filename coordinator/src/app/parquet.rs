@@ -1,5 +1,6 @@
-//! `autoeval export DIR --format parquet`, and `--parquet` at the end of a
-//! run: the records as one Parquet file, streamed a row group at a time.
+//! The records as one Parquet file, streamed a row group at a time: for
+//! `autoeval export DIR --format parquet` and for `--parquet` at the end of
+//! a run.
 
 use anyhow::{Context, Result};
 use autoeval_export::parquet::{dataset_card, Card, ParquetWriter};
