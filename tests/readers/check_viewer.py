@@ -15,6 +15,7 @@ import functools
 import glob
 import http.server
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -36,8 +37,12 @@ def browser():
     opts = webdriver.ChromeOptions()
     for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"]:
         opts.add_argument(arg)
-    opts.binary_location = "/usr/bin/chromium"
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not browser or not driver:
+        sys.exit("check_viewer: chromium and chromium-driver are needed: scripts/setup --tests installs them")
+    opts.binary_location = browser
+    return webdriver.Chrome(service=Service(driver), options=opts)
 
 
 def page_showing(driver, url, wanted):
