@@ -7,7 +7,8 @@ For every log: Inspect's `read_eval_log` reads it; its samples are exactly
 the units of its (dataset, model, prompt style) in RUNDIR/results.jsonl;
 each sample's `verdict_rN` score is the round's verdict there; its results
 (A2 and A3 per round, strict and lenient) equal RUNDIR/summary.json's, and
-so do the means of the samples' `a2_rN`/`a3_rN` scores. Then
+so do the means of the samples' `a2_rN`/`a3_rN` scores and A2 and A3
+recounted here from the records alone. Then
 `samples_df` over LOGDIR has one row per unit, with the round-1 verdicts.
 Prints what it read; exits 1 on the first list of differences.
 """
@@ -33,6 +34,31 @@ def records(rundir):
             key = (r["dataset"], r["model"], r["prompt"], r["id"], r["repeat"], r["round"])
             seen.setdefault(key, r)
     return seen
+
+
+def recount(units, rnd):
+    """A2 and A3 at round rnd over a log's units, counted from the records
+    alone: a round that ended in an API failure or verifier error leaves the
+    denominators, and so does every later round of its unit; a unit whose
+    earlier round was not equivalent stopped, and counts as a failure."""
+    compliant = equivalent = measured = 0
+    for rounds in units.values():
+        for k in range(1, rnd + 1):
+            r = rounds.get(k)
+            if r is None:  # not asked yet: the run is unfinished
+                break
+            if r["verdict"] in ("api_failure", "verifier_error"):
+                break
+            if k == rnd:
+                measured += 1
+                compliant += r["verdict"] in ("equivalent", "not_equivalent", "unknown", "timeout")
+                equivalent += r["verdict"] == "equivalent"
+            elif r["verdict"] != "equivalent":
+                measured += 1
+                break
+    if not measured:
+        return None, None
+    return compliant / measured, equivalent / measured
 
 
 def main(logdir, rundir):
@@ -71,6 +97,9 @@ def main(logdir, rundir):
                     problems.append(f"{path}: {name} {have} != summary.json {field} {want}")
                 compared += 1
                 if metric in ("a2", "a3"):
+                    mine = recount(expected, g["round"])[0 if metric == "a2" else 1]
+                    if (mine is None) != (have is None) or (mine is not None and abs(mine - have) > 1e-12):
+                        problems.append(f"{path}: {name} {have} != {mine} recounted from results.jsonl")
                     values = [s.scores[name].value for s in log.samples if name in s.scores]
                     mean = sum(values) / len(values) if values else None
                     if (want is None) != (mean is None) or (want is not None and abs(want - mean) > 1e-12):

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
 
-pub use sample::{inspect_model, scores};
+use sample::inspect_model;
 
 /// The log format version written (Inspect's `EvalLog.version`).
 pub const LOG_VERSION: u32 = 2;

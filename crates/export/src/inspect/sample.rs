@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 /// A model spec as Inspect names models, `provider/model`: the spec's first
 /// `:` becomes `/`, and a built-in model is `autoeval/{spec}`.
-pub fn inspect_model(spec: &str) -> String {
+pub(super) fn inspect_model(spec: &str) -> String {
     match spec.split_once(':') {
         Some((provider, model)) if !provider.starts_with("reference") => {
             format!("{provider}/{model}")
@@ -113,7 +113,7 @@ fn messages(unit: &[ResultRecord], info: &RunInfo, model: &str) -> Vec<Value> {
 /// `a3_rN` (1 or 0) wherever the round is in A2's and A3's denominators:
 /// not after an API failure or verifier error, and as a failure once the
 /// unit stopped.
-pub fn scores(unit: &[ResultRecord], rounds: u32) -> Map<String, Value> {
+fn scores(unit: &[ResultRecord], rounds: u32) -> Map<String, Value> {
     let mut out = Map::new();
     let mut stopped = false;
     let last_round = unit.iter().map(|r| r.round).max().unwrap_or(0).max(rounds);

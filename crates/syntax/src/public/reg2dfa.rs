@@ -35,78 +35,96 @@ struct Term {
     edges: Vec<Edge>,
 }
 
-/// The reader's state over one expression.
-struct Reader {
-    exp: Vec<char>,
-    pos: usize,
+/// Builds reg2dfa's NFA of an expression as [`read`] reads it: each branch
+/// a chain of fresh states from its head to its tail, joined to its
+/// surroundings with ε-edges, as reg2dfa builds it while reading.
+struct Builder {
     states: usize,
     symbols: BTreeSet<char>,
 }
 
-impl Reader {
+impl Builder {
     fn fresh(&mut self) -> usize {
         self.states += 1;
         self.states - 1
     }
 
-    fn term(&mut self) -> Term {
-        let head = self.fresh();
-        Term {
-            head,
-            tail: head,
-            edges: Vec::new(),
+    /// The branches of `r` (a union's, or `r` alone) as terms.
+    fn alternatives(&mut self, r: &Regex) -> Vec<Term> {
+        match r {
+            Regex::Union(branches) => branches.iter().map(|b| self.term(b)).collect(),
+            Regex::Optional(x) => vec![self.term(x), self.term(&Regex::Epsilon)],
+            other => vec![self.term(other)],
         }
     }
 
-    /// The alternatives up to a `)` or the end, as reg2dfa builds them.
-    fn alternatives(&mut self, depth: usize) -> Result<Vec<Term>, String> {
-        if depth > crate::MAX_DEPTH {
-            return Err("nested too deeply".into());
+    /// One branch: its parts chained from a fresh head (ε has none).
+    fn term(&mut self, r: &Regex) -> Term {
+        let head = self.fresh();
+        let mut term = Term {
+            head,
+            tail: head,
+            edges: Vec::new(),
+        };
+        let parts = match r {
+            Regex::Concat(parts) => parts.as_slice(),
+            Regex::Epsilon => &[],
+            other => std::slice::from_ref(other),
+        };
+        for part in parts {
+            self.part(part, &mut term);
         }
-        let mut terms = Vec::new();
-        let mut term = self.term();
-        loop {
-            let c = self.exp.get(self.pos).copied();
-            self.pos += 1;
-            let starred = self.exp.get(self.pos) == Some(&'*');
-            match c {
-                Some('*') => return Err(format!("unspecified asterisk at position {}", self.pos)),
-                Some('|') => {
-                    if !term.edges.is_empty() {
-                        terms.push(term);
-                    }
-                    term = self.term();
-                }
-                Some('(') => {
-                    let inner = self.alternatives(depth + 1)?;
-                    let next = self.fresh();
-                    if self.exp.get(self.pos) == Some(&'*') {
-                        self.pos += 1;
-                        term.edges.push((term.tail, next, None));
-                        merge(inner, term.tail, term.tail, &mut term.edges);
-                    } else {
-                        merge(inner, term.tail, next, &mut term.edges);
-                    }
-                    term.tail = next;
-                }
-                Some(')') | None => {
-                    terms.push(term);
-                    return Ok(terms);
-                }
-                Some(symbol) => {
-                    self.symbols.insert(symbol);
-                    let next = self.fresh();
-                    if starred {
-                        self.pos += 1;
-                        term.edges.push((term.tail, next, None));
-                        term.edges.push((term.tail, term.tail, Some(symbol)));
-                    } else {
-                        term.edges.push((term.tail, next, Some(symbol)));
-                    }
-                    term.tail = next;
-                }
+        term
+    }
+
+    /// Appends one part to `term`: a symbol, a starred symbol or group, or
+    /// a group (anything else is taken as a group of itself).
+    fn part(&mut self, r: &Regex, term: &mut Term) {
+        match r {
+            Regex::Symbol(c) => {
+                self.symbols.insert(*c);
+                let next = self.fresh();
+                term.edges.push((term.tail, next, Some(*c)));
+                term.tail = next;
             }
+            Regex::Star(x) => {
+                let next = self.fresh();
+                term.edges.push((term.tail, next, None));
+                match x.as_ref() {
+                    Regex::Symbol(c) => {
+                        self.symbols.insert(*c);
+                        term.edges.push((term.tail, term.tail, Some(*c)));
+                    }
+                    // A group's alternatives loop on the tail; anything
+                    // else (never read: a star follows a symbol or a `)`)
+                    // is taken as a group of itself.
+                    other => {
+                        let inner = match other {
+                            Regex::Group(inner) => inner.as_ref(),
+                            other => other,
+                        };
+                        let inner = self.alternatives(inner);
+                        merge(inner, term.tail, term.tail, &mut term.edges);
+                    }
+                }
+                term.tail = next;
+            }
+            // Not reg2dfa's (never read): one or more is one, then a star.
+            Regex::Plus(x) => {
+                self.part(x, term);
+                self.part(&Regex::Star(x.clone()), term);
+            }
+            Regex::Group(inner) => self.group(inner, term),
+            other => self.group(other, term),
         }
+    }
+
+    /// Appends the alternatives of `inner` between `term`'s tail and a fresh one.
+    fn group(&mut self, inner: &Regex, term: &mut Term) {
+        let inner = self.alternatives(inner);
+        let next = self.fresh();
+        merge(inner, term.tail, next, &mut term.edges);
+        term.tail = next;
     }
 }
 
@@ -137,20 +155,16 @@ struct Nfa {
 }
 
 impl Nfa {
-    /// The NFA reg2dfa builds of `exp`, or its error.
+    /// The NFA reg2dfa builds of `exp` (cleaned first), or its error.
     fn of(exp: &str) -> Result<Nfa, String> {
-        let mut r = Reader {
-            exp: exp.chars().collect(),
-            pos: 0,
+        let mut b = Builder {
             states: 1,
             symbols: BTreeSet::new(),
         };
-        let terms = r.alternatives(0)?;
+        let terms = b.alternatives(&read(exp)?);
         let mut edges = Vec::new();
-        let last = r.states;
-        if r.states > 1 {
-            merge(terms, 0, last, &mut edges);
-        }
+        let last = b.states;
+        merge(terms, 0, last, &mut edges);
         let mut eps: Vec<BTreeSet<usize>> = (0..=last).map(|s| BTreeSet::from([s])).collect();
         loop {
             let mut changed = false;
@@ -170,7 +184,7 @@ impl Nfa {
             edges,
             eps,
             last,
-            symbols: r.symbols,
+            symbols: b.symbols,
         })
     }
 
@@ -351,7 +365,7 @@ pub fn clean(answer: &str) -> String {
 /// language: the sound verdict on the public reading (symbols count, and a
 /// missing move is a dead state), or the error reg2dfa met.
 pub fn language_equal(a: &str, b: &str) -> Result<bool, String> {
-    let (a, b) = (Nfa::of(&clean(a))?, Nfa::of(&clean(b))?);
+    let (a, b) = (Nfa::of(a)?, Nfa::of(b)?);
     let symbols: BTreeSet<char> = a.symbols.union(&b.symbols).copied().collect();
     let mut seen = BTreeSet::new();
     let mut todo = vec![(a.start(), b.start())];
@@ -380,9 +394,9 @@ pub fn read(answer: &str) -> Result<Regex, String> {
     read_alternatives(&exp, &mut 0, 0)
 }
 
-/// The alternatives up to a `)` or the end, as [`Reader::alternatives`]
-/// reads them: an empty branch is dropped before a `|` and kept (as ε)
-/// before a `)` or the end.
+/// The alternatives up to a `)` or the end, as reg2dfa reads them: an
+/// empty branch is dropped before a `|` and kept (as ε) before a `)` or
+/// the end.
 fn read_alternatives(exp: &[char], pos: &mut usize, depth: usize) -> Result<Regex, String> {
     if depth > crate::MAX_DEPTH {
         return Err("nested too deeply".into());
@@ -506,7 +520,7 @@ fn write(out: &mut String, r: &Regex) {
 /// The public implementation's verdict on two regular expressions: true
 /// when their minimal automata have one shape, or the error it met.
 pub fn shape_equal(a: &str, b: &str) -> Result<bool, String> {
-    isomorphic(&shape(&clean(a))?, &shape(&clean(b))?)
+    isomorphic(&shape(a)?, &shape(b)?)
         .ok_or_else(|| format!("the isomorphism search outgrew {MAX_MAPPINGS} mappings"))
 }
 
