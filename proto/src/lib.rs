@@ -22,7 +22,8 @@ pub use record::{
     Verdict, TRUNCATED,
 };
 pub use task::{
-    CopyCheck, CopyPolicy, Reading, RoundTrip, Shots, TranslateTask, UnknownShots, VerifyTask,
+    CopyCheck, CopyPolicy, NextRound, Reading, RoundTrip, Shots, TranslateTask, UnknownShots,
+    VerifyTask,
 };
 
 use serde::{Deserialize, Serialize};

@@ -113,19 +113,46 @@ impl TranslateTask {
     }
 
     /// The round of this unit that comes after `record`, one of its rounds:
-    /// the one rule of (A∘I)^n. A round that kept the meaning (an
-    /// equivalent φ1) starts the next, translating that φ1, while rounds
-    /// remain; any other round ends the unit.
+    /// [`NextRound::after`] applied to this task.
     pub fn after(&self, record: &crate::ResultRecord) -> Option<TranslateTask> {
-        let phi1 = record
-            .phi1
-            .as_ref()
-            .filter(|_| record.verdict == crate::Verdict::Equivalent)?;
-        (record.round < self.rounds).then(|| TranslateTask {
-            round: record.round + 1,
-            input: phi1.clone(),
+        NextRound::after(record, self.rounds).map(|next| TranslateTask {
+            round: next.round,
+            input: next.input.to_owned(),
             ..self.clone()
         })
+    }
+}
+
+/// Where a unit goes after one of its rounds: the round that comes next
+/// and the formula it translates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextRound<'a> {
+    /// The next round, from 2.
+    pub round: u32,
+    /// The formula it translates: the φ1 that kept the meaning.
+    pub input: &'a str,
+}
+
+impl<'a> NextRound<'a> {
+    /// The one rule of (A∘I)^n, for a unit of `rounds` rounds: a round that
+    /// kept the meaning (an equivalent φ1) starts the next, translating that
+    /// φ1, while rounds remain; any other round ends the unit. Everything
+    /// that asks whether a unit goes on (the verify loop, resume, the paired
+    /// comparisons, the Redis store) asks this.
+    pub fn after(record: &'a crate::ResultRecord, rounds: u32) -> Option<NextRound<'a>> {
+        let phi1 = record
+            .phi1
+            .as_deref()
+            .filter(|_| record.verdict == crate::Verdict::Equivalent)?;
+        (record.round < rounds).then_some(NextRound {
+            round: record.round + 1,
+            input: phi1,
+        })
+    }
+
+    /// Whether `record` ends its unit of `rounds` rounds.
+    pub fn ends(record: &crate::ResultRecord, rounds: u32) -> bool {
+        NextRound::after(record, rounds).is_none()
     }
 }
 

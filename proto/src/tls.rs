@@ -57,16 +57,19 @@ impl std::fmt::Debug for TlsMaterial {
 }
 
 impl TlsMaterial {
-    /// The material the process's environment names.
-    pub fn from_env() -> Result<TlsMaterial, TlsError> {
-        TlsMaterial::from_lookup(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()))
-    }
-
-    /// The material `lookup` names, by variable.
+    /// The material `lookup` names, by variable (a blank value is none),
+    /// with `read_file` reading a PEM file a variable names. The process's
+    /// environment and files are the I/O crates' to hand in: proto does no I/O.
     pub fn from_lookup(
         lookup: impl Fn(&'static str) -> Option<String>,
+        read_file: impl Fn(&str) -> std::io::Result<Vec<u8>>,
     ) -> Result<TlsMaterial, TlsError> {
-        let read = |var: &'static str| lookup(var).map(|value| pem_of(var, value)).transpose();
+        let read = |var: &'static str| {
+            lookup(var)
+                .filter(|v| !v.trim().is_empty())
+                .map(|value| pem_of(var, value, &read_file))
+                .transpose()
+        };
         let ca = read(CA_VAR)?;
         let identity = match (read(CERT_VAR)?, read(KEY_VAR)?) {
             (Some(cert), Some(key)) => Some((cert, key)),
@@ -96,12 +99,16 @@ impl TlsMaterial {
 }
 
 /// The PEM a variable's value stands for: the value itself, or the file it names.
-fn pem_of(var: &'static str, value: String) -> Result<Vec<u8>, TlsError> {
+fn pem_of(
+    var: &'static str,
+    value: String,
+    read_file: impl Fn(&str) -> std::io::Result<Vec<u8>>,
+) -> Result<Vec<u8>, TlsError> {
     if value.trim_start().starts_with("-----BEGIN") {
         return Ok(value.into_bytes());
     }
     let path = value.trim().to_string();
-    std::fs::read(&path).map_err(|e| TlsError::Unreadable {
+    read_file(&path).map_err(|e| TlsError::Unreadable {
         var,
         path,
         detail: e.to_string(),
@@ -148,12 +155,15 @@ mod tests {
         let file = dir.join("ca.pem");
         std::fs::write(&file, "from the file").unwrap();
         let path = file.display().to_string();
-        let m = TlsMaterial::from_lookup(|v| match v {
-            CA_VAR => Some(path.clone()),
-            CERT_VAR => Some(PEM.to_string()),
-            KEY_VAR => Some(PEM.to_string()),
-            _ => None,
-        })
+        let m = TlsMaterial::from_lookup(
+            |v| match v {
+                CA_VAR => Some(path.clone()),
+                CERT_VAR => Some(PEM.to_string()),
+                KEY_VAR => Some(PEM.to_string()),
+                _ => None,
+            },
+            |p| std::fs::read(p),
+        )
         .unwrap();
         assert_eq!(m.ca.as_deref(), Some(&b"from the file"[..]));
         assert_eq!(m.identity.unwrap().0, PEM.as_bytes());
@@ -162,7 +172,11 @@ mod tests {
 
     #[test]
     fn a_certificate_without_its_key_is_refused_naming_both() {
-        let e = TlsMaterial::from_lookup(|v| (v == CERT_VAR).then(|| PEM.to_string())).unwrap_err();
+        let e = TlsMaterial::from_lookup(
+            |v| (v == CERT_VAR).then(|| PEM.to_string()),
+            |p| std::fs::read(p),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "AUTOEVAL_TLS_CERT is set but AUTOEVAL_TLS_KEY is not; a client certificate needs both"
@@ -171,9 +185,12 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_refused_with_what_to_do() {
-        let e = TlsMaterial::from_lookup(|v| (v == CA_VAR).then(|| "/nonexistent/ca.pem".into()))
-            .unwrap_err()
-            .to_string();
+        let e = TlsMaterial::from_lookup(
+            |v| (v == CA_VAR).then(|| "/nonexistent/ca.pem".into()),
+            |p| std::fs::read(p),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.starts_with("cannot read AUTOEVAL_TLS_CA (/nonexistent/ca.pem: "),
             "{e}"

@@ -5,12 +5,13 @@
 //! units per second, the memory of Redis, the coordinator and the workers,
 //! the run directory's size and the time `autoeval report` takes.
 
-use super::fleet::{connection_env, in_full_flow, peak_rss_mib, service, sibling, Proc, Watch};
+use super::procs::{
+    connection_env, count_lines, in_full_flow, peak_rss_mib, service, sibling, Proc, Watch,
+};
 use anyhow::{bail, Context, Result};
 use autoeval_fleet_coordinator::FleetArgs;
 use autoeval_progress::rate;
 use autoeval_redis_store::{Connection, RunStore};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -85,23 +86,6 @@ fn redis_used(rt: &tokio::runtime::Runtime, conn: &Connection) -> Result<u64> {
         .find_map(|l| l.strip_prefix("used_memory:"))
         .and_then(|v| v.trim().parse().ok())
         .context("Redis did not say its used_memory")
-}
-
-/// Lines of a results file, read a block at a time.
-pub(super) fn count_lines(path: &Path) -> Result<u64> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut lines = 0u64;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(lines);
-        }
-        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-        let n = buf.len();
-        reader.consume(n);
-    }
 }
 
 /// Bytes of every file under `dir`.

@@ -5,4 +5,5 @@ pub mod campaign;
 pub mod closeness;
 pub mod fleet;
 pub mod llm;
+pub mod procs;
 pub mod prover;

@@ -244,7 +244,10 @@ fn tls_config(url: &str) -> Result<OwnedTLSConfig, BrokerError> {
     if !autoeval_proto::tls::wants_tls(url) {
         return Ok(OwnedTLSConfig::default());
     }
-    let material = autoeval_proto::tls::TlsMaterial::from_env()?;
+    let material = autoeval_proto::tls::TlsMaterial::from_lookup(
+        |var| std::env::var(var).ok(),
+        |p| std::fs::read(p),
+    )?;
     Ok(OwnedTLSConfig {
         cert_chain: material.ca_text(),
         identity: material

@@ -3,6 +3,7 @@
 //! the results the verifiers record and writes the same `results.jsonl` as
 //! a one-machine run; the command line then writes the summary and report.
 
+mod arrivals;
 mod follow;
 mod gauges;
 pub mod gc;
@@ -469,7 +470,7 @@ pub fn execute(
             }
         }
         // Rounds recorded while no coordinator followed come into the directory first.
-        let mut arrivals = follow::Arrivals::new(log);
+        let mut arrivals = arrivals::Arrivals::new(log);
         arrivals.take(&store).await?;
         let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
             .await?;

@@ -173,7 +173,7 @@ impl Reconciler<'_> {
         &mut self,
         store: &RunStore,
         broker: &Broker,
-        arrivals: &mut crate::follow::Arrivals,
+        arrivals: &mut crate::arrivals::Arrivals,
     ) -> Result<usize> {
         if !self.restored {
             return Ok(0);
@@ -268,7 +268,7 @@ mod tests {
     #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
     use super::*;
-    use crate::follow::Arrivals;
+    use crate::arrivals::Arrivals;
     use autoeval_proto::wire::{decode, MessageKind};
     use autoeval_proto::Verdict;
     use autoeval_run_settings::{load_items, RunConfig};

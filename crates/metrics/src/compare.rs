@@ -11,7 +11,7 @@
 //! the round yet differs: the summary counts it as stopped, here it is no trial.
 
 use crate::paired::{holm, ClusterSums, Clustered, Difference, PairSums};
-use autoeval_proto::{ResultRecord, Verdict};
+use autoeval_proto::{NextRound, ResultRecord, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -126,7 +126,7 @@ impl Paired {
         let Some((units, rounds)) = self.plan else {
             return;
         };
-        if r.verdict != Verdict::Equivalent || r.round >= rounds {
+        if NextRound::ends(r, rounds) {
             item.ended += 1;
         }
         if item.ended >= units {

@@ -1,6 +1,6 @@
 //! Where a run stands: which tasks are still to do, given what is recorded.
 
-use autoeval_proto::{ResultRecord, TranslateTask, UnitKey};
+use autoeval_proto::{NextRound, ResultRecord, TranslateTask, UnitKey};
 use std::collections::HashMap;
 
 /// The tasks still to run, and what is already done.
@@ -14,7 +14,7 @@ pub struct Pending {
 
 /// The tasks of `initial` still to do given `recorded`: a unit with no
 /// record starts at round one; a unit whose last recorded round goes on by
-/// the rule of [`TranslateTask::after`] continues from that round's φ; any other
+/// the rule of [`NextRound::after`] continues from that round's φ; any other
 /// unit is finished. Nothing recorded is asked again.
 pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> Pending {
     let mut units = RecordedUnits::new(initial.first().map_or(1, |t| t.rounds));
@@ -61,9 +61,7 @@ impl RecordedUnits {
 
     /// Takes in one recorded round.
     pub fn add(&mut self, r: &ResultRecord) {
-        let goes_on = (r.verdict == autoeval_proto::Verdict::Equivalent && r.round < self.rounds)
-            .then(|| r.phi1.as_deref().map(Box::from))
-            .flatten();
+        let goes_on = NextRound::after(r, self.rounds).map(|next| Box::from(next.input));
         let entry = self.last.entry(unit_digest(&r.unit())).or_insert((0, None));
         if r.round > entry.0 {
             *entry = (r.round, goes_on);

@@ -2,7 +2,7 @@
 
 use super::RunInfo;
 use autoeval_prompts::{Family, Shots};
-use autoeval_proto::{DatasetKind, ResultRecord, Verdict};
+use autoeval_proto::{DatasetKind, NextRound, ResultRecord, Verdict};
 use serde_json::{json, Map, Value};
 
 /// A model spec as Inspect names models, `provider/model`: the spec's first
@@ -140,7 +140,7 @@ fn scores(unit: &[ResultRecord], rounds: u32) -> Map<String, Value> {
                 for (metric, yes) in counted {
                     out.insert(key(metric), json!({"value": u8::from(yes)}));
                 }
-                stopped = r.verdict != Verdict::Equivalent;
+                stopped = NextRound::ends(r, rounds);
             }
             None if stopped => {
                 for metric in ["verdict", "lenient"] {

@@ -1,8 +1,20 @@
 //! The invariants docs/ARCHITECTURE.md states, checked against the
-//! workspace's resolved graph (`cargo metadata`) and the command line's
-//! sources: each test fails when its invariant stops holding.
+//! workspace's resolved graph (`cargo metadata`) and its sources read as
+//! Rust: each test fails when its invariant stops holding. Here: the
+//! dependency graph and the commands' separation; in the modules: sizes,
+//! I/O, import circles, provider names, the next-round rule, the code map.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
+mod circles;
+mod debt;
+mod io;
+mod map;
+mod providers;
+mod rules;
+mod sizes;
+mod tokens;
+mod tree;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

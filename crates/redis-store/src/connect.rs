@@ -1,0 +1,74 @@
+//! Connecting to Redis, over TLS when the URL asks for it.
+
+use crate::StoreError;
+use redis::aio::ConnectionManager;
+
+/// Connects to Redis; the connection reconnects by itself when Redis comes back.
+pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
+    let unreachable = |detail: String| StoreError::Unreachable {
+        url: autoeval_proto::fleet::redact_url(url),
+        detail,
+    };
+    let client = client_for(url).map_err(unreachable)?;
+    ConnectionManager::new(client).await.map_err(|e| {
+        unreachable(autoeval_proto::tls::explain_failure(
+            url,
+            &once_each(&e.to_string()),
+        ))
+    })
+}
+
+/// A client for `url`: for `rediss://`, with the environment's CA and client certificate.
+fn client_for(url: &str) -> Result<redis::Client, String> {
+    if !autoeval_proto::tls::wants_tls(url) {
+        return redis::Client::open(url).map_err(|e| e.to_string());
+    }
+    let material = autoeval_proto::tls::TlsMaterial::from_lookup(
+        |var| std::env::var(var).ok(),
+        |p| std::fs::read(p),
+    )
+    .map_err(|e| e.to_string())?;
+    let certificates = redis::TlsCertificates {
+        client_tls: material
+            .identity
+            .map(|(client_cert, client_key)| redis::ClientTlsConfig {
+                client_cert,
+                client_key,
+            }),
+        root_cert: material.ca,
+    };
+    redis::Client::build_with_tls(url, certificates).map_err(|e| e.to_string())
+}
+
+/// A message whose parts (`a: b: b`) repeat, each part once.
+fn once_each(message: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in message.split(": ") {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::once_each;
+    use autoeval_proto::fleet::redact_url as without_password;
+
+    #[test]
+    fn a_redis_url_is_shown_without_its_password_and_a_cause_once() {
+        assert_eq!(
+            without_password("redis://app:s3cret@redis.internal:6379/0"),
+            "redis://app:***@redis.internal:6379/0"
+        );
+        assert_eq!(
+            without_password("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+        assert_eq!(
+            once_each("Connection refused (os error 111): Connection refused (os error 111)"),
+            "Connection refused (os error 111)"
+        );
+    }
+}
