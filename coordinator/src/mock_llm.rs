@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use autoeval_mock_llm::{router, MockConfig};
+use autoeval_models::provider::Builtin;
 use autoeval_models::ModelSpec;
 use std::time::Duration;
 
@@ -76,12 +77,13 @@ pub struct Args {
 
 /// Runs `autoeval mock-llm` until interrupted.
 pub fn run(args: Args) -> Result<()> {
-    let (noise, chatty) = match args.model.parse::<ModelSpec>()? {
-        ModelSpec::Reference => (None, None),
-        ModelSpec::ReferenceNoisy { rate } => (Some(rate), None),
-        ModelSpec::ReferenceChatty { rate } => (None, Some(rate)),
-        other => bail!(
-            "the mock server plays reference, reference-noisy:RATE or reference-chatty:RATE, not {other}"
+    let spec = args.model.parse::<ModelSpec>()?;
+    let (noise, chatty) = match spec.builtin() {
+        Some(Builtin::Exact) => (None, None),
+        Some(Builtin::Noisy(rate)) => (Some(rate), None),
+        Some(Builtin::Chatty(rate)) => (None, Some(rate)),
+        _ => bail!(
+            "the mock server plays reference, reference-noisy:RATE or reference-chatty:RATE, not {spec}"
         ),
     };
     if !(0.0..=1.0).contains(&args.error_rate) {
@@ -130,7 +132,7 @@ pub fn run(args: Args) -> Result<()> {
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let addr = listener.local_addr()?;
         eprintln!(
-            "mock LLM ({}) at http://{addr}/v1 (OpenAI's shape; Anthropic's at http://{addr}); request counts at http://{addr}/stats",
+            "mock LLM ({}) at http://{addr}/v1 (chat completions; messages at http://{addr}); request counts at http://{addr}/stats",
             args.model
         );
         axum::serve(listener, router(config))

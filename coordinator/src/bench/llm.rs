@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<()> {
             .collect(),
     );
     println!(
-        "== round trips through HTTP: mock OpenAI-compatible server, concurrency {}, {} round trips each",
+        "== round trips through HTTP: the mock server, concurrency {}, {} round trips each",
         args.concurrency, args.round_trips
     );
     println!(
@@ -75,7 +75,7 @@ async fn measure(args: &Args, latency_ms: u64, items: Arc<Vec<String>>) -> Resul
         ..MockConfig::default()
     };
     let server = tokio::spawn(async move { axum::serve(listener, router(config)).await });
-    let spec: ModelSpec = format!("openai-compatible:reference@http://{addr}/v1").parse()?;
+    let spec = ModelSpec::on_server("reference", &format!("http://{addr}/v1"))?;
     let options = BackendOptions {
         concurrency: args.concurrency,
         ..BackendOptions::default()

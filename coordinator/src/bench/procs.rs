@@ -132,7 +132,8 @@ pub(super) fn mock(latency_ms: u64) -> Result<(Proc, String)> {
     }
     Ok((
         Proc(child),
-        format!("openai-compatible:reference@http://127.0.0.1:{port}/v1"),
+        autoeval_models::ModelSpec::on_server("reference", &format!("http://127.0.0.1:{port}/v1"))?
+            .to_string(),
     ))
 }
 

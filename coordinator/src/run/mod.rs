@@ -247,9 +247,10 @@ fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
     let unmatched = autoeval_models::PriceTable::unmatched(&text, &specs);
     if !unmatched.is_empty() {
         eprintln!(
-            "warning: {} prices no model of this run: {} (a key is a model spec as written, e.g. openai-compatible:NAME@URL, or a model's name, e.g. NAME)",
+            "warning: {} prices no model of this run: {} (a key is a model spec as written, e.g. {}, or a model's name, e.g. NAME)",
             path.display(),
-            unmatched.join(", ")
+            unmatched.join(", "),
+            autoeval_models::provider::served_form("NAME")
         );
     }
 }

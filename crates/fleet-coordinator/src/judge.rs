@@ -47,11 +47,10 @@ pub struct Ask<'a> {
 pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
     let (spec, _) = ModelSpec::parse_with_settings(ask.judge)?;
     if spec.is_builtin() {
-        bail!(
-            "the built-in models judge with this machine's prover, which LLM workers do not have; \
+        let served = autoeval_models::provider::served_form("reference");
+        bail!("the built-in models judge with this machine's prover, which LLM workers do not have; \
              judge on this machine without --fleet, or serve the model with `autoeval mock-llm --model …` \
-             and judge with openai-compatible:reference@URL"
-        );
+             and judge with {served}");
     }
     let run = run_name(ask.dir)?;
     let judge = JudgeKey {

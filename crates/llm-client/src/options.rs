@@ -76,20 +76,18 @@ impl Default for BackendOptions {
     }
 }
 
-/// Other addresses for the OpenAI and Anthropic APIs (a proxy, a gateway,
-/// or a test server), as this machine's environment gives them: never
-/// from a run's settings, which travel between machines.
+/// Other addresses for the providers' APIs (a proxy, a gateway, or a test
+/// server), as this machine's environment gives them: never from a run's
+/// settings, which travel between machines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BaseUrls {
-    /// For `openai:` models, from `OPENAI_BASE_URL` (e.g. `https://gateway/v1`).
-    pub openai: Option<String>,
-    /// For `anthropic:` models, from `ANTHROPIC_BASE_URL`.
-    pub anthropic: Option<String>,
+    /// By provider name, from the variable each provider names (the one its
+    /// own SDK reads, e.g. `https://gateway/v1`).
+    by_provider: std::collections::BTreeMap<&'static str, String>,
 }
 
 impl BaseUrls {
-    /// The addresses in `OPENAI_BASE_URL` and `ANTHROPIC_BASE_URL`, the
-    /// variables the providers' own SDKs read.
+    /// The addresses in the providers' base-address variables.
     pub fn from_env() -> BaseUrls {
         let var = |name: &str| {
             std::env::var(name)
@@ -98,17 +96,15 @@ impl BaseUrls {
                 .filter(|v| !v.is_empty())
         };
         BaseUrls {
-            openai: var("OPENAI_BASE_URL"),
-            anthropic: var("ANTHROPIC_BASE_URL"),
+            by_provider: autoeval_models::provider::base_url_variables()
+                .into_iter()
+                .filter_map(|(provider, variable)| Some((provider, var(variable)?)))
+                .collect(),
         }
     }
 
     /// The address for `spec`, when another is configured.
     pub fn of(&self, spec: &ModelSpec) -> Option<String> {
-        match spec {
-            ModelSpec::Openai { .. } => self.openai.clone(),
-            ModelSpec::Anthropic { .. } => self.anthropic.clone(),
-            _ => None,
-        }
+        self.by_provider.get(spec.backend()).cloned()
     }
 }

@@ -91,12 +91,12 @@ fn backend_charging(
     batch_spend: Option<Arc<dyn BatchSpend>>,
 ) -> Backend {
     let spec: ModelSpec = spec.parse().unwrap();
-    let (secrets_file, base_url) = match &spec {
-        ModelSpec::Anthropic { .. } => (
+    let (secrets_file, base_url) = match spec.backend() {
+        "anthropic" => (
             Some(secrets("ANTHROPIC_API_KEY", "anthropic")),
             Some(base.to_string()),
         ),
-        ModelSpec::Openai { .. } => (
+        "openai" => (
             Some(secrets("OPENAI_API_KEY", "openai")),
             Some(format!("{base}/v1")),
         ),

@@ -10,18 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// The most requests one batch may hold at any provider this product
-/// batches with (Anthropic's limit; OpenAI's is [`OPENAI_LARGEST_BATCH`]).
+/// batches with (each provider's own limit may be lower: its module says).
 pub const LARGEST_BATCH: usize = 100_000;
-
-/// The most requests in one OpenAI batch.
-pub const OPENAI_LARGEST_BATCH: usize = 50_000;
-
-/// The largest batch input OpenAI takes (200 MB), less a margin for the
-/// multipart framing.
-pub const OPENAI_LARGEST_BATCH_BYTES: usize = 190_000_000;
-
-/// The largest batch request Anthropic takes (256 MB), less a margin.
-pub const ANTHROPIC_LARGEST_BATCH_BYTES: usize = 250_000_000;
 
 /// How one model's calls are gathered into batches.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,14 +9,14 @@ mod gate;
 mod interfaces;
 mod max_tokens;
 mod prices;
+pub mod provider;
 mod settings;
 mod spec;
 mod waits;
 
 pub use batch::{
     BatchCall, BatchCounts, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings,
-    BatchSpend, BatchStatus, CallState, JournalBook, JournalUnavailable,
-    ANTHROPIC_LARGEST_BATCH_BYTES, LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
+    BatchSpend, BatchStatus, CallState, JournalBook, JournalUnavailable, LARGEST_BATCH,
 };
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{
@@ -24,7 +24,7 @@ pub use interfaces::{
     ResponseCache,
 };
 
-pub use max_tokens::{MaxTokens, ANTHROPIC_OUTPUT_CEILING, NO_CAP};
+pub use max_tokens::{MaxTokens, NO_CAP};
 pub use prices::{Price, PriceTable};
 pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
 pub use spec::{ModelSpec, SpecError};
@@ -115,7 +115,7 @@ pub fn cache_key(
     let mut canonical = serde_json::json!({
         "backend": spec.backend(),
         "model": spec.model(),
-        "url": match spec { ModelSpec::OpenaiCompatible { base_url, .. } => base_url.as_str(), _ => "" },
+        "url": spec.base_url().unwrap_or(""),
         "prompt": prompt,
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,

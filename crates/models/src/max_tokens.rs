@@ -9,10 +9,6 @@ use std::fmt;
 /// The word that asks for no cap, in the config file and a spec's tail.
 pub const NO_CAP: &str = "none";
 
-/// The most tokens Anthropic's models reply without a beta flag (8,192 for
-/// Claude 3.5): the cap its API requires is never set higher.
-pub const ANTHROPIC_OUTPUT_CEILING: u32 = 8_192;
-
 /// The most tokens a reply may have, as a model's settings give it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaxTokens {

@@ -65,6 +65,7 @@ impl ModelSettings {
         let bad = |why: String| SpecError {
             spec: spec.to_string(),
             why,
+            forms: crate::provider::forms(),
         };
         let mut out = ModelSettings::default();
         for pair in query.split('&').filter(|p| !p.is_empty()) {

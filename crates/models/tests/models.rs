@@ -21,13 +21,10 @@ fn specs_parse_print_and_explain_mistakes() {
     assert_eq!(spec.model(), "llama3:8b@home");
     assert_eq!(settings.extra["top_p"], serde_json::json!(0.5));
     let s: ModelSpec = "openai-compatible:m@http://h:1/v1/".parse().unwrap();
-    assert_eq!(
-        s,
-        ModelSpec::OpenaiCompatible {
-            model: "m".into(),
-            base_url: "http://h:1/v1".into()
-        }
-    );
+    assert_eq!(s.model(), "m");
+    assert_eq!(s.base_url(), Some("http://h:1/v1"));
+    assert_eq!(s, ModelSpec::on_server("m", "http://h:1/v1").unwrap());
+    assert_ne!(s, ModelSpec::on_server("m", "http://h:2/v1").unwrap());
     for (bad, why) in [
         ("gpt-4o", "unknown backend"),
         ("openai:", "model name is missing"),
@@ -46,7 +43,16 @@ fn specs_parse_print_and_explain_mistakes() {
         "openai:gpt-4o".parse::<ModelSpec>().unwrap().key_variable(),
         Some("OPENAI_API_KEY")
     );
-    assert_eq!(ModelSpec::Reference.key_variable(), None);
+    let reference: ModelSpec = "reference".parse().unwrap();
+    assert_eq!(reference.key_variable(), None);
+    assert!(reference.is_builtin());
+    assert_eq!(
+        "reference-noisy:0.20"
+            .parse::<ModelSpec>()
+            .unwrap()
+            .builtin(),
+        Some(provider::Builtin::Noisy(0.2))
+    );
 }
 
 #[test]

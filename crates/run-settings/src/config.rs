@@ -214,26 +214,16 @@ pub struct Resolved {
     /// (`--protocol paper`): 0.1 for API models, 1 for local open models.
     #[serde(default)]
     pub paper_temperatures: bool,
-    /// The protocol's token caps, where none was given (`--protocol`): none
-    /// for local OpenAI-compatible servers, as the public implementation
-    /// sent them; the provider's own ceiling for API models
-    /// ([`PAPER_MAX_TOKENS`], Anthropic's [`PAPER_MAX_TOKENS_ANTHROPIC`]).
+    /// The protocol's token caps, where none was given (`--protocol`): each
+    /// provider's own (none for local servers, as the public implementation
+    /// sent them none; a ceiling for API models).
     #[serde(default)]
     pub paper_max_tokens: bool,
 }
 
-/// The token cap for OpenAI's API under a protocol, where the paper set
-/// none: high enough that no formula's translation reaches it, and within
-/// what OpenAI's chat models accept (16,384 output tokens for gpt-4o).
-/// Local servers get no cap at all.
-pub const PAPER_MAX_TOKENS: u32 = 16_384;
-
-/// The same for Anthropic, whose API requires a cap and refuses one above
-/// its models' output ceiling.
-pub const PAPER_MAX_TOKENS_ANTHROPIC: u32 = autoeval_models::ANTHROPIC_OUTPUT_CEILING;
-
-/// The public implementation's cap for Anthropic's models (its Claude client's).
-pub const REFERENCE_MAX_TOKENS_ANTHROPIC: u32 = 1_024;
+/// The token cap under a protocol, where none was given: the providers'
+/// modules give each its own ([`autoeval_models::provider::Provider::protocol_max_tokens`]).
+pub const PAPER_MAX_TOKENS: u32 = autoeval_models::provider::PROTOCOL_MAX_TOKENS;
 
 /// The paper's temperature for local open models (App. D); API models got 0.1.
 pub const PAPER_OPEN_MODEL_TEMPERATURE: f64 = 1.0;
@@ -474,22 +464,18 @@ impl Resolved {
     /// config table's, then its spec's `?…` tail.
     pub fn model_settings(&self, model: &str) -> Result<(ModelSpec, ModelSettings)> {
         let (spec, from_spec) = ModelSpec::parse_with_settings(model)?;
-        let open_model = matches!(spec, ModelSpec::OpenaiCompatible { .. });
-        let temperature = if self.paper_temperatures && open_model {
+        let temperature = if self.paper_temperatures && spec.provider().is_local() {
             PAPER_OPEN_MODEL_TEMPERATURE
         } else {
             self.temperature
         };
-        // A protocol's cap where none was given: Anthropic's API requires
-        // one; local servers get none, as the public implementation sent
-        // them none, so a model with a short context still runs.
-        let max_tokens = match (self.paper_max_tokens, &spec) {
-            (true, ModelSpec::Anthropic { .. }) => MaxTokens::Cap(match self.protocol {
-                Some(Protocol::Reference) => REFERENCE_MAX_TOKENS_ANTHROPIC,
-                _ => PAPER_MAX_TOKENS_ANTHROPIC,
-            }),
-            (true, ModelSpec::OpenaiCompatible { .. }) => MaxTokens::Uncapped,
-            _ => MaxTokens::Cap(self.max_tokens),
+        // A protocol's cap where none was given: each provider's module
+        // says which (a cap its API requires, or none for local servers).
+        let max_tokens = if self.paper_max_tokens {
+            spec.provider()
+                .protocol_max_tokens(self.protocol == Some(Protocol::Reference))
+        } else {
+            MaxTokens::Cap(self.max_tokens)
         };
         let run = ModelSettings {
             temperature: Some(temperature),

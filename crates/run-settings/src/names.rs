@@ -13,11 +13,11 @@ pub fn model_file_name(model: &str) -> String {
         None => (model, None),
     };
     let mut name = match base.parse::<ModelSpec>() {
-        Ok(ModelSpec::OpenaiCompatible { model, base_url }) => {
-            let at = host_port(&base_url);
-            format!("openai-compatible-{model}-{at}")
-        }
-        _ => base.to_string(),
+        Ok(spec) => match spec.base_url() {
+            Some(url) => format!("{}-{}-{}", spec.backend(), spec.model(), host_port(url)),
+            None => base.to_string(),
+        },
+        Err(_) => base.to_string(),
     };
     if let Some(q) = settings {
         use sha2::{Digest, Sha256};

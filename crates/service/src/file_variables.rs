@@ -5,14 +5,13 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 
-/// The variables that may be given as `NAME_FILE`.
-pub const FILE_VARIABLES: [&str; 5] = [
-    "AUTOEVAL_AMQP",
-    "AUTOEVAL_REDIS",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_COMPATIBLE_API_KEY",
-];
+/// The variables that may be given as `NAME_FILE`: the connections', and
+/// every provider's API key.
+pub fn file_variables() -> Vec<&'static str> {
+    let mut names = vec!["AUTOEVAL_AMQP", "AUTOEVAL_REDIS"];
+    names.extend(autoeval_models::provider::key_variables());
+    names
+}
 
 /// The TLS variables, which take a file's path themselves: their
 /// `NAME_FILE` is copied as a path, so a private key never enters the
@@ -23,13 +22,13 @@ pub const PATH_VARIABLES: [&str; 3] = [
     autoeval_proto::tls::KEY_VAR,
 ];
 
-/// For each of [`FILE_VARIABLES`] that is unset while its `NAME_FILE` is
+/// For each of [`file_variables`] that is unset while its `NAME_FILE` is
 /// set, sets it to the file's contents without surrounding whitespace; an
 /// empty file leaves it unset (a deployment mounts an empty file for a
 /// provider whose key it does not have). Call it first thing in `main`,
 /// before any thread starts.
 pub fn variables_from_files() -> Result<()> {
-    for name in FILE_VARIABLES {
+    for name in file_variables() {
         if std::env::var_os(name).is_some() {
             continue;
         }

@@ -7,7 +7,7 @@ mod fleet_watch;
 mod health;
 
 pub use connected::{serve_connected, ServiceArgs};
-pub use file_variables::{variables_from_files, FILE_VARIABLES};
+pub use file_variables::{file_variables, variables_from_files};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
 

@@ -13,13 +13,7 @@ pub struct LlmObserver(pub Arc<Metrics>);
 /// The `backend` and `model` labels of a spec: its kind and model name,
 /// never a URL or a key.
 pub fn labels(spec: &ModelSpec) -> [String; 2] {
-    let backend = match spec {
-        ModelSpec::Openai { .. } => "openai",
-        ModelSpec::Anthropic { .. } => "anthropic",
-        ModelSpec::OpenaiCompatible { .. } => "openai-compatible",
-        _ => "builtin",
-    };
-    [backend.to_string(), spec.model()]
+    [spec.provider().metric_label().to_string(), spec.model()]
 }
 
 impl CallObserver for LlmObserver {

@@ -52,12 +52,12 @@ pub const ADAPTIVE_FLOOR: usize = 1;
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 1 << 20;
 
 impl Backend {
-    /// A backend for `spec`; OpenAI and Anthropic need their key.
+    /// A backend for `spec`; a provider that requires a key needs it.
     pub fn new(spec: ModelSpec, options: BackendOptions) -> Result<Backend, CallError> {
         let key = spec
             .key_variable()
             .and_then(|var| ApiKey::lookup(var, options.secrets_file.as_deref()));
-        if key.is_none() && matches!(spec, ModelSpec::Openai { .. } | ModelSpec::Anthropic { .. }) {
+        if key.is_none() && spec.provider().requires_key() {
             let var = spec.key_variable().unwrap_or("the API key variable");
             return Err(CallError::Setup(format!(
                 "{spec} needs an API key: set {var} in the environment or in the secrets file"
@@ -354,14 +354,13 @@ fn builtin_answer(
     prompt: &str,
     judge: Option<&autoeval_reference_model::Judge>,
 ) -> String {
+    use autoeval_models::provider::Builtin;
     use autoeval_reference_model as reference;
-    match spec {
-        ModelSpec::ReferenceNoisy { rate } => reference::answer_noisy(prompt, *rate, judge),
-        ModelSpec::ReferenceChatty { rate } => reference::answer_chatty(prompt, *rate, judge),
-        ModelSpec::ReferenceJudgeNoisy { rate } => {
-            reference::answer_judge_noisy(prompt, *rate, judge)
-        }
-        _ => reference::answer(prompt, judge),
+    match spec.builtin() {
+        Some(Builtin::Noisy(rate)) => reference::answer_noisy(prompt, rate, judge),
+        Some(Builtin::Chatty(rate)) => reference::answer_chatty(prompt, rate, judge),
+        Some(Builtin::JudgeNoisy(rate)) => reference::answer_judge_noisy(prompt, rate, judge),
+        Some(Builtin::Exact) | None => reference::answer(prompt, judge),
     }
 }
 

@@ -14,12 +14,12 @@ pub use memory::MemoryJournal;
 
 use crate::claim::while_cache_away;
 use crate::health::Health;
+use crate::provider::{BatchResults, BatchState};
 use crate::{Answer, CallError, Failure};
-use api::{BatchApi, Kind, Polled};
+use api::{BatchApi, Submitted};
 use autoeval_models::{
     BatchCall, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings, BatchSpend,
     CacheUnavailable, CachedReply, CallState, ModelSpec, PriceTable, RetryPolicy, Sample, Usage,
-    ANTHROPIC_LARGEST_BATCH_BYTES, LARGEST_BATCH, OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -131,16 +131,12 @@ impl Batcher {
         prices: PriceTable,
     ) -> Result<Batcher, CallError> {
         let Books { journal, spend } = books;
-        if spec.is_builtin() {
+        let Some(limits) = spec.provider().batch_limits() else {
             return Err(CallError::Setup(format!(
                 "{spec} runs in this process and has no batch API: drop batch=true for it"
             )));
-        }
-        let kind = Kind::of(spec);
-        let (largest, largest_bytes) = match kind {
-            Kind::OpenAi => (OPENAI_LARGEST_BATCH, OPENAI_LARGEST_BATCH_BYTES),
-            Kind::Anthropic => (LARGEST_BATCH, ANTHROPIC_LARGEST_BATCH_BYTES),
         };
+        let (largest, largest_bytes) = (limits.requests, limits.bytes);
         if settings.size > largest {
             return Err(CallError::Setup(format!(
                 "{spec}: batch-size {} is past the provider's limit of {largest} requests a batch",
@@ -317,7 +313,7 @@ impl Batcher {
         let estimated_cost = batch.iter().map(|p| p.estimated_cost).sum::<Option<f64>>();
         let record = BatchRecord {
             id: id.clone(),
-            provider: self.api.kind().name().to_string(),
+            provider: self.api.name().to_string(),
             model: self.model.clone(),
             submitted_at: unix_now(),
             calls: batch.iter().map(|p| p.call.clone()).collect(),
@@ -349,19 +345,18 @@ impl Batcher {
     }
 
     /// Submits `requests` as one batch, with retries; its id. A retry never
-    /// makes a second batch of an OpenAI file: the batch a lost reply made
-    /// is looked up by its input file and followed instead.
+    /// makes a second batch of an uploaded file: the batch a lost reply made
+    /// is looked up by its file and followed instead. (A batch submitted
+    /// inline carries nothing to find it by, so a retry after a lost reply
+    /// may make a second.)
     async fn submit_once(&self, requests: &[(String, Value)]) -> Result<String, CallError> {
-        if self.api.kind() == Kind::Anthropic {
-            // Anthropic's batches carry nothing of their requests to find
-            // one by, so a retry after a lost reply may make a second.
-            return self
-                .retried("submitting a batch", || self.api.submit_messages(requests))
-                .await;
-        }
-        let file = self
-            .retried("uploading a batch's requests", || self.api.upload(requests))
-            .await?;
+        let file = match self
+            .retried("submitting a batch", || self.api.submit(requests))
+            .await?
+        {
+            Submitted::Batch(id) => return Ok(id),
+            Submitted::File(file) => file,
+        };
         let tried = std::sync::atomic::AtomicBool::new(false);
         self.retried("creating a batch", || {
             let (tried, file) = (&tried, &file);
@@ -436,8 +431,8 @@ impl Batcher {
                 .retried("polling a batch", || self.api.poll(id))
                 .await?
             {
-                Polled::InFlight => tokio::time::sleep(self.settings.poll).await,
-                Polled::Ended { status, results } => break (status, results),
+                BatchState::InFlight => tokio::time::sleep(self.settings.poll).await,
+                BatchState::Ended { status, results } => break (status, results),
             }
         };
         let outcomes = self
@@ -445,7 +440,7 @@ impl Batcher {
             .await?;
         let record = self.record_of(id).await;
         let refused = match &results {
-            api::Results::Refused(why) => Some(why.clone()),
+            BatchResults::Refused(why) => Some(why.clone()),
             _ => None,
         };
         let mut by_id: HashMap<String, api::Outcome> = outcomes.into_iter().collect();

@@ -3,7 +3,8 @@
 //! errors as `{"type": "error", "error": {"type", "message"}}`.
 
 use super::{
-    add_extra, message_of, openai::too_long_for_context, reported_usage, Provider, Reason,
+    add_extra, message_of, openai::too_long_for_context, reported_usage, BatchResults, BatchState,
+    Line, Provider, Reason, Submission,
 };
 use crate::{Answer, ApiKey};
 use autoeval_models::GenerationParams;
@@ -40,7 +41,7 @@ impl Provider for Anthropic {
         let mut body = json!({
             "model": model,
             // The API requires a cap: with none asked for, its models' ceiling.
-            "max_tokens": p.max_tokens.unwrap_or(autoeval_models::ANTHROPIC_OUTPUT_CEILING),
+            "max_tokens": p.max_tokens.unwrap_or(autoeval_models::provider::ANTHROPIC_OUTPUT_CEILING),
             "temperature": p.temperature,
             "messages": [{"role": "user", "content": prompt}],
         });
@@ -95,5 +96,82 @@ impl Provider for Anthropic {
             "api_error" => Reason::ServerError,
             _ => super::refusal_of_status(status),
         }
+    }
+
+    fn batch_name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission {
+        let list: Vec<Value> = requests
+            .iter()
+            .map(|(custom_id, body)| json!({"custom_id": custom_id, "params": body}))
+            .collect();
+        Submission::Inline {
+            path: "/v1/messages/batches",
+            body: json!({ "requests": list }),
+        }
+    }
+
+    fn batch_of_file(&self, _file_id: &str) -> (&'static str, Value) {
+        // Message batches are submitted inline, never made of a file.
+        ("/v1/messages/batches", Value::Null)
+    }
+
+    fn batch_listing(&self) -> &'static str {
+        "/v1/messages/batches?limit=100"
+    }
+
+    fn made_of(&self, _batch: &Value, _file_id: &str) -> bool {
+        false
+    }
+
+    fn batch_path(&self, id: &str) -> String {
+        format!("/v1/messages/batches/{id}")
+    }
+
+    fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
+        let status = v["processing_status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status != "ended" {
+            return Ok(BatchState::InFlight);
+        }
+        let url = v["results_url"]
+            .as_str()
+            .ok_or("an ended batch without results_url")?;
+        Ok(BatchState::Ended {
+            status,
+            results: BatchResults::Url(url.to_string()),
+        })
+    }
+
+    fn results_file_path(&self, file_id: &str) -> String {
+        format!("/v1/files/{file_id}/content")
+    }
+
+    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
+        let v: Value = serde_json::from_str(line).ok()?;
+        let custom_id = v["custom_id"].as_str()?.to_string();
+        let result = &v["result"];
+        let failed = |why: String| Line::Failed { status: None, why };
+        let got = match result["type"].as_str().unwrap_or_default() {
+            "succeeded" => Line::Answered {
+                status: None,
+                body: result["message"].to_string(),
+            },
+            "errored" => {
+                let e = &result["error"]["error"];
+                failed(format!(
+                    "{}: {}",
+                    e["type"].as_str().unwrap_or("error"),
+                    e["message"].as_str().unwrap_or("failed in its batch")
+                ))
+            }
+            "expired" => failed("expired: the batch ended before this request was run".into()),
+            other => failed(format!("{other}: not run in its batch")),
+        };
+        Some((custom_id, got))
     }
 }

@@ -11,6 +11,7 @@ mod refusal;
 pub use refusal::{Class, Reason};
 
 use crate::{Answer, ApiKey};
+use autoeval_models::provider::Api;
 use autoeval_models::{GenerationParams, ModelSpec};
 use serde_json::Value;
 
@@ -32,13 +33,102 @@ pub(crate) trait Provider: Sync {
     fn read_answer(&self, reply: &Value) -> Result<Answer, &'static str>;
     /// Why the API refused a request with `status` and `body`.
     fn reason(&self, status: u16, body: &Value) -> Reason;
+
+    /// Its batch API's name, as the journal keeps it.
+    fn batch_name(&self) -> &'static str;
+    /// How `requests` (custom id, request body) are submitted as one batch.
+    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission;
+    /// For an API that makes a batch of an uploaded file: the path and
+    /// body that make one of file `file_id`.
+    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value);
+    /// For an API that makes a batch of an uploaded file: the path listing
+    /// batches, newest first, a page of a hundred (`after=ID` pages on).
+    fn batch_listing(&self) -> &'static str;
+    /// Whether `batch`, as listed, was made of file `file_id`.
+    fn made_of(&self, batch: &Value, file_id: &str) -> bool;
+    /// The path of batch `id`'s state.
+    fn batch_path(&self, id: &str) -> String;
+    /// A batch's state, read from its reply.
+    fn batch_state(&self, reply: &Value) -> Result<BatchState, &'static str>;
+    /// The path of a results file's content.
+    fn results_file_path(&self, file_id: &str) -> String;
+    /// One line of an ended batch's results: the request's id and what it got.
+    fn batch_line(&self, line: &str) -> Option<(String, Line)>;
 }
 
-/// The provider of `spec`'s API.
+/// How a batch is submitted.
+pub(crate) enum Submission {
+    /// The requests in one JSON `body` posted to `path`; the reply's `id`
+    /// names the batch. Such a batch carries nothing to find it by, so a
+    /// retry after a lost reply may make a second.
+    Inline {
+        /// Where the body goes.
+        path: &'static str,
+        /// The requests.
+        body: Value,
+    },
+    /// The requests uploaded as a JSONL file (`jsonl`) to `path`, then a
+    /// batch made of the file ([`Provider::batch_of_file`]); a retry finds
+    /// the batch a lost reply made by its file ([`Provider::made_of`]).
+    File {
+        /// Where the file goes.
+        path: &'static str,
+        /// The file: one request a line.
+        jsonl: Vec<u8>,
+    },
+}
+
+/// A batch's state at the provider.
+pub(crate) enum BatchState {
+    /// Not ended.
+    InFlight,
+    /// Ended with `status`; its results are at `results`.
+    Ended {
+        /// The provider's word for how it ended.
+        status: String,
+        /// Where the results are.
+        results: BatchResults,
+    },
+}
+
+/// Where an ended batch's results are.
+pub(crate) enum BatchResults {
+    /// Files of result lines: the output, and the errors.
+    Files {
+        /// The output file's id.
+        output: Option<String>,
+        /// The error file's id.
+        errors: Option<String>,
+    },
+    /// One address of result lines.
+    Url(String),
+    /// None: the batch as a whole failed, for this reason.
+    Refused(String),
+}
+
+/// What one request of an ended batch got.
+pub(crate) enum Line {
+    /// A reply with `status` and this body, read as a chat reply.
+    Answered {
+        /// Its HTTP status, when the line gives one.
+        status: Option<u16>,
+        /// The reply's body.
+        body: String,
+    },
+    /// No reply: why, and the status when the line gives one.
+    Failed {
+        /// Its HTTP status.
+        status: Option<u16>,
+        /// Why, in the provider's words.
+        why: String,
+    },
+}
+
+/// The provider of `spec`'s API, by the shape of the API it speaks.
 pub(crate) fn of(spec: &ModelSpec) -> &'static dyn Provider {
-    match spec {
-        ModelSpec::Anthropic { .. } => &anthropic::Anthropic,
-        _ => &openai::OpenAiCompatible,
+    match spec.api() {
+        Api::Messages => &anthropic::Anthropic,
+        Api::ChatCompletions | Api::InProcess => &openai::OpenAiCompatible,
     }
 }
 
@@ -51,10 +141,10 @@ pub fn reason_of(spec: &ModelSpec, status: u16, body: &[u8]) -> Reason {
 
 /// The API's base address: the spec's own, the configured one, or the provider's.
 pub(crate) fn base_url_of(spec: &ModelSpec, configured: Option<&str>) -> String {
-    match spec {
-        ModelSpec::OpenaiCompatible { base_url, .. } => base_url.clone(),
-        _ => configured.unwrap_or(of(spec).default_base()).to_string(),
-    }
+    spec.base_url()
+        .or(configured)
+        .unwrap_or(of(spec).default_base())
+        .to_string()
 }
 
 /// The body of one chat request for `prompt`, in the shape of `spec`'s API.

@@ -4,7 +4,10 @@
 //! "code"}}` (OpenAI, newer vLLM, Ollama, llama.cpp), `{"object": "error",
 //! "message", "type", "code"}` (older vLLM) or `{"error": "…"}` (Ollama's own).
 
-use super::{add_extra, message_of, reported_usage, Provider, Reason};
+use super::{
+    add_extra, message_of, reported_usage, BatchResults, BatchState, Line, Provider, Reason,
+    Submission,
+};
 use crate::{Answer, ApiKey};
 use autoeval_models::GenerationParams;
 use serde_json::{json, Value};
@@ -115,6 +118,107 @@ impl Provider for OpenAiCompatible {
             503 | 529 => Reason::Overloaded,
             _ => super::refusal_of_status(status),
         }
+    }
+
+    fn batch_name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission {
+        let mut jsonl = Vec::new();
+        for (custom_id, body) in requests {
+            let line = json!({
+                "custom_id": custom_id,
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": body,
+            });
+            jsonl.extend_from_slice(line.to_string().as_bytes());
+            jsonl.push(b'\n');
+        }
+        Submission::File {
+            path: "/files",
+            jsonl,
+        }
+    }
+
+    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value) {
+        let body = json!({
+            "input_file_id": file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+        });
+        ("/batches", body)
+    }
+
+    fn batch_listing(&self) -> &'static str {
+        "/batches?limit=100"
+    }
+
+    fn made_of(&self, batch: &Value, file_id: &str) -> bool {
+        batch["input_file_id"] == file_id
+    }
+
+    fn batch_path(&self, id: &str) -> String {
+        format!("/batches/{id}")
+    }
+
+    fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
+        let status = v["status"].as_str().unwrap_or_default().to_string();
+        let file = |k: &str| v[k].as_str().map(String::from);
+        Ok(match status.as_str() {
+            "completed" | "expired" | "cancelled" => BatchState::Ended {
+                results: BatchResults::Files {
+                    output: file("output_file_id"),
+                    errors: file("error_file_id"),
+                },
+                status,
+            },
+            "failed" => {
+                let why = v["errors"]["data"]
+                    .as_array()
+                    .and_then(|d| d.first())
+                    .and_then(|e| e["message"].as_str())
+                    .unwrap_or("the provider refused the batch")
+                    .to_string();
+                BatchState::Ended {
+                    results: BatchResults::Refused(why),
+                    status,
+                }
+            }
+            _ => BatchState::InFlight,
+        })
+    }
+
+    fn results_file_path(&self, file_id: &str) -> String {
+        format!("/files/{file_id}/content")
+    }
+
+    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
+        let v: Value = serde_json::from_str(line).ok()?;
+        let custom_id = v["custom_id"].as_str()?.to_string();
+        let response = &v["response"];
+        let status = response["status_code"].as_u64().map(|s| s as u16);
+        let got = match status {
+            Some(s) if (200..300).contains(&s) => Line::Answered {
+                status,
+                body: response["body"].to_string(),
+            },
+            _ => {
+                let message = v["error"]["message"]
+                    .as_str()
+                    .or_else(|| response["body"]["error"]["message"].as_str())
+                    .unwrap_or("failed in its batch");
+                let code = v["error"]["code"].as_str().unwrap_or_default();
+                let why = if code.is_empty() {
+                    message.to_string()
+                } else {
+                    format!("{code}: {message}")
+                };
+                Line::Failed { status, why }
+            }
+        };
+        Some((custom_id, got))
     }
 }
 

@@ -1,0 +1,303 @@
+//! OpenAI's chat completions and Batch API, as the mock server plays them
+//! (and as OpenAI-compatible servers speak them): `/v1/chat/completions`;
+//! a JSONL file uploaded to `/v1/files`, a batch made of it on
+//! `/v1/batches`, its output and error files.
+
+use crate::answer::answer;
+use crate::batch::{error, lost_reply};
+use crate::shared::{Shared, API_ERROR};
+use crate::store::{unix_now, Request};
+use crate::wire::{Completion, Got, Wire};
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The chat-completions API.
+pub(crate) struct ChatCompletions;
+
+impl Wire for ChatCompletions {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn well_formed(&self, req: &Value) -> bool {
+        req["messages"].is_array() && req["model"].is_string()
+    }
+
+    fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
+        json!({
+            "id": format!("mock-{n}"),
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": done.text}, "finish_reason": done.finish_reason}],
+            "usage": {"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens, "total_tokens": done.prompt_tokens + done.completion_tokens},
+        })
+    }
+
+    fn batch_id(&self, n: u64) -> String {
+        format!("batch_mock{n}")
+    }
+
+    fn result_line(&self, n: u64, custom_id: &str, got: Got<'_>) -> (String, bool) {
+        let line = match &got {
+            Got::Expired => {
+                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
+            }
+            Got::Errored => {
+                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 500, "request_id": format!("req_{n}"), "body": {"error": {"message": API_ERROR, "type": "server_error"}}}, "error": null})
+            }
+            Got::Answered(done, model) => {
+                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": self.reply(done, n, model)}, "error": null})
+            }
+        };
+        (line.to_string(), !matches!(got, Got::Answered(..)))
+    }
+
+    fn ended_status(&self, expired: bool) -> &'static str {
+        if expired {
+            "expired"
+        } else {
+            "completed"
+        }
+    }
+
+    fn results_in_files(&self) -> bool {
+        true
+    }
+}
+
+/// Its routes.
+pub(super) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/files", post(upload))
+        .route("/v1/files/{id}/content", get(file_content))
+        .route("/v1/batches", post(create).get(list))
+        .route("/v1/batches/{id}", get(get_batch))
+}
+
+/// `POST /v1/chat/completions`.
+async fn chat(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    answer(s, headers, body, &ChatCompletions).await
+}
+
+/// `POST /v1/files`: a multipart upload of a batch input file.
+async fn upload(State(s): State<Arc<Shared>>, headers: HeaderMap, mut form: Multipart) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    let (mut purpose, mut file, mut filename) = (None, None, None);
+    loop {
+        match form.next_field().await {
+            Ok(Some(field)) => {
+                let name = field.name().unwrap_or_default().to_string();
+                if name == "file" {
+                    filename = field.file_name().map(String::from);
+                }
+                let Ok(bytes) = field.bytes().await else {
+                    return error(StatusCode::BAD_REQUEST, "a part could not be read");
+                };
+                match name.as_str() {
+                    "purpose" => purpose = Some(String::from_utf8_lossy(&bytes).into_owned()),
+                    "file" => file = Some(bytes.to_vec()),
+                    _ => {}
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        }
+    }
+    if purpose.as_deref() != Some("batch") {
+        return error(StatusCode::BAD_REQUEST, "purpose must be \"batch\"");
+    }
+    let Some(file) = file else {
+        return error(StatusCode::BAD_REQUEST, "no file part");
+    };
+    let n = s.files_made.fetch_add(1, Ordering::Relaxed);
+    let id = format!("file-mock{n}");
+    let bytes = file.len();
+    s.batch_store().files.insert(id.clone(), file);
+    Json(json!({
+        "id": id, "object": "file", "bytes": bytes, "created_at": unix_now(),
+        "filename": filename.unwrap_or_default(), "purpose": "batch",
+    }))
+    .into_response()
+}
+
+/// `POST /v1/batches`: a batch of the requests in an uploaded file.
+async fn create(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    if body["endpoint"] != "/v1/chat/completions" {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "endpoint must be /v1/chat/completions",
+        );
+    }
+    if body["completion_window"] != "24h" {
+        return error(StatusCode::BAD_REQUEST, "completion_window must be 24h");
+    }
+    let Some(file_id) = body["input_file_id"].as_str() else {
+        return error(StatusCode::BAD_REQUEST, "input_file_id is missing");
+    };
+    let Some(file) = s.batch_store().files.get(file_id).cloned() else {
+        return error(StatusCode::NOT_FOUND, "no such file");
+    };
+    let mut requests = Vec::new();
+    for (i, line) in String::from_utf8_lossy(&file).lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("line {} is not JSON", i + 1),
+            );
+        };
+        let ok = v["method"] == "POST"
+            && v["url"] == "/v1/chat/completions"
+            && v["custom_id"].is_string()
+            && v["body"]["messages"].is_array()
+            && v["body"]["model"].is_string();
+        if !ok {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("line {} is not a chat-completions batch request", i + 1),
+            );
+        }
+        requests.push(Request {
+            custom_id: v["custom_id"].as_str().unwrap_or_default().to_string(),
+            body: v["body"].clone(),
+        });
+    }
+    match s.make_batch(&ChatCompletions, Some(file_id.to_string()), requests) {
+        Ok((_, true)) => lost_reply(),
+        Ok((id, false)) => object(&s, &id),
+        Err(why) => error(StatusCode::BAD_REQUEST, &why),
+    }
+}
+
+/// `GET /v1/batches?limit=N&after=ID`: the batches, newest first, a page at a time.
+async fn list(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(page): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    let limit = page
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(20)
+        .clamp(1, 100);
+    let ids: Vec<String> = {
+        let store = s.batch_store();
+        let mut made: Vec<(u64, &String)> = store
+            .batches
+            .iter()
+            .filter(|(_, b)| b.wire.name() == ChatCompletions.name())
+            .map(|(id, b)| (b.order, id))
+            .collect();
+        made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
+        let start = page
+            .get("after")
+            .and_then(|after| made.iter().position(|(_, id)| *id == after))
+            .map_or(0, |i| i + 1);
+        made.into_iter()
+            .skip(start)
+            .map(|(_, id)| id.clone())
+            .collect()
+    };
+    let has_more = ids.len() > limit;
+    let data: Vec<Value> = ids
+        .iter()
+        .take(limit)
+        .filter_map(|id| described(&s, id))
+        .collect();
+    Json(json!({
+        "object": "list", "data": data, "has_more": has_more,
+        "first_id": data.first().map(|b| b["id"].clone()),
+        "last_id": data.last().map(|b| b["id"].clone()),
+    }))
+    .into_response()
+}
+
+/// `GET /v1/batches/{id}`.
+async fn get_batch(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    s.batch_polls.fetch_add(1, Ordering::Relaxed);
+    s.settle(&id);
+    object(&s, &id)
+}
+
+/// `GET /v1/files/{id}/content`.
+async fn file_content(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(refused) = s.refuse_unauthorized(&headers) {
+        return refused;
+    }
+    match s.batch_store().files.get(&id) {
+        Some(bytes) => bytes.clone().into_response(),
+        None => error(StatusCode::NOT_FOUND, "no such file"),
+    }
+}
+
+fn object(s: &Shared, id: &str) -> Response {
+    match described(s, id) {
+        Some(v) => Json(v).into_response(),
+        None => error(StatusCode::NOT_FOUND, "no such batch"),
+    }
+}
+
+/// Batch `id` as OpenAI describes a batch.
+fn described(s: &Shared, id: &str) -> Option<Value> {
+    let store = s.batch_store();
+    let b = store
+        .batches
+        .get(id)
+        .filter(|b| b.wire.name() == ChatCompletions.name())?;
+    let total = b.requests.len() as u64;
+    let (status, completed, failed, output, errors, ended_at) = match &b.ended {
+        None => ("in_progress", 0, 0, None, None, None),
+        Some(e) => (
+            e.status,
+            e.succeeded,
+            e.errored + e.expired,
+            e.output_file_id.clone(),
+            e.error_file_id.clone(),
+            Some(e.ended_at),
+        ),
+    };
+    Some(json!({
+        "id": id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": null,
+        "input_file_id": b.input_file_id, "completion_window": "24h", "status": status,
+        "output_file_id": output, "error_file_id": errors, "created_at": b.created_at,
+        "in_progress_at": b.created_at, "expires_at": b.created_at + 86_400,
+        "completed_at": if status == "completed" { ended_at } else { None },
+        "expired_at": if status == "expired" { ended_at } else { None },
+        "request_counts": {"total": total, "completed": completed, "failed": failed},
+        "metadata": null,
+    }))
+}

@@ -1,0 +1,41 @@
+//! What the shared code asks of a provider's API shape, and the answer it
+//! writes in that shape: the bottom of the server's modules.
+
+use serde_json::Value;
+
+/// One answer, to be written in a provider's shape.
+pub(crate) struct Completion {
+    pub(crate) text: String,
+    pub(crate) finish_reason: &'static str,
+    pub(crate) prompt_tokens: usize,
+    pub(crate) completion_tokens: usize,
+}
+
+/// One provider's API shape, as far as the shared code needs it.
+pub(crate) trait Wire: Send + Sync {
+    /// Its name, telling its batches from another's.
+    fn name(&self) -> &'static str;
+    /// Whether a direct request is one it takes.
+    fn well_formed(&self, req: &Value) -> bool;
+    /// `done` written as its reply to request `n` for `model`.
+    fn reply(&self, done: &Completion, n: u64, model: &str) -> Value;
+    /// The id of the `n`th batch made.
+    fn batch_id(&self, n: u64) -> String;
+    /// The result line of batched request `n` (`custom_id`), and whether it
+    /// goes in the errors file rather than the output.
+    fn result_line(&self, n: u64, custom_id: &str, got: Got<'_>) -> (String, bool);
+    /// Its word for how a batch ended.
+    fn ended_status(&self, expired: bool) -> &'static str;
+    /// Whether an ended batch's results are kept as files (output, errors).
+    fn results_in_files(&self) -> bool;
+}
+
+/// What a batched request got.
+pub(crate) enum Got<'a> {
+    /// Nothing: its batch expired before it.
+    Expired,
+    /// An injected failure.
+    Errored,
+    /// An answer, for this model.
+    Answered(&'a Completion, &'a str),
+}

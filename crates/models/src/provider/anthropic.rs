@@ -1,0 +1,62 @@
+//! Anthropic's API: messages, a key in `ANTHROPIC_API_KEY`, a token cap it
+//! requires and its ceiling, its Message Batches' limits.
+
+use super::{model_name, Api, BatchLimits, Named, Provider};
+use crate::MaxTokens;
+
+/// The most tokens its models reply without a beta flag (8,192 for Claude
+/// 3.5): the cap its API requires is never set higher.
+pub const OUTPUT_CEILING: u32 = 8_192;
+
+/// The public implementation's cap for its models (its Claude client's).
+const REFERENCE_MAX_TOKENS: u32 = 1_024;
+
+/// Anthropic's API.
+pub(super) struct Anthropic;
+
+impl Provider for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn form(&self) -> &'static str {
+        "anthropic:MODEL"
+    }
+
+    fn read(&self, rest: Option<&str>) -> Result<Named, String> {
+        model_name(rest)
+    }
+
+    fn api(&self) -> Api {
+        Api::Messages
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("ANTHROPIC_API_KEY")
+    }
+
+    fn requires_key(&self) -> bool {
+        true
+    }
+
+    fn base_url_variable(&self) -> Option<&'static str> {
+        Some("ANTHROPIC_BASE_URL")
+    }
+
+    fn protocol_max_tokens(&self, reference: bool) -> MaxTokens {
+        // Its API requires a cap and refuses one above the models' ceiling.
+        MaxTokens::Cap(if reference {
+            REFERENCE_MAX_TOKENS
+        } else {
+            OUTPUT_CEILING
+        })
+    }
+
+    fn batch_limits(&self) -> Option<BatchLimits> {
+        // 100,000 requests; 256 MB of request, less a margin.
+        Some(BatchLimits {
+            requests: crate::LARGEST_BATCH,
+            bytes: 250_000_000,
+        })
+    }
+}

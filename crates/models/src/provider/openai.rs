@@ -1,0 +1,45 @@
+//! OpenAI's API: chat completions at its own address, a key in
+//! `OPENAI_API_KEY`, its Batch API's limits.
+
+use super::{model_name, Api, BatchLimits, Named, Provider};
+
+/// OpenAI's API.
+pub(super) struct OpenAi;
+
+impl Provider for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn form(&self) -> &'static str {
+        "openai:MODEL"
+    }
+
+    fn read(&self, rest: Option<&str>) -> Result<Named, String> {
+        model_name(rest)
+    }
+
+    fn api(&self) -> Api {
+        Api::ChatCompletions
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("OPENAI_API_KEY")
+    }
+
+    fn requires_key(&self) -> bool {
+        true
+    }
+
+    fn base_url_variable(&self) -> Option<&'static str> {
+        Some("OPENAI_BASE_URL")
+    }
+
+    fn batch_limits(&self) -> Option<BatchLimits> {
+        // 50,000 requests; 200 MB of input, less a margin for the multipart framing.
+        Some(BatchLimits {
+            requests: 50_000,
+            bytes: 190_000_000,
+        })
+    }
+}
