@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         )
     };
-    let counts = autoeval_pipeline::checks::run_checks(
+    let counts = autoeval_verify_stage::checks::run_checks(
         BufReader::new(input),
         &mut out,
         &settings,

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 use autoeval_e2e::{run_ok, scratch};
+use autoeval_run_settings::RunConfig;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -34,37 +35,26 @@ fn flags_of_run() -> Vec<String> {
     flags
 }
 
-/// A TOML value for each flag: a test that meets a flag it does not know
-/// fails, so a new flag must be shown to be a key too.
+/// A TOML value for each flag: the run's settings take the value their
+/// declaration gives ([`RunConfig::keys`]); the command's own flags are
+/// listed here. A test that meets a flag it does not know fails, so a new
+/// flag must be shown to be a key too.
 fn value_of(flag: &str, dir: &Path) -> String {
     let path = |name: &str| format!("{:?}", dir.join(name).to_str().unwrap());
+    if let Some((_, example)) = RunConfig::keys().into_iter().find(|(key, _)| key == flag) {
+        return match example.strip_prefix("FILE:") {
+            Some(name) => path(name),
+            None => example.to_string(),
+        };
+    }
     match flag {
-        "dataset" => r#"["ksat"]"#.into(),
-        "model" => r#"["reference"]"#.into(),
-        "prompt" => r#"["zero-shot"]"#.into(),
-        "per-bucket" | "batches" | "rounds" | "repeats" | "concurrency" | "verifiers" => "2".into(),
-        "seed" => "7".into(),
-        "timeout-ms" => "5000".into(),
-        "request-timeout-s" => "30".into(),
-        "max-attempts" => "3".into(),
-        "temperature" => "0.2".into(),
-        "max-tokens" => "512".into(),
-        "copy-policy" => r#""flag""#.into(),
-        "templates" => path("templates"),
-        "prices" => path("prices.json"),
-        "secrets" => path("secrets.json"),
-        "cache" => path("cache"),
-        "prompt-set" => r#""paper""#.into(),
-        "protocol" => r#""paper""#.into(),
-        "items" => path("items.jsonl"),
         "out" => path("run"),
         // The file asks for the plan only, so nothing below is reached.
         "dry-run" => "true".into(),
         "baseline" => "0.6".into(),
         "detect" => "0.05".into(),
-        "quiet" | "plain" | "fleet" | "compress" | "parquet" => "true".into(),
+        "quiet" | "plain" | "fleet" => "true".into(),
         "log-every" => "5".into(),
-        "sampling" => r#""algorithm-1""#.into(),
         "amqp" => r#""amqp://guest:guest@127.0.0.1:1/%2f""#.into(),
         "redis" => r#""redis://127.0.0.1:1""#.into(),
         "worker-wait-s" => "9".into(),

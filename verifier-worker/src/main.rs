@@ -64,9 +64,15 @@ fn run() -> Result<()> {
     };
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    let counts =
-        autoeval_pipeline::checks::run_checks(stdin, stdout, &settings, &pool, &threads, |_| {})
-            .context("cannot read the requests or write the results")?;
+    let counts = autoeval_verify_stage::checks::run_checks(
+        stdin,
+        stdout,
+        &settings,
+        &pool,
+        &threads,
+        |_| {},
+    )
+    .context("cannot read the requests or write the results")?;
     tracing::info!(?counts, "all requests checked");
     Ok(())
 }

@@ -8,11 +8,12 @@ use autoeval_engine::budget::{Capped, Caps, Spent};
 use autoeval_engine::local::{run_local, Concurrency, StageTimes};
 use autoeval_engine::Translate;
 use autoeval_llm_client::{DiskCache, ResponseCache};
-use autoeval_pipeline::{initial_tasks, RecordedUnits, VerifyStage};
+use autoeval_pipeline::{initial_tasks, RecordedUnits};
 use autoeval_progress::{Display, Progress};
 use autoeval_run_dir::{claim_dir, JsonlStore, RunDir};
 use autoeval_run_settings::{count_items, item_batches, stage_settings, Resolved};
-use autoeval_translate::{Local, Translator};
+use autoeval_translate::{Local, StageBackends, Translator};
+use autoeval_verify_stage::VerifyStage;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -90,13 +91,8 @@ fn build_stages(
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;
-    let verifier = autoeval_pipeline::VerifySettings {
-        prompt_set: settings.prompt_set,
-        template_overrides: settings.template_overrides.clone(),
-        copy_policy: settings.copy_policy,
-        timeout_ms: settings.timeout_ms,
-    }
-    .stage(Arc::new(prover_pool(s.verifiers)?))?;
+    let verifier =
+        autoeval_verify_stage::verify_stage(&settings, Arc::new(prover_pool(s.verifiers)?))?;
     Ok((translator, verifier))
 }
 

@@ -45,7 +45,7 @@ pub fn write_logs(dir: &RunDir, out: &Path) -> Result<usize> {
     let settings = dir
         .settings()
         .context("an Inspect log rebuilds the prompts from the run's settings")?;
-    let templates = stage_settings(&settings)?.templates()?;
+    let templates = stage_settings(&settings)?.prompts.templates()?;
     let alphabets: BTreeMap<String, Vec<char>> = DatasetKind::ALL
         .iter()
         .map(|&k| {

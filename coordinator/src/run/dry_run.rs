@@ -34,7 +34,7 @@ struct Estimate {
 /// later round runs only when the one before kept the meaning), estimated
 /// tokens and cost.
 pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
-    let templates = stage_settings(settings)?.templates()?;
+    let templates = stage_settings(settings)?.prompts.templates()?;
     let prices = price_table(settings.prices.as_deref())?;
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();

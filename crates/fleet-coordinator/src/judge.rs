@@ -15,7 +15,7 @@ use autoeval_proto::{JudgeKey, JudgeRecord, JudgeTask, RoundKey};
 use autoeval_redis_store::RunStore;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
-use autoeval_translate::StageSettings;
+use autoeval_run_settings::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -42,16 +42,22 @@ pub struct Ask<'a> {
     pub display: Display,
 }
 
-/// Asks the fleet the pairs of `ask.todo` and returns every judgement the
-/// run's Redis holds for this judge (failed calls included).
-pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
-    let (spec, _) = ModelSpec::parse_with_settings(ask.judge)?;
+/// Refuses a built-in judge, which the fleet's LLM workers cannot run, saying what to do instead.
+fn refuse_builtin(spec: &ModelSpec) -> Result<()> {
     if spec.is_builtin() {
         let served = autoeval_models::provider::served_form("reference");
         bail!("the built-in models judge with this machine's prover, which LLM workers do not have; \
              judge on this machine without --fleet, or serve the model with `autoeval mock-llm --model …` \
              and judge with {served}");
     }
+    Ok(())
+}
+
+/// Asks the fleet the pairs of `ask.todo` and returns every judgement the
+/// run's Redis holds for this judge (failed calls included).
+pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
+    let (spec, _) = ModelSpec::parse_with_settings(ask.judge)?;
+    refuse_builtin(&spec)?;
     let run = run_name(ask.dir)?;
     let judge = JudgeKey {
         spec: ask.judge.to_string(),
@@ -60,14 +66,18 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let store = RunStore::new(autoeval_redis_store::connect(&ask.fleet.redis).await?, &run);
+        // A judge asks a model, as the translate stage does; it verifies nothing.
         let stages = StageSettings {
-            prompt_set: ask.prompt_set,
-            template_overrides: Vec::new(),
-            copy_policy: Default::default(),
-            timeout_ms: 0,
-            max_attempts: RetryPolicy::default().max_attempts,
-            models: BTreeMap::from([(ask.judge.to_string(), ask.settings.clone())]),
-            prices: PriceTable::default(),
+            prompts: PromptSettings {
+                set: ask.prompt_set,
+                overrides: Vec::new(),
+            },
+            translate: TranslateSettings {
+                max_attempts: RetryPolicy::default().max_attempts,
+                models: BTreeMap::from([(ask.judge.to_string(), ask.settings.clone())]),
+                prices: PriceTable::default(),
+            },
+            verify: VerifySettings::default(),
         };
         store
             .set_meta(&[(

@@ -7,7 +7,7 @@ use autoeval_run_settings::{stage_settings, Resolved};
 /// A cost cap cannot be kept for a model the price table does not price:
 /// its calls would count as free.
 pub fn unpriced(settings: &Resolved) -> Result<()> {
-    let prices = stage_settings(settings)?.prices;
+    let prices = stage_settings(settings)?.translate.prices;
     for model in &settings.plan.models {
         let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
         if !spec.is_builtin() && prices.price_of(&spec).is_none() {
@@ -25,7 +25,7 @@ pub fn unpriced(settings: &Resolved) -> Result<()> {
 /// before anything is published.
 pub(crate) fn past_bounds(settings: &Resolved) -> Result<()> {
     let stages = stage_settings(settings)?;
-    for (model, s) in &stages.models {
+    for (model, s) in &stages.translate.models {
         if let Some(why) = s.past_fleet_bounds(model) {
             bail!("model {model}: {why}; a fleet's workers take no such setting from a run (run it on one machine, or put it in the model spec's ?… tail, which the worker is started with)");
         }

@@ -8,11 +8,12 @@ use autoeval_engine::local::{run_local, Concurrency, MemoryStore, Observer};
 use autoeval_engine::RecordStore;
 use autoeval_generate::DatasetKind;
 use autoeval_llm_client::{Backend, BackendOptions};
-use autoeval_pipeline::{generate_items, initial_tasks, pending_tasks, RunPlan, VerifyStage};
+use autoeval_pipeline::{generate_items, initial_tasks, pending_tasks, RunPlan};
 use autoeval_prompts::{Shots, Templates};
 use autoeval_proto::{CopyPolicy, ResultRecord, Verdict};
 use autoeval_translate::Translator;
 use autoeval_verify::{InProcessZ3, Settings};
+use autoeval_verify_stage::VerifyStage;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 

@@ -1,8 +1,6 @@
 //! The settings of a run: built-in defaults, then a TOML file, then flags.
 
-#[cfg(feature = "cli")]
-use crate::cli;
-use crate::{Result, SettingsError};
+use crate::{Result, RunConfig, SettingsError};
 use autoeval_generate::DatasetKind;
 use autoeval_models::{MaxTokens, ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
@@ -11,123 +9,6 @@ use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Every setting of `autoeval run`, as the config file spells it. Missing
-/// keys take the built-in defaults.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RunConfig {
-    /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
-    #[cfg_attr(feature = "cli", arg(long = "dataset", value_parser = cli::dataset))]
-    #[serde(alias = "dataset")]
-    pub datasets: Option<Vec<DatasetKind>>,
-    /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
-    /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
-    /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
-    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s,
-    /// max_reply_bytes;
-    /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
-    #[cfg_attr(feature = "cli", arg(long = "model"))]
-    pub models: Option<Vec<String>>,
-    /// Prompt style (repeat for both) [default: zero-shot and few-shot].
-    #[cfg_attr(feature = "cli", arg(long = "prompt", value_parser = cli::shots()))]
-    #[serde(alias = "prompt")]
-    pub prompts: Option<Vec<Shots>>,
-    /// Items per complexity value in each batch [default: 4].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub per_bucket: Option<usize>,
-    /// Batches per dataset; the report's bands span them [default: 3].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub batches: Option<u64>,
-    /// Rounds n of (A∘I)^n; a round runs only if the one before kept the meaning [default: 1].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub rounds: Option<u32>,
-    /// Times each item is asked of each model in each style [default: 1].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub repeats: Option<u32>,
-    /// Seed of the generated datasets [default: 0].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub seed: Option<u64>,
-    /// How items are drawn: algorithm-1 (the paper's Algorithm 1 exactly: up to n distinct
-    /// completions per form, buckets drawn uniformly) or prefer-new-trees (4 completions per
-    /// form, new parse trees first: more diverse) [default: algorithm-1 under --protocol
-    /// paper, prefer-new-trees otherwise].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::sampling()))]
-    pub sampling: Option<autoeval_generate::Sampling>,
-    /// Round trips in flight at once [default: 32].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub concurrency: Option<usize>,
-    /// Verifier threads and prover processes [default: the number of cores].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub verifiers: Option<usize>,
-    /// Prover time limit per check in milliseconds [default: 10000].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub timeout_ms: Option<u64>,
-    /// Model request time limit in seconds [default: 120].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub request_timeout_s: Option<u64>,
-    /// Attempts per model call, the first included [default: 6].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub max_attempts: Option<u32>,
-    /// Sampling temperature [default: 0.1].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub temperature: Option<f64>,
-    /// Most tokens per reply [default: 1024].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub max_tokens: Option<u32>,
-    /// When the English copies the formula: flag it, or count the round as non-compliant [default: flag].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::copy_policy()))]
-    pub copy_policy: Option<CopyPolicy>,
-    /// Directory of NAME.txt prompt templates replacing built-in ones.
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub templates: Option<PathBuf>,
-    /// JSON price table {"model": {"input": USD/Mtok, "output": USD/Mtok}} extending the built-in one.
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub prices: Option<PathBuf>,
-    /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub secrets: Option<PathBuf>,
-    /// Response cache directory, shared between runs if you like [default: DIR/cache].
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub cache: Option<PathBuf>,
-    /// Prompt set: paper (App. F's prompts) or extended (every name of φ0 in both prompts,
-    /// English predicate meanings, the regex alphabet) [default: paper].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::prompt_set))]
-    pub prompt_set: Option<PromptSet>,
-    /// Take the defaults of a published protocol. paper: the five datasets at Table 1
-    /// settings generated by Algorithm 1, 50 items per complexity value, 10 batches,
-    /// zero-shot, Pass@1, the paper's prompts, strict parsing as the headline, temperature
-    /// 0.1 for API models and 1 for local open models, no token cap for local servers
-    /// (as the public code sent them none) and one no translation reaches for API models
-    /// (16384; 8192 for Anthropic) (flags still override).
-    #[cfg_attr(feature = "cli", arg(long, value_enum))]
-    pub protocol: Option<Protocol>,
-    /// Evaluate the items of a file instead of generated ones: this project's JSONL
-    /// (`autoeval generate`) or the reference implementation's dataset JSON.
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub items: Option<PathBuf>,
-    /// Write the results zstd-compressed (`results.jsonl.zst`) once the run
-    /// ends; every command reads them either way [default: false].
-    #[cfg_attr(
-        feature = "cli",
-        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
-    )]
-    pub compress: Option<bool>,
-    /// Write the results as Parquet too, `results.parquet` beside
-    /// `results.jsonl`, once the run ends (the file `autoeval export
-    /// --format parquet` writes) [default: false].
-    #[cfg_attr(
-        feature = "cli",
-        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
-    )]
-    pub parquet: Option<bool>,
-    /// Settings per model, as `[model."SPEC"]` tables: temperature,
-    /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
-    /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
-    #[cfg_attr(feature = "cli", arg(skip))]
-    pub model: Option<BTreeMap<String, ModelSettings>>,
-}
 
 /// A command with no settings beyond the run's.
 #[derive(Deserialize)]
@@ -272,42 +153,6 @@ impl RunConfig {
         ))
     }
 
-    /// `self` with every key that `over` sets replaced.
-    pub fn overridden_by(self, over: RunConfig) -> RunConfig {
-        macro_rules! pick {
-            ($($f:ident),*) => { RunConfig { $($f: over.$f.or(self.$f)),* } };
-        }
-        pick!(
-            datasets,
-            models,
-            prompts,
-            per_bucket,
-            batches,
-            rounds,
-            repeats,
-            seed,
-            sampling,
-            concurrency,
-            verifiers,
-            timeout_ms,
-            request_timeout_s,
-            max_attempts,
-            temperature,
-            max_tokens,
-            copy_policy,
-            templates,
-            prices,
-            secrets,
-            cache,
-            compress,
-            parquet,
-            prompt_set,
-            protocol,
-            items,
-            model
-        )
-    }
-
     /// Fills in the defaults: the protocol's when one is named, otherwise
     /// the built-in ones (the `reference` model beside `reference-noisy:0.1`
     /// on a small set of all five datasets). `items_digest` names the contents of the items file.
@@ -386,46 +231,7 @@ impl RunConfig {
     }
 }
 
-/// The range each numeric setting must lie in: past these, durations
-/// overflow or a run could never finish.
-const RANGES: [(&str, u64, u64); 6] = [
-    ("concurrency", 1, 100_000),
-    ("verifiers", 1, 4_096),
-    ("max-attempts", 1, 100),
-    ("max-tokens", 1, 10_000_000),
-    // Prover time limit per check: up to an hour.
-    ("timeout-ms", 1, 3_600_000),
-    // Model request time limit: up to a day (a provider's batch window).
-    ("request-timeout-s", 1, 86_400),
-];
-
 impl Resolved {
-    /// Refuses settings out of range, naming the flag and its range.
-    fn check_ranges(&self) -> Result<()> {
-        let values = [
-            self.concurrency as u64,
-            self.verifiers as u64,
-            u64::from(self.max_attempts),
-            u64::from(self.max_tokens),
-            self.timeout_ms,
-            self.request_timeout_s,
-        ];
-        for ((name, low, high), value) in RANGES.iter().zip(values) {
-            if !(*low..=*high).contains(&value) {
-                return Err(SettingsError::Invalid(format!(
-                    "--{name} {value} is out of range: it must lie in {low}..={high}"
-                )));
-            }
-        }
-        if !(0.0..=2.0).contains(&self.temperature) {
-            return Err(SettingsError::Invalid(format!(
-                "--temperature {} is out of range: it must lie in 0..=2",
-                self.temperature
-            )));
-        }
-        Ok(())
-    }
-
     /// The settings as a config file that reproduces them.
     pub fn to_config(&self) -> RunConfig {
         RunConfig {

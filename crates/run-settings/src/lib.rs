@@ -8,17 +8,20 @@
 #[cfg(feature = "cli")]
 mod cli;
 mod config;
+mod declare;
 mod describe;
 mod error;
 mod names;
+mod stages;
 
-pub use config::{Protocol, Resolved, RunConfig, DEFAULT_MODELS};
+pub use config::{Protocol, Resolved, DEFAULT_MODELS};
+pub use declare::RunConfig;
 pub use error::SettingsError;
 pub use names::model_file_name;
+pub use stages::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
 
 use autoeval_models::PriceTable;
 use autoeval_pipeline::generate_items;
-use autoeval_translate::StageSettings;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -184,18 +187,25 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
         models.insert(m.clone(), s.model_settings(m)?.1);
     }
     let stage = StageSettings {
-        prompt_set: s.plan.prompt_set,
-        template_overrides,
-        copy_policy: s.copy_policy,
-        // Checked when the settings were resolved.
-        timeout_ms: u32::try_from(s.timeout_ms)
-            .map_err(|_| SettingsError::Invalid("--timeout-ms is out of range".into()))?,
-        max_attempts: s.max_attempts,
-        models,
-        prices: price_table(s.prices.as_deref())?,
+        prompts: PromptSettings {
+            set: s.plan.prompt_set,
+            overrides: template_overrides,
+        },
+        translate: TranslateSettings {
+            max_attempts: s.max_attempts,
+            models,
+            prices: price_table(s.prices.as_deref())?,
+        },
+        verify: VerifySettings {
+            copy_policy: s.copy_policy,
+            // Checked when the settings were resolved.
+            timeout_ms: u32::try_from(s.timeout_ms)
+                .map_err(|_| SettingsError::Invalid("--timeout-ms is out of range".into()))?,
+        },
     };
     if let Some(tdir) = &s.templates {
         stage
+            .prompts
             .templates()
             .map_err(|source| SettingsError::Templates {
                 dir: tdir.clone(),

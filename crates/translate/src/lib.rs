@@ -13,7 +13,9 @@ pub use autoeval_llm_client::Backend;
 pub use autoeval_prompts::{PromptSet, Templates};
 pub use autoeval_proto::{Reading, RoundTrip, TranslateTask, VerifyTask};
 pub use per_run::{Registry, RunJudges, RunTranslators};
-pub use settings::{CopyPolicy, Local, SettingsError, StageSettings};
+pub use settings::{
+    default_task_budget, CopyPolicy, Local, SettingsError, StageBackends, StageSettings,
+};
 pub use stage::{translate, Translator};
 
 use autoeval_llm_client::{CallError, Reply};

@@ -3,7 +3,7 @@
 //! backends (its slots, rate gate, keys and metrics).
 
 use crate::judge::Judging;
-use crate::{Local, StageSettings, Translator};
+use crate::{Local, StageBackends, StageSettings, Translator};
 use autoeval_engine::{Judges, SetupError, Stages};
 use autoeval_llm_client::ResponseCache;
 use autoeval_proto::JudgeKey;
@@ -72,7 +72,7 @@ impl<R: Registry> RunTranslators<R> {
         let models: Vec<String> = self
             .models
             .iter()
-            .filter(|m| settings.models.contains_key(*m))
+            .filter(|m| settings.translate.models.contains_key(*m))
             .cloned()
             .collect();
         within_bounds(run, &settings, &models)?;
@@ -89,7 +89,7 @@ impl<R: Registry> RunTranslators<R> {
             (longest > share).then(|| {
                 // The defaults' retries are cut so by design: only settings
                 // that ask for more than the defaults are worth a warning.
-                if longest > crate::StageSettings::default_task_budget() {
+                if longest > crate::default_task_budget() {
                     tracing::warn!(
                         run,
                         task_budget_s = longest.as_secs(),
@@ -211,7 +211,7 @@ impl<R: Registry> Judges for RunJudges<R> {
         })?;
         // The run's prompt set asks the question: the reference protocol's
         // judge prompt is the public implementation's.
-        let templates = settings.templates().map_err(|e| SetupError {
+        let templates = settings.prompts.templates().map_err(|e| SetupError {
             message: format!("run {run:?}, judge {judge}: {e}"),
             transient: false,
         })?;
@@ -229,7 +229,12 @@ impl<R: Registry> Judges for RunJudges<R> {
 /// which model is asked or where its reply goes.
 fn within_bounds(run: &str, settings: &StageSettings, models: &[String]) -> Result<(), SetupError> {
     for m in models {
-        if let Some(why) = settings.models.get(m).and_then(|s| s.past_fleet_bounds(m)) {
+        if let Some(why) = settings
+            .translate
+            .models
+            .get(m)
+            .and_then(|s| s.past_fleet_bounds(m))
+        {
             return Err(SetupError {
                 message: format!(
                     "run {run:?}, model {m}: {why}; a worker takes no such setting from a run"

@@ -1,39 +1,19 @@
-//! The settings the stages run with, in one value a coordinator can hand
-//! to workers on other machines: prompts, verifier limits, and how each
-//! model is asked. Machine-local things (keys, caches, concurrency) are
-//! each worker's own and come in when the stages are built.
+//! The translate stage built from a run's [`StageSettings`] and what the
+//! worker brings of its own ([`Local`]): a backend per model, and the
+//! longest a task can take.
 
 pub use autoeval_proto::CopyPolicy;
+pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
-use autoeval_prompts::{PromptSet, TemplateError, Templates};
-use serde::{Deserialize, Serialize};
+use autoeval_models::{GenerationParams, ModelSpec, RetryPolicy};
+use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
-
-/// How a run's stages behave, whichever machine runs them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StageSettings {
-    /// The prompt set.
-    pub prompt_set: PromptSet,
-    /// Templates replacing the set's, as `(name, text)`.
-    pub template_overrides: Vec<(String, String)>,
-    /// Copy-check policy.
-    pub copy_policy: CopyPolicy,
-    /// Prover time limit per check, in ms.
-    pub timeout_ms: u32,
-    /// Attempts per model call.
-    pub max_attempts: u32,
-    /// Each model's settings, resolved, by spec as written.
-    pub models: BTreeMap<String, ModelSettings>,
-    /// Prices of the run's models.
-    pub prices: PriceTable,
-}
 
 /// What a worker brings of its own to a backend.
 #[derive(Clone, Default)]
@@ -76,27 +56,50 @@ pub enum SettingsError {
     Spec(String),
 }
 
-impl StageSettings {
-    /// The prompt templates, overrides applied.
-    pub fn templates(&self) -> Result<Templates, TemplateError> {
-        Templates::of_set(self.prompt_set).with_overrides(self.template_overrides.clone())
-    }
-
+/// The translate stage as a run's [`StageSettings`] build it.
+pub trait StageBackends {
     /// A backend for `model` (one of the run's) with this machine's `local` parts.
-    pub fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
+    fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError>;
+    /// The longest a translate task for `model` can take: two calls, each of
+    /// every attempt running to its request time limit with the longest
+    /// backoff between attempts. A worker keeps this below the broker's
+    /// consumer timeout, or the broker takes the task back mid-call.
+    fn task_budget(&self, model: &str) -> Duration;
+
+    /// The translate stage for `models` of the run.
+    fn translator(&self, models: &[String], local: &Local) -> Result<Translator, SettingsError>;
+}
+
+/// The task budget of a run on the default settings (a 120 s request time
+/// limit, the default attempts).
+pub fn default_task_budget() -> Duration {
+    budget_of(
+        Duration::from_secs(120),
+        RetryPolicy::default().max_attempts,
+    )
+}
+
+impl StageBackends for StageSettings {
+    /// A backend for `model` (one of the run's) with this machine's `local` parts.
+    fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
         let (spec, _) = ModelSpec::parse_with_settings(model)
             .map_err(|e| SettingsError::Spec(e.to_string()))?;
-        let settings = self.models.get(model).cloned().unwrap_or_default();
+        let settings = self
+            .translate
+            .models
+            .get(model)
+            .cloned()
+            .unwrap_or_default();
         let options = BackendOptions {
             concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
             adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
             request_timeout: Duration::from_secs(settings.request_timeout_s.unwrap_or(120)),
             retry: RetryPolicy {
-                max_attempts: self.max_attempts,
+                max_attempts: self.translate.max_attempts,
                 ..RetryPolicy::default()
             },
             params: settings.params(&GenerationParams::default()),
-            prices: self.prices.clone(),
+            prices: self.translate.prices.clone(),
             max_reply_bytes: settings
                 .max_reply_bytes
                 .unwrap_or(autoeval_llm_client::DEFAULT_MAX_REPLY_BYTES),
@@ -126,38 +129,25 @@ impl StageSettings {
         })
     }
 
-    /// The longest a translate task for `model` can take: two calls, each of
-    /// every attempt running to its request time limit with the longest
-    /// backoff between attempts. A worker keeps this below the broker's
-    /// consumer timeout, or the broker takes the task back mid-call.
-    pub fn task_budget(&self, model: &str) -> Duration {
-        let settings = self.models.get(model).cloned().unwrap_or_default();
+    fn task_budget(&self, model: &str) -> Duration {
+        let settings = self
+            .translate
+            .models
+            .get(model)
+            .cloned()
+            .unwrap_or_default();
         let request = Duration::from_secs(settings.request_timeout_s.unwrap_or(120));
-        budget_of(request, self.max_attempts)
+        budget_of(request, self.translate.max_attempts)
     }
 
-    /// The task budget of a run on the default settings (a 120 s request
-    /// time limit, the default attempts).
-    pub fn default_task_budget() -> Duration {
-        budget_of(
-            Duration::from_secs(120),
-            RetryPolicy::default().max_attempts,
-        )
-    }
-
-    /// The translate stage for `models` of the run.
-    pub fn translator(
-        &self,
-        models: &[String],
-        local: &Local,
-    ) -> Result<Translator, SettingsError> {
+    fn translator(&self, models: &[String], local: &Local) -> Result<Translator, SettingsError> {
         let mut backends = BTreeMap::new();
         for m in models {
             backends.insert(m.clone(), self.backend(m, local)?);
         }
         Ok(Translator {
             backends,
-            templates: self.templates()?,
+            templates: self.prompts.templates()?,
             task_deadline: None,
         })
     }
@@ -174,6 +164,7 @@ fn budget_of(request: Duration, attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use autoeval_models::ModelSettings;
 
     #[test]
     fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {
@@ -186,13 +177,13 @@ mod tests {
             },
         );
         let s = StageSettings {
-            prompt_set: PromptSet::default(),
-            template_overrides: Vec::new(),
-            copy_policy: CopyPolicy::Flag,
-            timeout_ms: 1000,
-            max_attempts: 3,
-            models,
-            prices: PriceTable::default(),
+            prompts: autoeval_run_settings::PromptSettings::default(),
+            translate: autoeval_run_settings::TranslateSettings {
+                max_attempts: 3,
+                models,
+                prices: autoeval_models::PriceTable::default(),
+            },
+            verify: autoeval_run_settings::VerifySettings::default(),
         };
         let backoff = RetryPolicy::default().max_delay;
         assert_eq!(

@@ -146,6 +146,24 @@ fn the_worker_links_no_prover_and_the_verifier_no_http_client() {
     assert!(!verifier.contains("reqwest"), "the verifier links reqwest");
 }
 
+/// ARCHITECTURE.md: a run's settings and its directory are read by every
+/// command and service, so they link neither the model client's HTTP nor
+/// the prover.
+#[test]
+fn run_settings_and_run_dir_link_no_http_client_and_no_prover() {
+    let g = graph();
+    for package in ["autoeval-run-settings", "autoeval-run-dir"] {
+        let linked = g.linked(package);
+        assert!(
+            linked.contains("autoeval-proto"),
+            "the graph reads {package}'s links"
+        );
+        for heavy in ["reqwest", "z3", "z3-sys"] {
+            assert!(!linked.contains(heavy), "{package} links {heavy}");
+        }
+    }
+}
+
 /// The modules `crate::…` names in `text`: each path after `crate::`, and
 /// each first name inside a `crate::{…}` group.
 fn crate_paths(text: &str) -> BTreeSet<String> {

@@ -6,15 +6,16 @@ use crate::{bounds, Args};
 use anyhow::{Context, Result};
 use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker};
 use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages};
-use autoeval_pipeline::{VerifySettings, VerifyStage};
 use autoeval_proto::fleet::{BUNDLE_SIZE, VERIFY_QUEUE};
 use autoeval_proto::wire::MessageKind;
 use autoeval_redis_store::{Holding, RedisRecords};
+use autoeval_run_settings::StageSettings;
 use autoeval_service::{
     serve_connected, setup_error, shutdown_signal, FleetWatch, Health, RunSettings,
 };
 use autoeval_telemetry::Metrics;
 use autoeval_verify::Prover;
+use autoeval_verify_stage::{verify_stage, VerifyStage};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +23,7 @@ use tokio::sync::Mutex;
 
 /// Each run's verify stage, built from the settings its coordinator registered.
 struct RunStages {
-    settings: RunSettings<VerifySettings>,
+    settings: RunSettings<StageSettings>,
     prover: Arc<dyn Prover + Send + Sync>,
     built: Mutex<HashMap<String, Arc<VerifyStage>>>,
     /// Bundles in hand, provers, and the broker's consumer timeout.
@@ -44,7 +45,7 @@ impl Stages<VerifyStage> for RunStages {
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
         let (prefetch, jobs, consumer_timeout) = self.hold;
-        let check = Duration::from_millis(u64::from(settings.timeout_ms));
+        let check = Duration::from_millis(u64::from(settings.verify.timeout_ms));
         let hold = bounds::longest_hold(prefetch, jobs, check);
         if hold >= consumer_timeout {
             tracing::warn!(
@@ -54,14 +55,13 @@ impl Stages<VerifyStage> for RunStages {
                 "at this run's check time limit a bundle may wait in hand past the broker's consumer timeout; lower --concurrency or raise --jobs"
             );
         }
-        let stage = Arc::new(
-            settings
-                .stage(self.prover.clone())
-                .map_err(|e| SetupError {
+        let stage =
+            Arc::new(
+                verify_stage(&settings, self.prover.clone()).map_err(|e| SetupError {
                     transient: false,
                     message: format!("run {run:?}: {e}"),
                 })?,
-        );
+            );
         built.insert(run.to_string(), stage.clone());
         Ok(stage)
     }

@@ -7,11 +7,12 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 use autoeval_generate::DatasetKind;
-use autoeval_pipeline::{verify, VerifySettings};
 use autoeval_prompts::{Family, PromptSet, Shots};
 use autoeval_proto::wire::TaskItem;
 use autoeval_proto::{CopyPolicy, ResultRecord, RoundTrip, TranslateTask, Verdict, VerifyTask};
+use autoeval_run_settings::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
 use autoeval_verify::InProcessZ3;
+use autoeval_verify_stage::{verify, verify_stage};
 use std::sync::Arc;
 
 const PHI0: &str = "(0*)";
@@ -52,14 +53,22 @@ fn round(answer: &str, set: PromptSet) -> ResultRecord {
         lenient: reading,
         ..RoundTrip::default()
     };
-    let stage = VerifySettings {
-        prompt_set: set,
-        template_overrides: Vec::new(),
-        copy_policy: CopyPolicy::Flag,
-        timeout_ms: 10_000,
-    }
-    .stage(Arc::new(InProcessZ3))
-    .unwrap();
+    let stages = StageSettings {
+        prompts: PromptSettings {
+            set,
+            overrides: Vec::new(),
+        },
+        translate: TranslateSettings {
+            max_attempts: 1,
+            models: Default::default(),
+            prices: Default::default(),
+        },
+        verify: VerifySettings {
+            copy_policy: CopyPolicy::Flag,
+            timeout_ms: 10_000,
+        },
+    };
+    let stage = verify_stage(&stages, Arc::new(InProcessZ3)).unwrap();
     verify(VerifyTask { task, translation }, &stage)
 }
 

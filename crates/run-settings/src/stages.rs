@@ -1,0 +1,58 @@
+//! The settings a run's stages are built from, typed per stage, in one
+//! value a coordinator hands to workers on other machines: the prompts
+//! both stages name, the translate stage's, the verify stage's.
+//! Machine-local things (keys, caches, concurrency) are each worker's own
+//! and come in when the stages are built.
+
+use autoeval_models::{ModelSettings, PriceTable};
+use autoeval_prompts::{PromptSet, TemplateError, Templates};
+use autoeval_proto::CopyPolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How a run's stages behave, whichever machine runs them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageSettings {
+    /// The prompts the translate stage asks and the records name.
+    pub prompts: PromptSettings,
+    /// The translate stage's (and an A4 judge's): how each model is asked.
+    pub translate: TranslateSettings,
+    /// The verify stage's: the copy policy and the prover's limit.
+    pub verify: VerifySettings,
+}
+
+/// The prompts of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromptSettings {
+    /// The prompt set.
+    pub set: PromptSet,
+    /// Templates replacing the set's, as `(name, text)` (they change the set's id).
+    pub overrides: Vec<(String, String)>,
+}
+
+/// How the translate stage asks its models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranslateSettings {
+    /// Attempts per model call.
+    pub max_attempts: u32,
+    /// Each model's settings, resolved, by spec as written.
+    pub models: BTreeMap<String, ModelSettings>,
+    /// Prices of the run's models.
+    pub prices: PriceTable,
+}
+
+/// How the verify stage proves and records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySettings {
+    /// Copy-check policy.
+    pub copy_policy: CopyPolicy,
+    /// Prover time limit per check, in ms.
+    pub timeout_ms: u32,
+}
+
+impl PromptSettings {
+    /// The prompt templates, overrides applied.
+    pub fn templates(&self) -> Result<Templates, TemplateError> {
+        Templates::of_set(self.set).with_overrides(self.overrides.clone())
+    }
+}
