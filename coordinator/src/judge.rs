@@ -310,33 +310,78 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     if args.fleet.fleet {
-        let display = if args.quiet {
-            autoeval_progress::Display::Quiet
-        } else {
-            autoeval_progress::Display::Bars
-        };
-        let asked =
-            autoeval_fleet_coordinator::judge::ask_all(autoeval_fleet_coordinator::judge::Ask {
-                dir: &dir,
-                judge: &args.judge,
-                settings,
-                prompt_set,
-                style,
-                todo,
-                fleet: &args.fleet,
-                display,
-            })?;
-        let mut lines = String::new();
-        for j in &asked {
-            lines.push_str(&serde_json::to_string(j)?);
-            lines.push('\n');
-        }
         drop(file);
+        let asked = on_fleet(&args, &dir, settings, prompt_set, style, todo)?;
         // What the file held first, then the fleet's: the first answer of a pair stands.
-        let merged = latest_judgements(&(recorded.clone() + &lines));
+        let merged = latest_judgements(&(recorded.clone() + &asked));
         rewrite_judgements(&path, &merged)?;
         return finish(&dir, &path, &source, args.quiet);
     }
+    let judge = Judge {
+        spec,
+        settings: &settings,
+        prompt_set,
+    };
+    here(&args, &dir, judge, todo, file, &path)?;
+    finish(&dir, &path, &source, args.quiet)
+}
+
+/// Asks the fleet's workers the pairs `todo`: every judgement the run's
+/// Redis holds for this judge, as JSON lines.
+fn on_fleet(
+    args: &Args,
+    dir: &RunDir,
+    settings: ModelSettings,
+    prompt_set: PromptSet,
+    style: &str,
+    todo: Vec<JudgeRecord>,
+) -> Result<String> {
+    let display = if args.quiet {
+        autoeval_progress::Display::Quiet
+    } else {
+        autoeval_progress::Display::Bars
+    };
+    let asked =
+        autoeval_fleet_coordinator::judge::ask_all(autoeval_fleet_coordinator::judge::Ask {
+            dir,
+            judge: &args.judge,
+            settings,
+            prompt_set,
+            style,
+            todo,
+            fleet: &args.fleet,
+            display,
+        })?;
+    let mut lines = String::new();
+    for j in &asked {
+        lines.push_str(&serde_json::to_string(j)?);
+        lines.push('\n');
+    }
+    Ok(lines)
+}
+
+/// The judge a command asks: its spec, settings and prompt set.
+struct Judge<'a> {
+    spec: ModelSpec,
+    settings: &'a ModelSettings,
+    prompt_set: PromptSet,
+}
+
+/// Asks `judge` the pairs `todo` on this machine, appending each judgement
+/// to `file` (the judge file at `path`) as it comes.
+fn here(
+    args: &Args,
+    dir: &RunDir,
+    judge: Judge<'_>,
+    todo: Vec<JudgeRecord>,
+    file: std::fs::File,
+    path: &std::path::Path,
+) -> Result<()> {
+    let Judge {
+        spec,
+        settings,
+        prompt_set,
+    } = judge;
     let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
         None
     } else {
@@ -382,7 +427,7 @@ pub fn run(args: Args) -> Result<()> {
             h.line(&args.judge)
         );
     }
-    finish(&dir, &path, &source, args.quiet)
+    Ok(())
 }
 
 /// The judge's spec, its settings and the prompt set it is asked with.

@@ -3,14 +3,16 @@
 //! in hand per stage as the workers tell Redis, queue depths from the broker.
 
 use anyhow::Result;
+use autoeval_amqp::Broker;
 use autoeval_fleet_coordinator::{dead_units, open, tally, FleetArgs};
 use autoeval_pipeline::initial_tasks;
 use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
 use autoeval_proto::{meta, UnitKey};
+use autoeval_redis_store::RunStore;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::item_batches;
-use std::collections::BTreeMap;
+use autoeval_run_settings::{item_batches, Resolved};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// Settings of `autoeval status`: the run, and where its fleet is.
@@ -69,149 +71,21 @@ pub fn run(args: Args) -> Result<()> {
         }
         let dead = dead_units(&broker, &run).await?;
         let held = store.held().await?;
-        // The run's units, a batch of items at a time, each with its outcome in Redis.
-        let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
-        let mut units = 0;
-        for batch in item_batches(&settings)? {
-            let batch = batch?;
-            let keys: Vec<UnitKey> = initial_tasks(&settings.plan, &batch.items)
-                .iter()
-                .map(|t| t.unit())
-                .collect();
-            units += keys.len();
-            let finals = store.finals_of(&keys).await?;
-            for (unit, outcome) in keys.iter().zip(finals) {
-                let s = shards.entry(unit.shard()).or_default();
-                s.units += 1;
-                match outcome {
-                    Some(v) if v.is_retryable() => s.failed += 1,
-                    Some(_) => s.done += 1,
-                    None if dead.contains(unit) => s.dead += 1,
-                    None => {}
-                }
-            }
-        }
+        let (units, shards) = shard_outcomes(&settings, &store, &dead).await?;
         let (recorded, equivalent, measured) = tally(&store.counts().await?);
         out!("run {run}: {units} units, {recorded} rounds recorded");
-        if let Some(r) = meta
-            .get(meta::RECONCILED)
-            .and_then(|v| v.parse::<meta::Reconciled>().ok())
-        {
-            out!(
-                "  reconciled {} time{}, last {} s ago: {}",
-                r.count,
-                if r.count == 1 { "" } else { "s" },
-                unix_now().saturating_sub(r.at),
-                r.why
-            );
-        }
-        let budget = store.budget().await?;
-        if let Some(why) = &budget.paused {
-            out!(
-                "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet {}`",
-                budget.parked,
-                args.dir.display(),
-                autoeval_fleet_coordinator::raised_caps(&budget, store.final_count().await?, units)
-            );
-        }
-        if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
-            let cap = |c: Option<String>| c.map_or_else(|| "no cap".into(), |c| format!("cap {c}"));
-            out!(
-                "  spent ${:.4} ({}), {} tokens ({})",
-                budget.spent_usd,
-                cap(budget.cap_usd.map(|c| format!("${c:.4}"))),
-                budget.spent_tokens,
-                cap(budget.cap_tokens.map(|c| c.to_string()))
-            );
-        }
+        say_reconciled(&meta);
+        say_budget(&store, &args.dir, units).await?;
         if measured > 0 {
             out!(
                 "  accuracy so far {:.1}% of {measured} measured rounds",
                 100.0 * equivalent as f64 / measured as f64
             );
         }
-        let work = store.work().await?;
-        out!(
-            "  {} round trips translated; busy s over the fleet: translate {:.1}, verify {:.1}, record {:.1}",
-            work.translated, work.translate_s, work.verify_s, work.record_s
-        );
-        for wait in store.rate_waits().await? {
-            out!("  {wait}");
-        }
-        let batches = autoeval_models::BatchJournal::batches(&store.journal()).await?;
-        if let Some(line) = autoeval_models::BatchCounts::of(&batches).line(unix_now()) {
-            out!("  {line}");
-            // The oldest first; a campaign may have hundreds in flight.
-            let in_flight: Vec<_> = batches.iter().filter(|b| b.end.is_none()).collect();
-            if in_flight.len() > 10 {
-                out!("    the oldest 10 of {} in flight:", in_flight.len());
-            }
-            for b in in_flight.iter().take(10) {
-                out!(
-                    "    in flight: {} ({}, {} requests, submitted {} s ago)",
-                    b.id,
-                    b.model,
-                    b.requests,
-                    unix_now().saturating_sub(b.submitted_at)
-                );
-            }
-        }
-        for (model, (limit, processes)) in store.concurrency().await? {
-            if settings.plan.models.contains(&model) {
-                out!(
-                    "  concurrency: {model} sends up to {limit} requests at once over {processes} worker{}",
-                    if processes == 1 { "" } else { "s" }
-                );
-            }
-        }
-        // Held: tasks a live worker has taken and not yet settled; waiting:
-        // the rest of the units with no outcome, queued between stages.
-        out!(
-            "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>12} {:>10} {:>8}",
-            "shard", "units", "done", "failed", "dead", "translating", "verifying", "waiting"
-        );
-        let in_hand = |stage: &str, shard: u32| {
-            held.get(&(stage.to_string(), shard)).copied().unwrap_or(0) as usize
-        };
-        for (n, s) in &shards {
-            // A holder tells Redis once a second: just after a shard ends, its
-            // last count may still stand, but no more units are in hand than lack an outcome.
-            let open = s.units.saturating_sub(s.done + s.failed + s.dead);
-            let translating = in_hand("translate", *n).min(open);
-            let verifying = in_hand("verify", *n).min(open - translating);
-            let waiting = open - translating - verifying;
-            out!(
-                "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
-                s.units, s.done, s.failed, s.dead
-            );
-        }
-        let failed: usize = shards.values().map(|s| s.failed).sum();
-        if failed > 0 {
-            // Why, from the failed rounds themselves: the commonest first.
-            // A failed round ends its unit: each is counted once, from the
-            // run directory or, not yet taken into it, from Redis.
-            let mut why: BTreeMap<String, (u32, BTreeMap<u32, usize>)> = BTreeMap::new();
-            let mut seen = std::collections::HashSet::new();
-            let mut count = |r: autoeval_proto::ResultRecord| {
-                if r.verdict.is_retryable() && seen.insert(r.round_key()) {
-                    let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
-                    let e = why.entry(reason).or_default();
-                    e.0 += 1;
-                    *e.1.entry(r.unit().shard()).or_default() += 1;
-                }
-            };
-            if dir.has_results() {
-                autoeval_run_dir::for_each_record(&dir.results(), &mut count)?;
-            }
-            store.scan_records(&mut count).await?;
-            let mut why: Vec<_> = why.into_iter().collect();
-            why.sort_by_key(|(_, (n, _))| std::cmp::Reverse(*n));
-            out!("  failed units by reason (shard: units):");
-            for (reason, (n, per_shard)) in why {
-                let shards: Vec<String> =
-                    per_shard.iter().map(|(s, k)| format!("{s}: {k}")).collect();
-                out!("    {n:>6} {reason} [{}]", shards.join(", "));
-            }
+        say_work(&store, &settings).await?;
+        say_shards(&shards, &held);
+        if shards.values().any(|s| s.failed > 0) {
+            say_failures(&dir, &store).await?;
             out!(
                 "  redo them once the cause is fixed: `autoeval rerun {} --failed --fleet`",
                 args.dir.display()
@@ -225,51 +99,245 @@ pub fn run(args: Args) -> Result<()> {
         if judging > 0 {
             out!("  judge questions in hand: {judging}");
         }
-        let queues: Vec<(String, String)> = settings
-            .plan
-            .models
-            .iter()
-            .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
-            .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())])
-            .collect();
-        let width = queues.iter().map(|(q, _)| q.len()).max().unwrap_or(0);
-        out!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
-        for (q, serve) in &queues {
-            match broker.depth(q).await? {
-                Some((ready, 0)) if ready > 0 => out!(
-                    "  {q:<width$} {ready:>7} {:>9}  nothing takes these: start `{serve}`",
-                    0
-                ),
-                Some((ready, consumers)) => out!("  {q:<width$} {ready:>7} {consumers:>9}"),
-                None => out!("  {q:<width$}       - (no worker has declared it: start `{serve}`)"),
-            }
-        }
-        let letters = broker.dead_letters(usize::MAX).await?;
-        // This run's letters by reason; the rest of the queue in one line.
-        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        let mut others = std::collections::BTreeSet::new();
-        for l in &letters {
-            if l.run == run {
-                *reasons.entry(l.reason.clone()).or_default() += 1;
-            } else {
-                others.insert(l.run.clone());
-            }
-        }
-        out!("  dead letters: {}", reasons.values().sum::<usize>());
-        for (reason, n) in reasons {
-            out!("    {n:>6}: {reason}");
-        }
-        if !others.is_empty() {
-            out!(
-                "  the dead-letter queue holds {} more of {} other run{} (status on their own directories says why)",
-                letters.len() - letters.iter().filter(|l| l.run == run).count(),
-                others.len(),
-                if others.len() == 1 { "" } else { "s" }
-            );
-        }
+        say_queues(&broker, &settings).await?;
+        say_dead_letters(&broker, &run).await?;
         broker.close().await;
         anyhow::Ok(())
     })?;
+    Ok(())
+}
+
+/// Tasks in hand, by (stage, shard), as the workers tell Redis.
+type Held = BTreeMap<(String, u32), u64>;
+
+/// The run's units and, per shard, their outcomes in Redis: a batch of
+/// items at a time.
+async fn shard_outcomes(
+    settings: &Resolved,
+    store: &RunStore,
+    dead: &BTreeSet<UnitKey>,
+) -> Result<(usize, BTreeMap<u32, Shard>)> {
+    let mut shards: BTreeMap<u32, Shard> = BTreeMap::new();
+    let mut units = 0;
+    for batch in item_batches(settings)? {
+        let batch = batch?;
+        let keys: Vec<UnitKey> = initial_tasks(&settings.plan, &batch.items)
+            .iter()
+            .map(|t| t.unit())
+            .collect();
+        units += keys.len();
+        let finals = store.finals_of(&keys).await?;
+        for (unit, outcome) in keys.iter().zip(finals) {
+            let s = shards.entry(unit.shard()).or_default();
+            s.units += 1;
+            match outcome {
+                Some(v) if v.is_retryable() => s.failed += 1,
+                Some(_) => s.done += 1,
+                None if dead.contains(unit) => s.dead += 1,
+                None => {}
+            }
+        }
+    }
+    Ok((units, shards))
+}
+
+/// When the run was last reconciled, and why.
+fn say_reconciled(meta: &BTreeMap<String, String>) {
+    if let Some(r) = meta
+        .get(meta::RECONCILED)
+        .and_then(|v| v.parse::<meta::Reconciled>().ok())
+    {
+        out!(
+            "  reconciled {} time{}, last {} s ago: {}",
+            r.count,
+            if r.count == 1 { "" } else { "s" },
+            unix_now().saturating_sub(r.at),
+            r.why
+        );
+    }
+}
+
+/// A pause at a cap, and what the run has spent.
+async fn say_budget(store: &RunStore, dir: &std::path::Path, units: usize) -> Result<()> {
+    let budget = store.budget().await?;
+    if let Some(why) = &budget.paused {
+        out!(
+            "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet {}`",
+            budget.parked,
+            dir.display(),
+            autoeval_fleet_coordinator::raised_caps(&budget, store.final_count().await?, units)
+        );
+    }
+    if budget.cap_usd.is_some() || budget.cap_tokens.is_some() || budget.spent_tokens > 0 {
+        let cap = |c: Option<String>| c.map_or_else(|| "no cap".into(), |c| format!("cap {c}"));
+        out!(
+            "  spent ${:.4} ({}), {} tokens ({})",
+            budget.spent_usd,
+            cap(budget.cap_usd.map(|c| format!("${c:.4}"))),
+            budget.spent_tokens,
+            cap(budget.cap_tokens.map(|c| c.to_string()))
+        );
+    }
+    Ok(())
+}
+
+/// The fleet's work so far: round trips, busy time, rate-limit waits,
+/// provider batches and each model's concurrency.
+async fn say_work(store: &RunStore, settings: &Resolved) -> Result<()> {
+    let work = store.work().await?;
+    out!(
+        "  {} round trips translated; busy s over the fleet: translate {:.1}, verify {:.1}, record {:.1}",
+        work.translated, work.translate_s, work.verify_s, work.record_s
+    );
+    for wait in store.rate_waits().await? {
+        out!("  {wait}");
+    }
+    let batches = autoeval_models::BatchJournal::batches(&store.journal()).await?;
+    if let Some(line) = autoeval_models::BatchCounts::of(&batches).line(unix_now()) {
+        out!("  {line}");
+        // The oldest first; a campaign may have hundreds in flight.
+        let in_flight: Vec<_> = batches.iter().filter(|b| b.end.is_none()).collect();
+        if in_flight.len() > 10 {
+            out!("    the oldest 10 of {} in flight:", in_flight.len());
+        }
+        for b in in_flight.iter().take(10) {
+            out!(
+                "    in flight: {} ({}, {} requests, submitted {} s ago)",
+                b.id,
+                b.model,
+                b.requests,
+                unix_now().saturating_sub(b.submitted_at)
+            );
+        }
+    }
+    for (model, (limit, processes)) in store.concurrency().await? {
+        if settings.plan.models.contains(&model) {
+            out!(
+                "  concurrency: {model} sends up to {limit} requests at once over {processes} worker{}",
+                if processes == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Each shard's units by where they stand.
+fn say_shards(shards: &BTreeMap<u32, Shard>, held: &Held) {
+    // Held: tasks a live worker has taken and not yet settled; waiting:
+    // the rest of the units with no outcome, queued between stages.
+    out!(
+        "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>12} {:>10} {:>8}",
+        "shard",
+        "units",
+        "done",
+        "failed",
+        "dead",
+        "translating",
+        "verifying",
+        "waiting"
+    );
+    let in_hand = |stage: &str, shard: u32| {
+        held.get(&(stage.to_string(), shard)).copied().unwrap_or(0) as usize
+    };
+    for (n, s) in shards {
+        // A holder tells Redis once a second: just after a shard ends, its
+        // last count may still stand, but no more units are in hand than lack an outcome.
+        let open = s.units.saturating_sub(s.done + s.failed + s.dead);
+        let translating = in_hand("translate", *n).min(open);
+        let verifying = in_hand("verify", *n).min(open - translating);
+        let waiting = open - translating - verifying;
+        out!(
+            "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
+            s.units,
+            s.done,
+            s.failed,
+            s.dead
+        );
+    }
+}
+
+/// The failed units by reason, the commonest first.
+async fn say_failures(dir: &RunDir, store: &RunStore) -> Result<()> {
+    // Why, from the failed rounds themselves: the commonest first.
+    // A failed round ends its unit: each is counted once, from the
+    // run directory or, not yet taken into it, from Redis.
+    let mut why: BTreeMap<String, (u32, BTreeMap<u32, usize>)> = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut count = |r: autoeval_proto::ResultRecord| {
+        if r.verdict.is_retryable() && seen.insert(r.round_key()) {
+            let reason = r
+                .reason
+                .clone()
+                .unwrap_or_else(|| "no reason recorded".into());
+            let e = why.entry(reason).or_default();
+            e.0 += 1;
+            *e.1.entry(r.unit().shard()).or_default() += 1;
+        }
+    };
+    if dir.has_results() {
+        autoeval_run_dir::for_each_record(&dir.results(), &mut count)?;
+    }
+    store.scan_records(&mut count).await?;
+    let mut why: Vec<_> = why.into_iter().collect();
+    why.sort_by_key(|(_, (n, _))| std::cmp::Reverse(*n));
+    out!("  failed units by reason (shard: units):");
+    for (reason, (n, per_shard)) in why {
+        let shards: Vec<String> = per_shard.iter().map(|(s, k)| format!("{s}: {k}")).collect();
+        out!("    {n:>6} {reason} [{}]", shards.join(", "));
+    }
+    Ok(())
+}
+
+/// The run's stage queues: ready tasks, consumers, and what to start
+/// where nothing takes them.
+async fn say_queues(broker: &Broker, settings: &Resolved) -> Result<()> {
+    let queues: Vec<(String, String)> = settings
+        .plan
+        .models
+        .iter()
+        .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
+        .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())])
+        .collect();
+    let width = queues.iter().map(|(q, _)| q.len()).max().unwrap_or(0);
+    out!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
+    for (q, serve) in &queues {
+        match broker.depth(q).await? {
+            Some((ready, 0)) if ready > 0 => out!(
+                "  {q:<width$} {ready:>7} {:>9}  nothing takes these: start `{serve}`",
+                0
+            ),
+            Some((ready, consumers)) => out!("  {q:<width$} {ready:>7} {consumers:>9}"),
+            None => out!("  {q:<width$}       - (no worker has declared it: start `{serve}`)"),
+        }
+    }
+    Ok(())
+}
+
+/// This run's dead letters by reason, and how many are other runs'.
+async fn say_dead_letters(broker: &Broker, run: &str) -> Result<()> {
+    let letters = broker.dead_letters(usize::MAX).await?;
+    // This run's letters by reason; the rest of the queue in one line.
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut others = std::collections::BTreeSet::new();
+    for l in &letters {
+        if l.run == run {
+            *reasons.entry(l.reason.clone()).or_default() += 1;
+        } else {
+            others.insert(l.run.clone());
+        }
+    }
+    out!("  dead letters: {}", reasons.values().sum::<usize>());
+    for (reason, n) in reasons {
+        out!("    {n:>6}: {reason}");
+    }
+    if !others.is_empty() {
+        out!(
+            "  the dead-letter queue holds {} more of {} other run{} (status on their own directories says why)",
+            letters.len() - letters.iter().filter(|l| l.run == run).count(),
+            others.len(),
+            if others.len() == 1 { "" } else { "s" }
+        );
+    }
     Ok(())
 }
 

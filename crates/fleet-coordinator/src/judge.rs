@@ -4,7 +4,8 @@
 //! record each judgement once in Redis, and the judgements are written to
 //! the same `judge-<model>-<style>.jsonl` as a one-machine judge run.
 
-use crate::{publish, wait_for_workers, FleetArgs};
+use crate::publish::{publish, wait_for_workers};
+use crate::FleetArgs;
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{Broker, Meta};
 use autoeval_models::{ModelSettings, ModelSpec, PriceTable, RetryPolicy};

@@ -78,7 +78,7 @@ pub async fn publish_pending(
             tasks.retain(|_| finals.next().flatten().is_none());
         }
         done.tasks += tasks.len();
-        crate::publish_tasks(broker, store.run(), tasks).await?;
+        crate::publish::publish_tasks(broker, store.run(), tasks).await?;
     }
     Ok(done)
 }

@@ -96,7 +96,7 @@ impl<'a> Reconciler<'a> {
             if let Some(budget) = &self.budget {
                 store.restore_budget(budget).await?;
             }
-            crate::register(store, self.settings, self.units, self.items).await?;
+            crate::publish::register(store, self.settings, self.units, self.items).await?;
             store
                 .set_meta(&[(meta::PUBLISHED, crate::unix_now().to_string())])
                 .await?;
@@ -231,7 +231,7 @@ impl Reconciler<'_> {
             .collect();
         let count = redo.len();
         if count > 0 {
-            crate::publish_tasks(broker, store.run(), redo).await?;
+            crate::publish::publish_tasks(broker, store.run(), redo).await?;
             let why = format!(
                 "{count} unit{} had a round Redis lost before a later one; redone from that round",
                 if count == 1 { "" } else { "s" }

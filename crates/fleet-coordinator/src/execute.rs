@@ -1,0 +1,380 @@
+//! A fleet run from start to end: the directory claimed, the run
+//! registered and published, followed to its end, its records written.
+
+use crate::publish::{register, wait_for_workers};
+use crate::{arrivals, follow, gauges, pending, reconcile, refuse};
+use crate::{raised_caps, unix_now, BudgetArgs, Detached, Ending, FleetArgs, Mode, Paused};
+use anyhow::{bail, Context, Result};
+use autoeval_amqp::Broker;
+use autoeval_engine::local::StageTimes;
+use autoeval_progress::{Display, Progress};
+use autoeval_proto::fleet::translate_queue;
+use autoeval_proto::meta;
+use autoeval_proto::RoundKey;
+use autoeval_redis_store::{CapsSet, RunStore, Work};
+use autoeval_run_dir::{claim_dir, claim_run_name, JsonlStore, RunDir};
+use autoeval_run_settings::count_items;
+use autoeval_run_settings::Resolved;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A fleet run whose every unit has its outcome, for the command line to
+/// write its summary and report.
+#[derive(Debug)]
+pub struct Finished {
+    /// Items of the run.
+    pub items: usize,
+    /// Work units.
+    pub units: usize,
+    /// Seconds spent generating (or reading) the items.
+    pub generate_s: f64,
+    /// The run's wall time and records.
+    pub times: StageTimes,
+}
+
+/// Runs the plan on the fleet (or, as `mode` says, redoes its failed units
+/// or resumes it) and writes the results; once every unit has a final
+/// outcome (or the rest are dead letters), `finish` writes the summary and report.
+#[allow(clippy::too_many_arguments)]
+pub fn execute(
+    dir: &RunDir,
+    settings: &Resolved,
+    display: Display,
+    fleet: &FleetArgs,
+    budget: &BudgetArgs,
+    mode: Mode,
+    finish: impl FnOnce(Finished) -> Result<()>,
+) -> Result<()> {
+    let Claimed {
+        run,
+        items,
+        units,
+        generate_s,
+        log,
+    } = claim(dir, settings, budget)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started = Instant::now();
+    let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
+    let (ending, recorded, work) = runtime.block_on(async {
+        let health = serve_health(&metrics, fleet, display).await?;
+        let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
+        register(&store, settings, units, items).await?;
+        // This session's busy times are what the fleet's processes did since.
+        let work_before = store.work().await.unwrap_or_default();
+        let recorded_before = store.marked().await.unwrap_or_default();
+        let mut reconciler = reconcile::Reconciler::new(settings, units, items);
+        if let Some(why) = reconciler.restore(&store, &log).await? {
+            if display != Display::Quiet {
+                eprintln!("fleet: run {run}: {why}");
+            }
+        }
+        // Rounds recorded while no coordinator followed come into the directory first.
+        let mut arrivals = arrivals::Arrivals::new(log);
+        arrivals.take(&store).await?;
+        let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
+            .await?;
+        if mode == Mode::RedoFailed {
+            forget_failures(&store, &broker, arrivals.log(), display).await?;
+            // A backend that halted in a worker is built afresh for the redo,
+            // whether or not the halt set tasks aside.
+            store.start_backends_afresh().await?;
+        }
+        // With resume: the tasks workers set aside while the run was paused.
+        let mut parked = None;
+        // Redoing a run a backend halted lifts the halt: the tasks it set
+        // aside are pending, and published with the rest.
+        let lift_halt = mode == Mode::RedoFailed && store.budget().await?.halted.is_some();
+        if budget.given() || mode == Mode::Resume || lift_halt {
+            let go_on = mode == Mode::Resume || lift_halt;
+            parked = set_caps(&store, budget, go_on, (dir, &run, units)).await?;
+        }
+        let meta = store.meta().await?;
+        let publish = match mode {
+            Mode::Run => !meta.contains_key(meta::PUBLISHED),
+            Mode::RedoFailed => true,
+            // What was set aside, and nothing else: the rest is on its way.
+            Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
+        };
+        if publish {
+            let how = (mode, display, parked.as_deref());
+            publish_run((&broker, &store), settings, arrivals.log(), how, (fleet, dir, &run, units))
+                .await?;
+        } else if display != Display::Quiet {
+            eprintln!("fleet: run {run}: {units} units, published before; following");
+        }
+        health.set_ready(true);
+        let progress = Progress::new(units, display);
+        let mut watch = follow::Watch {
+            progress: &progress,
+            arrivals,
+            gauges: gauges::RunGauges::new(&metrics, &run, units),
+        };
+        let ending = tokio::select! {
+            ending = follow::follow(&store, broker, fleet, units, &mut watch, &mut reconciler) => ending,
+            _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
+        };
+        progress.finish();
+        let mut arrivals = watch.arrivals;
+        arrivals.take(&store).await?;
+        let work = follow::settled_work(&store, &work_before, recorded_before).await;
+        let work = work_since(&work, &work_before);
+        let ending = ending?;
+        if let Ending::Complete = ending {
+            // Every round is in the directory: Redis may let the run go.
+            store.finish(fleet.keep_s).await?;
+        }
+        anyhow::Ok((ending, arrivals.len(), work))
+    })?;
+    refuse_unfinished(&ending, &run, dir, units)?;
+    // Busy seconds summed over the fleet's processes, as they reported them
+    // (each reports once a second, so the last second may be missing).
+    let times = StageTimes {
+        wall_s: started.elapsed().as_secs_f64(),
+        records: recorded,
+        translate_s: work.translate_s,
+        verify_s: work.verify_s,
+        record_s: work.record_s,
+    };
+    let finished = finish(Finished {
+        items,
+        units,
+        generate_s,
+        times,
+    });
+    linger(&runtime, fleet);
+    if let Ending::Dead(n) = ending {
+        bail!(
+            "{n} units have tasks in the dead-letter queue; see why with `autoeval status {}`, and once the cause is fixed run `autoeval rerun {} --failed --fleet`",
+            dir.0.display(),
+            dir.0.display()
+        );
+    }
+    finished
+}
+
+/// The coordinator's health and metrics, served at `--health-addr` when one is given.
+async fn serve_health(
+    metrics: &Arc<autoeval_telemetry::Metrics>,
+    fleet: &FleetArgs,
+    display: Display,
+) -> Result<autoeval_service::Health> {
+    let health = autoeval_service::Health::with_metrics(metrics.clone());
+    if let Some(addr) = &fleet.health_addr {
+        let bound = health.serve(addr).await?;
+        if display != Display::Quiet {
+            eprintln!("fleet: health at http://{bound}");
+        }
+    }
+    Ok(health)
+}
+
+/// A run directory claimed for a fleet run, with what the run is.
+struct Claimed {
+    /// The run's name in Redis.
+    run: String,
+    /// Its items and units.
+    items: usize,
+    units: usize,
+    /// Seconds spent counting (generating) the items.
+    generate_s: f64,
+    /// The run's record: every round taken from Redis is appended here, and
+    /// what it holds is what a restore puts back if Redis loses the run.
+    log: JsonlStore,
+}
+
+/// Refuses settings the fleet cannot run, claims the directory and names
+/// the run, and counts its items.
+fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claimed> {
+    if budget.budget_usd.is_some() {
+        refuse::unpriced(settings)?;
+    }
+    refuse::past_bounds(settings)?;
+    claim_dir(dir, settings)?;
+    // Named before the directory is marked: a marked one without a name is an older build's.
+    let run = claim_run_name(dir)?;
+    dir.mark_fleet()?;
+    let t0 = Instant::now();
+    // Counted here and made again, a batch at a time, as they are published.
+    let (items, _) = count_items(settings)?;
+    let generate_s = t0.elapsed().as_secs_f64();
+    let units = settings.plan.units(items);
+    let log = JsonlStore::open(&dir.results())?;
+    Ok(Claimed {
+        run,
+        items,
+        units,
+        generate_s,
+        log,
+    })
+}
+
+/// Publishes what the run still needs once workers serve its models: its
+/// pending units, or on resume only what was set aside (`parked`).
+async fn publish_run(
+    (broker, store): (&Broker, &RunStore),
+    settings: &Resolved,
+    log: &JsonlStore,
+    (mode, display, parked): (Mode, Display, Option<&[RoundKey]>),
+    (fleet, dir, run, units): (&FleetArgs, &RunDir, &str, usize),
+) -> Result<()> {
+    let queues: Vec<(String, String)> = settings
+        .plan
+        .models
+        .iter()
+        .map(|m| (m.clone(), translate_queue(m)))
+        .collect();
+    wait_for_workers(
+        (broker, store),
+        &queues,
+        (
+            fleet.worker_wait_s,
+            &format!("`autoeval rerun {} --failed --fleet`", dir.0.display()),
+        ),
+        display,
+    )
+    .await?;
+    let only = pending::Only {
+        rounds: match (mode, parked) {
+            (Mode::Resume, Some(parked)) => Some(parked.iter().cloned().collect()),
+            _ => None,
+        },
+        ..pending::Only::default()
+    };
+    let published = pending::publish_pending(broker, store, settings, log, &only).await?;
+    if display != Display::Quiet {
+        eprintln!(
+            "fleet: run {run}: {units} units; {} finished, {} published",
+            published.finished, published.tasks
+        );
+    }
+    // Confirmed: what was set aside may leave its set now.
+    if let Some(parked) = parked {
+        store.unpark(parked).await?;
+    }
+    store
+        .set_meta(&[(meta::PUBLISHED, unix_now().to_string())])
+        .await?;
+    Ok(())
+}
+
+/// Sets the run's caps (and lets a paused run go on, with `go_on`); the
+/// tasks set aside while it was paused. Caps already spent, or a pause
+/// not lifted, are refused with the caps that would let it go on.
+async fn set_caps(
+    store: &RunStore,
+    budget: &BudgetArgs,
+    go_on: bool,
+    (dir, run, units): (&RunDir, &str, usize),
+) -> Result<Option<Vec<RoundKey>>> {
+    match store.set_caps(budget.usd(), budget.tokens(), go_on).await? {
+        CapsSet::Spent => {
+            let b = store.budget().await?;
+            let done = store.done().await?;
+            // The same caps a pause proposes: enough, at the rate so far, for the rest.
+            bail!(
+                "the run has already spent ${:.4} and {} tokens, as much as the caps given allow; nothing was changed. Give caps above that, e.g. `autoeval resume {} --fleet {}`",
+                b.spent_usd,
+                b.spent_tokens,
+                dir.0.display(),
+                raised_caps(&b, done, units)
+            );
+        }
+        CapsSet::Paused => {
+            let b = store.budget().await?;
+            let done = store.done().await?;
+            bail!(
+                "run {run} is paused at its budget; continue it with `autoeval resume {} --fleet {}`",
+                dir.0.display(),
+                raised_caps(&b, done, units)
+            )
+        }
+        CapsSet::Running => Ok(None),
+        CapsSet::Resumed(tasks) => Ok(Some(tasks)),
+    }
+}
+
+/// Why a run that did not finish stops here: detached, halted or paused.
+/// What was recorded is written; the report waits for the whole run.
+fn refuse_unfinished(ending: &Ending, run: &str, dir: &RunDir, units: usize) -> Result<()> {
+    match ending {
+        Ending::Detached => Err(Detached {
+            run: run.to_string(),
+            dir: dir.0.display().to_string(),
+        }
+        .into()),
+        Ending::Halted { why } => Err(autoeval_run_dir::halted_error(why, dir, true).into()),
+        Ending::Paused { why, done, more } => Err(Paused {
+            run: run.to_string(),
+            why: why.clone(),
+            done: *done,
+            units,
+            dir: dir.0.display().to_string(),
+            more: more.clone(),
+            fleet: true,
+        }
+        .into()),
+        Ending::Complete | Ending::Dead(_) => Ok(()),
+    }
+}
+
+/// This session's work: what the fleet's processes did since `before`.
+fn work_since(work: &Work, before: &Work) -> Work {
+    Work {
+        translated: work.translated.saturating_sub(before.translated),
+        proved: work.proved.saturating_sub(before.proved),
+        translate_s: (work.translate_s - before.translate_s).max(0.0),
+        verify_s: (work.verify_s - before.verify_s).max(0.0),
+        record_s: (work.record_s - before.record_s).max(0.0),
+    }
+}
+
+/// Keeps serving the final metrics for `--linger-s` (or until SIGTERM), so
+/// that Prometheus scrapes the end of the run.
+fn linger(runtime: &tokio::runtime::Runtime, fleet: &FleetArgs) {
+    if fleet.linger_s > 0 && fleet.health_addr.is_some() {
+        runtime.block_on(async {
+            let mut stop = autoeval_service::shutdown_signal();
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(fleet.linger_s)) => {}
+                _ = stop.changed() => {}
+            }
+        });
+    }
+}
+
+/// Drops the rounds that ended in a retryable failure, from Redis and from
+/// the run directory, and takes the run's dead letters out, so publishing
+/// the pending tasks redoes exactly those units.
+async fn forget_failures(
+    store: &RunStore,
+    broker: &Broker,
+    log: &JsonlStore,
+    display: Display,
+) -> Result<()> {
+    let mut failed: HashSet<RoundKey> = HashSet::new();
+    if autoeval_run_dir::results_exist(log.path()) {
+        autoeval_run_dir::for_each_record(log.path(), |r| {
+            if r.verdict.is_retryable() {
+                failed.insert(r.round_key());
+            }
+        })?;
+    }
+    for round in &failed {
+        store.forget(round).await?;
+    }
+    log.forget(&failed)?;
+    let dead = broker.take_dead_letters(store.run()).await?;
+    if display != Display::Quiet {
+        eprintln!(
+            "rerun: {} rounds ended in an API failure, a verifier error or a timeout, and {} dead letters held {} units; publishing their units again",
+            failed.len(),
+            dead.len(),
+            dead.iter().map(|d| d.units.len()).sum::<usize>()
+        );
+    }
+    Ok(())
+}
