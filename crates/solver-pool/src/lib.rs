@@ -11,6 +11,7 @@
 //! process that cannot start is a `verifier_error`.
 
 mod child;
+pub mod memory;
 mod protocol;
 mod watchdog;
 

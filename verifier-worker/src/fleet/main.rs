@@ -4,7 +4,6 @@
 //! connection's heartbeats), records the round in Redis once, publishes the
 //! next round of (A∘I)^n, and only then acknowledges the task.
 
-mod bounds;
 mod serve;
 
 use anyhow::Result;

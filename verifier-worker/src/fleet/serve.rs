@@ -2,7 +2,7 @@
 //! engine's verify loop over it until shut down; after a lost connection,
 //! the same again.
 
-use crate::{bounds, Args};
+use crate::Args;
 use anyhow::{Context, Result};
 use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker};
 use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages};
@@ -13,8 +13,10 @@ use autoeval_run_settings::StageSettings;
 use autoeval_service::{
     serve_connected, setup_error, shutdown_signal, FleetWatch, Health, RunSettings,
 };
+use autoeval_solver_pool::memory;
 use autoeval_telemetry::Metrics;
 use autoeval_verify::Prover;
+use autoeval_verify_stage::bounds;
 use autoeval_verify_stage::{verify_stage, VerifyStage};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,8 +86,8 @@ pub async fn run(args: Args) -> Result<()> {
         "--prover-memory-mb".into(),
         args.prover_memory_mb.to_string(),
     ];
-    if let Some(limit) = bounds::container_memory_limit() {
-        if let Some(why) = bounds::memory_misfit(jobs, args.prover_memory_mb, OWN_MEMORY_MB, limit)
+    if let Some(limit) = memory::container_memory_limit() {
+        if let Some(why) = memory::memory_misfit(jobs, args.prover_memory_mb, OWN_MEMORY_MB, limit)
         {
             anyhow::bail!(why);
         }
