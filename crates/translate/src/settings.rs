@@ -7,7 +7,7 @@ pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, ModelSpec, RetryPolicy};
+use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, RetryPolicy};
 use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -74,9 +74,24 @@ pub trait StageBackends {
 /// limit, the default attempts).
 pub fn default_task_budget() -> Duration {
     budget_of(
-        Duration::from_secs(120),
+        request_timeout(&ModelSettings::default()),
         RetryPolicy::default().max_attempts,
     )
+}
+
+/// `model`'s settings as the run resolved them (none set where it named none).
+fn model_settings(stages: &StageSettings, model: &str) -> ModelSettings {
+    stages
+        .translate
+        .models
+        .get(model)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A model's request time limit: its own, or 120 s.
+fn request_timeout(settings: &ModelSettings) -> Duration {
+    Duration::from_secs(settings.request_timeout_s.unwrap_or(120))
 }
 
 impl StageBackends for StageSettings {
@@ -84,16 +99,11 @@ impl StageBackends for StageSettings {
     fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
         let (spec, _) = ModelSpec::parse_with_settings(model)
             .map_err(|e| SettingsError::Spec(e.to_string()))?;
-        let settings = self
-            .translate
-            .models
-            .get(model)
-            .cloned()
-            .unwrap_or_default();
+        let settings = model_settings(self, model);
         let options = BackendOptions {
             concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
             adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
-            request_timeout: Duration::from_secs(settings.request_timeout_s.unwrap_or(120)),
+            request_timeout: request_timeout(&settings),
             retry: RetryPolicy {
                 max_attempts: self.translate.max_attempts,
                 ..RetryPolicy::default()
@@ -130,14 +140,8 @@ impl StageBackends for StageSettings {
     }
 
     fn task_budget(&self, model: &str) -> Duration {
-        let settings = self
-            .translate
-            .models
-            .get(model)
-            .cloned()
-            .unwrap_or_default();
-        let request = Duration::from_secs(settings.request_timeout_s.unwrap_or(120));
-        budget_of(request, self.translate.max_attempts)
+        let settings = model_settings(self, model);
+        budget_of(request_timeout(&settings), self.translate.max_attempts)
     }
 
     fn translator(&self, models: &[String], local: &Local) -> Result<Translator, SettingsError> {
@@ -164,7 +168,6 @@ fn budget_of(request: Duration, attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use autoeval_models::ModelSettings;
 
     #[test]
     fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {

@@ -59,8 +59,8 @@ impl Provider for BuiltinModel {
     }
 
     fn read(&self, rest: Option<&str>) -> Result<Named, String> {
-        let builtin = match (self.of_rate, rest) {
-            (None, None) => Builtin::Exact,
+        let (builtin, model) = match (self.of_rate, rest) {
+            (None, None) => (Builtin::Exact, self.name.to_string()),
             (None, Some(_)) => return Err("unknown backend".into()),
             (Some(of_rate), rest) => {
                 let rate: f64 = rest
@@ -70,12 +70,8 @@ impl Provider for BuiltinModel {
                 if !(0.0..=1.0).contains(&rate) {
                     return Err("the rate must be between 0 and 1".into());
                 }
-                of_rate(rate)
+                (of_rate(rate), format!("{}:{rate}", self.name))
             }
-        };
-        let model = match rest {
-            Some(rate) => format!("{}:{}", self.name, rate.parse::<f64>().unwrap_or_default()),
-            None => self.name.to_string(),
         };
         Ok(Named {
             model,

@@ -3,6 +3,14 @@
 
 use super::{model_name, Api, BatchLimits, Named, Provider};
 
+/// The Batch API's limits for chat completions: 50,000 requests; 200 MB of
+/// input, less a margin for the multipart framing. Servers that offer the
+/// same API take the same.
+pub(super) const BATCH_LIMITS: BatchLimits = BatchLimits {
+    requests: 50_000,
+    bytes: 190_000_000,
+};
+
 /// OpenAI's API.
 pub(super) struct OpenAi;
 
@@ -36,10 +44,6 @@ impl Provider for OpenAi {
     }
 
     fn batch_limits(&self) -> Option<BatchLimits> {
-        // 50,000 requests; 200 MB of input, less a margin for the multipart framing.
-        Some(BatchLimits {
-            requests: 50_000,
-            bytes: 190_000_000,
-        })
+        Some(BATCH_LIMITS)
     }
 }

@@ -67,9 +67,6 @@ impl Provider for OpenAiCompatible {
 
     fn batch_limits(&self) -> Option<BatchLimits> {
         // Servers that offer a Batch API take the chat-completions one's.
-        Some(BatchLimits {
-            requests: 50_000,
-            bytes: 190_000_000,
-        })
+        Some(super::openai::BATCH_LIMITS)
     }
 }
