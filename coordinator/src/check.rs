@@ -29,9 +29,9 @@ pub struct Args {
     /// Parallel checks; all cores when absent.
     #[arg(long)]
     jobs: Option<usize>,
-    /// Print nothing but errors.
-    #[arg(long)]
-    quiet: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
 }
 
 /// The parser mode, as a command-line value.
@@ -80,14 +80,12 @@ pub fn run(args: Args) -> Result<()> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::new(out);
-    let progress = if args.quiet {
-        ProgressBar::hidden()
-    } else {
+    let progress = args.output.bar(|| {
         ProgressBar::new_spinner().with_style(
             ProgressStyle::with_template("{spinner} {pos} pairs checked ({per_sec}) {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         )
-    };
+    });
     let counts = autoeval_verify_stage::checks::run_checks(
         BufReader::new(input),
         &mut out,
@@ -98,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
     )
     .with_context(|| format!("while checking {}", args.pairs.display()))?;
     progress.finish_and_clear();
-    if !args.quiet {
+    if !args.output.quiet {
         let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!(
             "checked {} pairs ({:?} parsing): {}",

@@ -185,7 +185,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     match args.format {
         Format::Reference => {
-            let config = autoeval_run_settings::RunConfig::read(&dir.config()).ok();
+            let config = autoeval_run_dir::read_config(&dir.config()).ok();
             let seed = config.as_ref().and_then(|c| c.seed).unwrap_or(0);
             let per_bucket = config.as_ref().and_then(|c| c.per_bucket).unwrap_or(50);
             let out = args.out.unwrap_or_else(|| dir.0.join("export"));

@@ -24,22 +24,12 @@ struct GcArgs {
     /// Say what would be removed, and remove nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Broker URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_AMQP",
-        hide_env_values = true,
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
-    )]
-    amqp: String,
-    /// Redis URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_REDIS",
-        hide_env_values = true,
-        default_value = "redis://127.0.0.1:6379"
-    )]
-    redis: String,
+    /// The broker.
+    #[command(flatten)]
+    pub broker: autoeval_service::AmqpUrl,
+    /// Redis.
+    #[command(flatten)]
+    pub store: autoeval_service::RedisUrl,
 }
 
 /// Runs `autoeval fleet`.
@@ -54,8 +44,8 @@ fn collect(args: GcArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let done = runtime.block_on(async {
-        let conn = autoeval_redis_store::connect(&args.redis).await?;
-        let broker = Broker::connect(&args.amqp, "autoeval-gc").await?;
+        let conn = autoeval_redis_store::connect(&args.store.redis).await?;
+        let broker = Broker::connect(&args.broker.amqp, "autoeval-gc").await?;
         let done = autoeval_fleet_coordinator::gc::collect(&conn, &broker, args.dry_run).await;
         broker.close().await;
         done

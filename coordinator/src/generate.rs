@@ -80,9 +80,9 @@ pub struct Args {
     /// Where to write the dataset.
     #[arg(long)]
     out: PathBuf,
-    /// Print nothing but errors.
-    #[arg(long)]
-    quiet: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
 }
 
 fn parse_kind(s: &str) -> Result<DatasetKind, String> {
@@ -121,14 +121,12 @@ impl Args {
 /// Runs `autoeval generate`.
 pub fn run(args: Args) -> Result<()> {
     let cfg = args.config();
-    let progress = if args.quiet {
-        ProgressBar::hidden()
-    } else {
+    let progress = args.output.bar(|| {
         ProgressBar::new(args.batches).with_style(
             ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} batches, {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         )
-    };
+    });
     progress.set_message(format!("generating {}", cfg.kind.name()));
     let started = std::time::Instant::now();
     let batches = generate_all(&cfg, args.batches, &progress)?;
@@ -151,7 +149,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     out.flush()
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    if !args.quiet {
+    if !args.output.quiet {
         report(&cfg, &batches, started.elapsed(), &args.out);
         // The other way of drawing, for comparison (App. M).
         let other = DatasetConfig {

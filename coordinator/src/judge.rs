@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use autoeval_engine::local::judge_local;
 use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeFile, RunDir};
 
+use autoeval_judge::Judging;
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, ModelSettings, ModelSpec};
@@ -17,7 +18,6 @@ use autoeval_prompts::{PromptSet, Templates};
 use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
 use autoeval_run_settings::Resolved;
-use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -66,9 +66,9 @@ pub struct Args {
     /// JSON file of API keys, read after the environment.
     #[arg(long)]
     secrets: Option<PathBuf>,
-    /// Print nothing but the report's path.
-    #[arg(long, short)]
-    quiet: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
     /// Ask through the fleet: LLM workers serving the judge model answer,
     /// and the judgements are kept in the fleet's Redis with the run.
     #[command(flatten)]
@@ -288,7 +288,7 @@ pub fn run(args: Args) -> Result<()> {
     if !recorded.is_empty() && !recorded.ends_with('\n') {
         writeln!(file)?;
     }
-    if !args.quiet {
+    if !args.output.quiet {
         let count = |f: fn(&JudgeTask) -> bool| pairs.iter().filter(|j| f(&j.task)).count();
         eprintln!(
             "judge: the answers of {} ({}, round {}), {}, asked with the {} prompt set: {} pairs, {} equivalent, {} not, {} non-compliant",
@@ -315,7 +315,7 @@ pub fn run(args: Args) -> Result<()> {
         // What the file held first, then the fleet's: the first answer of a pair stands.
         let merged = latest_judgements(&(recorded.clone() + &asked));
         rewrite_judgements(&path, &merged)?;
-        return finish(&dir, &path, &source, args.quiet);
+        return finish(&dir, &path, &source, args.output.quiet);
     }
     let judge = Judge {
         spec,
@@ -323,7 +323,7 @@ pub fn run(args: Args) -> Result<()> {
         prompt_set,
     };
     here(&args, &dir, judge, todo, file, &path)?;
-    finish(&dir, &path, &source, args.quiet)
+    finish(&dir, &path, &source, args.output.quiet)
 }
 
 /// Asks the fleet's workers the pairs `todo`: every judgement the run's
@@ -336,11 +336,7 @@ fn on_fleet(
     style: &str,
     todo: Vec<JudgeRecord>,
 ) -> Result<String> {
-    let display = if args.quiet {
-        autoeval_progress::Display::Quiet
-    } else {
-        autoeval_progress::Display::Bars
-    };
+    let display = args.output.display(10);
     let asked =
         autoeval_fleet_coordinator::judge::ask_all(autoeval_fleet_coordinator::judge::Ask {
             dir,
@@ -402,11 +398,9 @@ fn here(
         backend: backend.clone(),
         templates: Arc::new(Templates::of_set(prompt_set)),
     });
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(todo.len() as u64)
-    };
+    let bar = args
+        .output
+        .bar(|| indicatif::ProgressBar::new(todo.len() as u64));
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let ticked = bar.clone();
     let judged = runtime.block_on(judge_local(

@@ -3,11 +3,11 @@
 //! every other round stays as it was, and the response cache means a
 //! translation that had succeeded is not paid for again.
 
-use crate::app::run::{execute, progress_display};
+use crate::app::run::execute;
 use anyhow::Result;
+use autoeval_run_dir::resolve as resolve_settings;
 use autoeval_run_dir::JsonlStore;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::resolve as resolve_settings;
 use autoeval_run_settings::RunConfig;
 use std::path::PathBuf;
 
@@ -26,12 +26,9 @@ pub struct Args {
     /// Round trips in flight at once (default: the run's).
     #[arg(long)]
     concurrency: Option<usize>,
-    /// Print nothing but where the report is.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Log lines instead of bars, even on a terminal.
-    #[arg(long)]
-    plain: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
     /// A fleet run: redo the units whose last round failed or whose tasks
     /// are dead letters, through the fleet.
     #[command(flatten)]
@@ -47,7 +44,7 @@ pub fn run(args: Args) -> Result<()> {
         ..RunConfig::default()
     }))?;
     if args.fleet.fleet {
-        let display = progress_display(args.quiet, args.plain, 10);
+        let display = args.output.display(10);
         return crate::app::run::on_fleet(
             &dir,
             &settings,
@@ -67,8 +64,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let removed = JsonlStore::remove(&dir.results(), |r| r.verdict.is_retryable())?;
-    let display = progress_display(args.quiet, args.plain, 10);
-    if !args.quiet {
+    let display = args.output.display(10);
+    if !args.output.quiet {
         if removed == 0 {
             // A halt or a pause leaves units never sent: those are run.
             eprintln!("rerun: no round ended in an API failure, a verifier error or a timeout; running the units never sent, if any");

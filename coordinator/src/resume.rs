@@ -5,7 +5,6 @@
 //! as usual. On this machine, the run goes on from its records with the new
 //! caps, charged from what those records paid.
 
-use crate::app::run::progress_display;
 use anyhow::{bail, Result};
 use autoeval_run_dir::RunDir;
 use std::path::PathBuf;
@@ -15,12 +14,9 @@ use std::path::PathBuf;
 pub struct Args {
     /// Run directory.
     dir: PathBuf,
-    /// Print nothing but where the report is.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Log lines instead of bars, even on a terminal.
-    #[arg(long)]
-    plain: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
     /// The fleet.
     #[command(flatten)]
     fleet: autoeval_fleet_coordinator::FleetArgs,
@@ -39,7 +35,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let settings = dir.settings()?;
-    let display = progress_display(args.quiet, args.plain, 10);
+    let display = args.output.display(10);
     if !args.fleet.fleet {
         // A run on this machine goes on from its records, every paid reply cached.
         let caps = args.budget.applied_to(dir.caps()?);

@@ -9,9 +9,10 @@ use autoeval_pipeline::initial_tasks;
 use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
 use autoeval_proto::{meta, UnitKey};
 use autoeval_redis_store::RunStore;
+use autoeval_run_dir::item_batches;
 use autoeval_run_dir::run_name;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::{item_batches, Resolved};
+use autoeval_run_settings::Resolved;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -20,22 +21,12 @@ use std::path::PathBuf;
 pub struct Args {
     /// The run's directory (as `autoeval run --fleet --out` made it).
     pub dir: PathBuf,
-    /// Broker URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_AMQP",
-        hide_env_values = true,
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
-    )]
-    pub amqp: String,
-    /// Redis URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_REDIS",
-        hide_env_values = true,
-        default_value = "redis://127.0.0.1:6379"
-    )]
-    pub redis: String,
+    /// The broker.
+    #[command(flatten)]
+    pub broker: autoeval_service::AmqpUrl,
+    /// Redis.
+    #[command(flatten)]
+    pub store: autoeval_service::RedisUrl,
     /// Taken and ignored, as the other commands spell a fleet run: status is always the fleet's.
     #[arg(long, hide = true)]
     pub fleet: bool,
@@ -57,8 +48,8 @@ pub fn run(args: Args) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let fleet = FleetArgs {
-            amqp: args.amqp.clone(),
-            redis: args.redis.clone(),
+            broker: args.broker.clone(),
+            store: args.store.clone(),
             ..FleetArgs::default()
         };
         let (broker, store) = open(&fleet, &run).await?;

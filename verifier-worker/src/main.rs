@@ -1,33 +1,45 @@
-//! `autoeval-verifier-worker`: reads check requests (JSONL) on stdin and
-//! writes results on stdout, in order, checking in parallel.
+//! `autoeval-verifier`: the fleet's verifier worker. It takes verify tasks
+//! from the broker, proves each answer in an isolated, time-limited prover
+//! process off the async runtime (so CPU work never starves the broker
+//! connection's heartbeats), records the round in Redis once, publishes the
+//! next round of (A∘I)^n, and only then acknowledges the task.
 
-use anyhow::{Context, Result};
-use autoeval_syntax::Mode;
-use autoeval_verify::{ProverLimits, Settings};
+mod serve;
+
+use anyhow::Result;
 use clap::Parser;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Verifier worker: equivalence checks for a stream of requests.
-#[derive(Parser)]
-#[command(name = "autoeval-verifier-worker", version, about)]
-struct Args {
-    /// Parallel checks, at least 1; all cores when absent.
+/// Verifier worker of an AutoEval fleet.
+#[derive(Parser, Debug)]
+#[command(name = "autoeval-verifier", version, about)]
+pub struct Args {
+    /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
-    /// Prover time limit per check, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
-    timeout_ms: u32,
-    /// Prover resource limit per check (Z3 rlimit); 0 for none.
-    #[arg(long, default_value_t = 50_000_000)]
-    rlimit: u32,
-    /// Refuse →, ↔, ⊕ (and |, +, ? in regexes), which the prompts do not offer.
-    #[arg(long)]
-    strict: bool,
+    /// Tasks to keep in hand (the broker's prefetch holds about twice as
+    /// many, in bundles): more than --jobs, so that recording and
+    /// acknowledging one bundle overlaps proving the next.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    concurrency: u16,
+    /// Address space of each prover process, in MiB (0 for no limit): with
+    /// --jobs, what the verifier may take beside its own memory, which must
+    /// fit the container's limit.
+    #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
+    prover_memory_mb: u64,
+    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
+    /// minutes): the prefetch is lowered until a bundle's longest wait in
+    /// hand, at the default check time limit, stays below it.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    consumer_timeout_s: u64,
     /// Serve prover checks on stdin/stdout instead (started by the worker itself).
     #[arg(long, hide = true)]
     prover_child: bool,
+    /// The broker, Redis, and how this process serves.
+    #[command(flatten)]
+    service: autoeval_service::ServiceArgs,
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,44 +47,12 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<()> {
-    autoeval_telemetry::init_logs("warn");
+    autoeval_service::variables_from_files()?;
+    autoeval_telemetry::init_logs("info");
     let args = Args::parse();
     if args.prover_child {
-        return Ok(autoeval_solver_pool::serve_stdio(
-            autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB,
-        )?);
+        return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);
     }
-    let jobs = args
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let threads = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
-    let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
-    let pool =
-        autoeval_solver_pool::SolverPool::of_program(exe, vec!["--prover-child".into()], jobs);
-    let settings = Settings {
-        mode: if args.strict {
-            Mode::Strict
-        } else {
-            Mode::Lenient
-        },
-        limits: ProverLimits {
-            timeout_ms: args.timeout_ms,
-            rlimit: args.rlimit,
-        },
-        ..Settings::default()
-    };
-    let stdin = std::io::stdin().lock();
-    let stdout = std::io::stdout().lock();
-    let counts = autoeval_verify_stage::checks::run_checks(
-        stdin,
-        stdout,
-        &settings,
-        &pool,
-        &threads,
-        |_| {},
-    )
-    .context("cannot read the requests or write the results")?;
-    tracing::info!(?counts, "all requests checked");
-    Ok(())
+    let runtime = autoeval_service::runtime(args.service.threads)?;
+    runtime.block_on(serve::run(args))
 }

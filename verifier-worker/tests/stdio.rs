@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn the_verifier_worker_answers_a_stream_on_stdio() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_autoeval-verifier-worker"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_autoeval-verifier-stdio"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -35,7 +35,7 @@ fn the_verifier_worker_answers_a_stream_on_stdio() {
 #[test]
 fn no_verifier_takes_zero_jobs() {
     for exe in [
-        env!("CARGO_BIN_EXE_autoeval-verifier-worker"),
+        env!("CARGO_BIN_EXE_autoeval-verifier-stdio"),
         env!("CARGO_BIN_EXE_autoeval-verifier"),
     ] {
         let out = Command::new(exe).args(["--jobs", "0"]).output().unwrap();

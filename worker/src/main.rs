@@ -13,7 +13,6 @@
 //! bundles could be in hand longer), or the broker closes the channel and
 //! redelivers the bundle.
 
-mod registry;
 mod serve;
 
 use anyhow::Result;

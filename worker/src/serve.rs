@@ -2,11 +2,11 @@
 //! queues, and run the engine's translate and judge loops over them until
 //! shut down; after a lost connection, the same again.
 
-use crate::registry::RedisRegistry;
 use crate::Args;
 use anyhow::Result;
 use autoeval_amqp::{prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError};
 use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown};
+use autoeval_fleet_worker::{RedisRegistry, RunJudges, RunTranslators};
 use autoeval_models::{Observers, Waits};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
@@ -14,7 +14,7 @@ use autoeval_proto::{JudgeTask, TranslateTask};
 use autoeval_redis_store::{Budgets, Holding, RedisCustody, RedisGate, RedisRecords};
 use autoeval_service::{serve_connected, shutdown_signal, FleetWatch, Health};
 use autoeval_telemetry::{LlmObserver, Metrics};
-use autoeval_translate::{Local, RunJudges, RunTranslators};
+use autoeval_translate::Local;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +29,7 @@ pub async fn run(args: Args) -> Result<()> {
     let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(&args.service.health_addr).await?;
     println!("health: http://{bound}");
-    let redis = autoeval_redis_store::connect(&args.service.redis).await?;
+    let redis = autoeval_redis_store::connect(&args.service.store.redis).await?;
     // Each rate-limit wait is told with the runs this worker holds, for their progress lines.
     let waits = Arc::new(Waits::default());
     let local = Local {
@@ -116,7 +116,7 @@ pub async fn run(args: Args) -> Result<()> {
         }
     };
     serve_connected(
-        &args.service.amqp,
+        &args.service.broker.amqp,
         "autoeval-worker",
         health,
         shutdown.clone(),

@@ -3,6 +3,7 @@
 //! the Parquet file.
 
 pub mod items;
+pub mod output;
 pub mod parquet;
 pub mod provers;
 pub mod report;

@@ -11,12 +11,13 @@ use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_pipeline::{initial_tasks, RecordedUnits};
 use autoeval_progress::{Display, Progress};
 use autoeval_run_dir::{claim_dir, JsonlStore, RunDir};
-use autoeval_run_settings::{count_items, item_batches, stage_settings, Resolved};
+use autoeval_run_dir::{count_items, item_batches, stage_settings};
+use autoeval_run_settings::Resolved;
 use autoeval_translate::{Local, StageBackends, Translator};
 use autoeval_verify_stage::VerifyStage;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Exit status of a run that finished with rounds that tell nothing about
 /// the model (API failures, verifier errors): they are worth redoing.
@@ -58,11 +59,6 @@ impl std::fmt::Display for Incomplete {
 }
 
 impl std::error::Error for Incomplete {}
-
-/// How progress is shown: bars on a terminal, log lines every `log_every` seconds otherwise.
-pub fn progress_display(quiet: bool, plain: bool, log_every: u64) -> Display {
-    Display::choose(quiet, plain, Duration::from_secs(log_every.max(1)))
-}
 
 /// The stages for these settings: backends and prompts, and the verifier.
 fn build_stages(

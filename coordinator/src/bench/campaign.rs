@@ -128,7 +128,7 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let conn = rt.block_on(autoeval_redis_store::connect(&fleet.redis))?;
+    let conn = rt.block_on(autoeval_redis_store::connect(&fleet.store.redis))?;
     let baseline = redis_used(&rt, &conn)?;
     let started = Instant::now();
     let mut child = Command::new(std::env::current_exe()?)
@@ -147,7 +147,7 @@ fn campaign(scratch: &Path, name: &str, plan: &[String], fleet: &FleetArgs) -> R
         .stderr(Stdio::piped())
         .spawn()?;
     let (mut redis_peak, mut coordinator_mib) = (baseline, 0f64);
-    let mut watch = Watch::fleet(&fleet.redis, &dir)?;
+    let mut watch = Watch::fleet(&fleet.store.redis, &dir)?;
     let mut looks: Vec<(f64, u64)> = Vec::new();
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -264,7 +264,7 @@ pub fn run(units: u64, fleet: &FleetArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let conn = rt.block_on(autoeval_redis_store::connect(&fleet.redis))?;
+    let conn = rt.block_on(autoeval_redis_store::connect(&fleet.store.redis))?;
     let waited = Instant::now();
     for (m, _, _) in &rows {
         let store = RunStore::new(conn.clone(), &m.run);

@@ -59,7 +59,7 @@ fn timed_run(
 ) -> Result<Timing> {
     let out = scratch.join(name);
     let mut watch = match fleet {
-        Some(f) => Watch::fleet(&f.redis, &out)?,
+        Some(f) => Watch::fleet(&f.store.redis, &out)?,
         None => Watch::Local {
             path: out.join("results.jsonl"),
             read: 0,
@@ -303,14 +303,16 @@ fn cleanup(fleet: &FleetArgs, scratch: &Path, models: &[String]) {
         .unwrap_or_default();
     if let Ok(rt) = tokio::runtime::Runtime::new() {
         rt.block_on(async {
-            if let Ok(conn) = autoeval_redis_store::connect(&fleet.redis).await {
+            if let Ok(conn) = autoeval_redis_store::connect(&fleet.store.redis).await {
                 for run in &runs {
                     let _ = autoeval_redis_store::RunStore::new(conn.clone(), run)
                         .delete()
                         .await;
                 }
             }
-            if let Ok(b) = autoeval_amqp::Broker::connect(&fleet.amqp, "autoeval-bench").await {
+            if let Ok(b) =
+                autoeval_amqp::Broker::connect(&fleet.broker.amqp, "autoeval-bench").await
+            {
                 for m in models {
                     let _ = b.delete_queue(&translate_queue(m)).await;
                 }

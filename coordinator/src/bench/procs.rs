@@ -207,8 +207,8 @@ impl Watch {
 /// environment, where other processes cannot read them, never in argv.
 pub(super) fn connection_env(fleet: &FleetArgs) -> Vec<(&'static str, String)> {
     vec![
-        ("AUTOEVAL_AMQP", fleet.amqp.clone()),
-        ("AUTOEVAL_REDIS", fleet.redis.clone()),
+        ("AUTOEVAL_AMQP", fleet.broker.amqp.clone()),
+        ("AUTOEVAL_REDIS", fleet.store.redis.clone()),
     ]
 }
 /// Lines of a results file, read a block at a time.

@@ -10,7 +10,8 @@ use autoeval_generate::Item;
 use autoeval_models::Usage;
 use autoeval_pipeline::initial_tasks;
 use autoeval_prompts::Family;
-use autoeval_run_settings::{price_table, stage_settings, Resolved};
+use autoeval_run_dir::{price_table, stage_settings};
+use autoeval_run_settings::Resolved;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

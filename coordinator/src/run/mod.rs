@@ -6,11 +6,12 @@
 pub mod dry_run;
 pub mod power;
 
-use crate::app::run::{execute, on_fleet, progress_display};
+use crate::app::run::{execute, on_fleet};
 use anyhow::{bail, Result};
 
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::{load_items, resolve as resolve_settings, RunConfig};
+use autoeval_run_dir::{load_items, read_config_with, resolve as resolve_settings};
+use autoeval_run_settings::RunConfig;
 
 use std::path::{Path, PathBuf};
 
@@ -41,12 +42,9 @@ pub struct Args {
     /// points); the plan proposes the items per complexity value it needs.
     #[arg(long, value_parser = share)]
     detect: Option<f64>,
-    /// Print nothing but where the report is.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Log lines instead of bars, even on a terminal.
-    #[arg(long)]
-    plain: bool,
+    /// How progress is shown.
+    #[command(flatten)]
+    output: crate::app::output::OutputArgs,
     /// Seconds between log lines when not drawing bars.
     #[arg(long, default_value_t = 10)]
     log_every: u64,
@@ -58,53 +56,68 @@ pub struct Args {
     budget: autoeval_fleet_coordinator::BudgetArgs,
 }
 
-/// The flags of `autoeval run` that are not the run's settings, as the
-/// config file may also give them. A flag given on the command line (or its
-/// environment variable) wins over the file.
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct CommandKeys {
-    out: Option<PathBuf>,
-    dry_run: Option<bool>,
-    baseline: Option<f64>,
-    detect: Option<f64>,
-    quiet: Option<bool>,
-    plain: Option<bool>,
-    log_every: Option<u64>,
-    fleet: Option<bool>,
-    amqp: Option<String>,
-    redis: Option<String>,
-    worker_wait_s: Option<u64>,
-    #[serde(alias = "metrics-addr")]
-    health_addr: Option<String>,
-    linger_s: Option<u64>,
-    keep_s: Option<u64>,
-    budget_usd: Option<f64>,
-    budget_tokens: Option<u64>,
-    no_budget: Option<bool>,
+/// Declares the flags of `autoeval run` that are not the run's settings,
+/// as the config file may also give them, each once: its key as the file
+/// spells it (and an old spelling), its type, and the field of [`Args`] it
+/// fills (wrapped in `Some` for an optional field). Caps are read apart:
+/// given on the command line, they replace the file's all together.
+macro_rules! command_keys {
+    (
+        taken { $($name:literal $(| $alias:literal)? $key:ident: $ty:ty => $($field:ident).+, $wrap:expr;)* }
+        caps { $($cap_name:literal $cap:ident: $cap_ty:ty;)* }
+    ) => {
+        /// The command's own keys a config file gave.
+        #[derive(serde::Deserialize, Default)]
+        #[serde(deny_unknown_fields, rename_all = "kebab-case")]
+        struct CommandKeys {
+            $($(#[serde(alias = $alias)])? $key: Option<$ty>,)*
+            $($cap: Option<$cap_ty>,)*
+        }
+
+        /// The keys of [`CommandKeys`] as the file spells them.
+        const COMMAND_KEYS: &[&str] = &[$($name, $($alias,)?)* $($cap_name,)*];
+
+        impl Args {
+            /// Takes each of the file's keys (but the caps) whose flag `given` does not name.
+            fn take_keys(&mut self, file: &CommandKeys, given: impl Fn(&str) -> bool) {
+                $(if let Some(value) = file.$key.clone() {
+                    if !given(stringify!($key)) {
+                        self.$($field).+ = $wrap(value);
+                    }
+                })*
+            }
+        }
+    };
 }
 
-/// The keys of [`CommandKeys`] as the file spells them.
-const COMMAND_KEYS: [&str; 18] = [
-    "out",
-    "dry-run",
-    "baseline",
-    "detect",
-    "quiet",
-    "plain",
-    "log-every",
-    "fleet",
-    "amqp",
-    "redis",
-    "worker-wait-s",
-    "health-addr",
-    "metrics-addr",
-    "linger-s",
-    "keep-s",
-    "budget-usd",
-    "budget-tokens",
-    "no-budget",
-];
+/// Leaves a value as it is, for a field that is not optional.
+fn same<T>(value: T) -> T {
+    value
+}
+
+command_keys! {
+    taken {
+        "out" out: PathBuf => out, Some;
+        "dry-run" dry_run: bool => dry_run, same;
+        "baseline" baseline: f64 => baseline, same;
+        "detect" detect: f64 => detect, Some;
+        "quiet" quiet: bool => output.quiet, same;
+        "plain" plain: bool => output.plain, same;
+        "log-every" log_every: u64 => log_every, same;
+        "fleet" fleet: bool => fleet.fleet, same;
+        "amqp" amqp: String => fleet.broker.amqp, same;
+        "redis" redis: String => fleet.store.redis, same;
+        "worker-wait-s" worker_wait_s: u64 => fleet.worker_wait_s, same;
+        "health-addr" | "metrics-addr" health_addr: String => fleet.health_addr, Some;
+        "linger-s" linger_s: u64 => fleet.linger_s, same;
+        "keep-s" keep_s: u64 => fleet.keep_s, same;
+    }
+    caps {
+        "budget-usd" budget_usd: f64;
+        "budget-tokens" budget_tokens: u64;
+        "no-budget" no_budget: bool;
+    }
+}
 
 impl Args {
     /// Takes each of the file's command keys whose flag was not given.
@@ -118,31 +131,7 @@ impl Args {
                 )
             })
         };
-        macro_rules! take {
-            ($($key:ident => $field:expr, $wrap:expr;)*) => {$(
-                if let Some(value) = file.$key {
-                    if !given(stringify!($key)) {
-                        $field = $wrap(value);
-                    }
-                }
-            )*};
-        }
-        take! {
-            out => self.out, Some;
-            dry_run => self.dry_run, std::convert::identity;
-            baseline => self.baseline, std::convert::identity;
-            detect => self.detect, Some;
-            quiet => self.quiet, std::convert::identity;
-            plain => self.plain, std::convert::identity;
-            log_every => self.log_every, std::convert::identity;
-            fleet => self.fleet.fleet, std::convert::identity;
-            amqp => self.fleet.amqp, std::convert::identity;
-            redis => self.fleet.redis, std::convert::identity;
-            worker_wait_s => self.fleet.worker_wait_s, std::convert::identity;
-            health_addr => self.fleet.health_addr, Some;
-            linger_s => self.fleet.linger_s, std::convert::identity;
-            keep_s => self.fleet.keep_s, std::convert::identity;
-        }
+        self.take_keys(&file, given);
         // Caps given on the command line replace the file's caps and its
         // no-budget alike, and the other way round.
         if !(given("budget_usd") || given("budget_tokens") || given("no_budget")) {
@@ -167,7 +156,7 @@ fn share(text: &str) -> Result<f64, String> {
 pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let mut config = RunConfig::default();
     if let Some(path) = args.config.clone() {
-        let (file, own) = RunConfig::read_with::<CommandKeys>(&path, &COMMAND_KEYS)?;
+        let (file, own) = read_config_with::<CommandKeys>(&path, COMMAND_KEYS)?;
         config = file;
         args.complete_from(own, matches);
         if args.budget.no_budget && args.budget.capped() {
@@ -209,7 +198,7 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     if baseline_given {
         bail!("--baseline sets the power figures of a plan: add --dry-run");
     }
-    let display = progress_display(args.quiet, args.plain, args.log_every);
+    let display = args.output.display(args.log_every);
     if args.fleet.fleet {
         return on_fleet(
             &RunDir(dir),
@@ -252,5 +241,38 @@ fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
             unmatched.join(", "),
             autoeval_models::provider::served_form("NAME")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_of_run_is_a_key_of_its_config_file() {
+        let command = <Args as clap::Args>::augment_args(clap::Command::new("run"));
+        let settings: Vec<String> = RunConfig::keys().into_iter().map(|(k, _)| k).collect();
+        let mut missing = Vec::new();
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let known = long == "config"
+                || settings.iter().any(|k| k == long)
+                || COMMAND_KEYS.contains(&long);
+            if !known {
+                missing.push(long.to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "flags of run that the config file cannot give: {missing:?}"
+        );
+        // Each key of the file is a flag (or an old spelling of one).
+        for key in COMMAND_KEYS {
+            assert!(
+                command.get_arguments().any(|a| a.get_long() == Some(key)
+                    || a.get_all_aliases().is_some_and(|al| al.contains(key))),
+                "{key} is no flag of run"
+            );
+        }
     }
 }

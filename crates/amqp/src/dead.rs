@@ -1,7 +1,9 @@
 //! Reading the dead-letter queue: what is there and why, and taking a
 //! run's letters out once they are republished.
 
-use crate::{close_quietly, header_text, header_texts, Bounded, Broker, BrokerError};
+use crate::bounded::{close_quietly, Bounded};
+use crate::headers::{header_text, header_texts};
+use crate::{Broker, BrokerError};
 use autoeval_proto::fleet::{DEAD_QUEUE, REASON_HEADER, RUN_HEADER, UNITS_HEADER};
 use lapin::options::{BasicAckOptions, BasicGetOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};

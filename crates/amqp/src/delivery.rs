@@ -1,10 +1,10 @@
 //! Tasks as a consumer receives them: the body, who it is for, how often it
 //! was delivered, and the three ways to finish it.
 
-use crate::{
-    amqp, close_quietly, header_number, header_text, header_texts, headers, Bounded, Broker,
-    BrokerError, Meta,
-};
+use crate::bounded::{close_quietly, Bounded};
+use crate::error::amqp;
+use crate::headers::{header_number, header_text, header_texts, headers};
+use crate::{Broker, BrokerError, Meta};
 use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNITS_HEADER};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};

@@ -143,112 +143,147 @@ async fn handle<D, O, St, S, A, W, C>(
     }
     // Only a run with a cap is charged, and only its tasks are ever set aside.
     let capped = cx.admission.capped(&run).await;
-    let each = bundle.into_iter().map(|task| {
-        let (cx, stage, run) = (&cx, &stage, run.as_str());
-        async move {
-            let field = task.round_key();
-            let held = cx.watch.taken(Step::Translate, run, &field);
-            let Ok(_slot) = cx.slots.acquire().await else {
+    let each = bundle
+        .into_iter()
+        .map(|task| cx.translate_one(&stage, &run, capped, task));
+    let finished = futures_util::future::join_all(each).await;
+    cx.settle_bundle(delivery, &run, stage.as_ref(), finished)
+        .await;
+}
+
+impl<O, St, S, A, W, C> Context<O, St, S, A, W, C>
+where
+    O: Outbox<VerifyTask>,
+    St: Stages<S>,
+    S: Translate,
+    A: Admission,
+    W: Watch,
+    C: Custody,
+{
+    /// Takes one task of a bundle through its slot, its run's cap and the
+    /// model: what became of it, and its hold on the watch (none once it is
+    /// kept in custody, whose carrier settles it).
+    async fn translate_one(
+        self: &Arc<Self>,
+        stage: &Arc<S>,
+        run: &str,
+        capped: bool,
+        task: TranslateTask,
+    ) -> (Outcome, Option<W::Held>) {
+        let field = task.round_key();
+        let held = self.watch.taken(Step::Translate, run, &field);
+        let Ok(_slot) = self.slots.acquire().await else {
+            return (Outcome::Return, Some(held));
+        };
+        if self.shutdown.is_signalled() {
+            return (Outcome::Return, Some(held));
+        }
+        if stage.halted().is_some() {
+            return (Outcome::Unsent(field), Some(held));
+        }
+        if capped {
+            match self.admission.start(run, &field).await {
+                Start::Go => {}
+                Start::Parked => return (Outcome::Parked, Some(held)),
+                Start::Return => return (Outcome::Return, Some(held)),
+            }
+        }
+        if self.custody.enabled() && stage.batched(&task.model) {
+            // Waits here (holding its slot) while the process carries its fill.
+            let Ok(carrying) = self.kept.clone().acquire_owned().await else {
                 return (Outcome::Return, Some(held));
             };
-            if cx.shutdown.is_signalled() {
+            if let Err(e) = self.custody.keep(run, &task).await {
+                tracing::warn!(error = %e, "cannot keep a batched task; returning its bundle");
                 return (Outcome::Return, Some(held));
             }
-            if stage.halted().is_some() {
-                return (Outcome::Unsent(field), Some(held));
-            }
-            if capped {
-                match cx.admission.start(run, &field).await {
-                    Start::Go => {}
-                    Start::Parked => return (Outcome::Parked, Some(held)),
-                    Start::Return => return (Outcome::Return, Some(held)),
-                }
-            }
-            if cx.custody.enabled() && stage.batched(&task.model) {
-                // Waits here (holding its slot) while the process carries its fill.
-                let Ok(carrying) = cx.kept.clone().acquire_owned().await else {
-                    return (Outcome::Return, Some(held));
-                };
-                if let Err(e) = cx.custody.keep(run, &task).await {
-                    tracing::warn!(error = %e, "cannot keep a batched task; returning its bundle");
-                    return (Outcome::Return, Some(held));
-                }
-                let (cx, stage, run) = (cx.clone(), stage.clone(), run.to_string());
-                tokio::spawn(async move {
-                    carry_on(&cx, stage, &run, task, held).await;
-                    drop(carrying);
-                });
-                return (Outcome::Kept, None);
-            }
-            let started = Instant::now();
-            let done = translate_caught(stage.clone(), task).await;
-            if left_by_halt(&done.translation, stage.as_ref()) {
-                return (Outcome::Unsent(field), Some(held));
-            }
-            cx.watch.translated(run, &done, started.elapsed());
-            if capped {
-                cx.admission.charge(run, &done.translation).await;
-            }
-            (Outcome::Done(Box::new(done)), Some(held))
+            let (cx, stage, run) = (self.clone(), stage.clone(), run.to_string());
+            tokio::spawn(async move {
+                carry_on(&cx, stage, &run, task, held).await;
+                drop(carrying);
+            });
+            return (Outcome::Kept, None);
         }
-    });
-    let finished = futures_util::future::join_all(each).await;
-    let mut settle = Settle::new(watch);
-    let (mut done, mut unsent) = (Vec::new(), Vec::new());
-    let mut whole = true;
-    for (outcome, held) in finished {
-        let Some(held) = held else {
-            continue;
-        };
-        let how = match outcome {
-            Outcome::Kept => "kept",
-            Outcome::Done(v) => {
-                done.push(*v);
-                "acked"
-            }
-            Outcome::Parked => "parked",
-            Outcome::Return => {
-                whole = false;
-                "requeued"
-            }
-            Outcome::Unsent(field) => {
-                unsent.push(field);
-                "pending"
-            }
-        };
-        settle.add(held, how);
+        let started = Instant::now();
+        let done = translate_caught(stage.clone(), task).await;
+        if left_by_halt(&done.translation, stage.as_ref()) {
+            return (Outcome::Unsent(field), Some(held));
+        }
+        self.watch.translated(run, &done, started.elapsed());
+        if capped {
+            self.admission.charge(run, &done.translation).await;
+        }
+        (Outcome::Done(Box::new(done)), Some(held))
     }
-    // The answers are cached: whoever gets the bundle again does not pay again.
-    if !whole {
-        let _ = delivery.requeue().await;
-        return settle.all("requeued");
-    }
-    if !unsent.is_empty() {
-        let why = stage.halted().unwrap_or_default();
-        watch.halted(&run, &why);
-        if let Err(e) = cx.admission.halt(&run, &why, &unsent).await {
-            tracing::warn!(error = %e, "cannot keep the tasks a halt left; returning their bundle");
+
+    /// Settles a bundle once each of its tasks ended: back whole if any task
+    /// must go back; otherwise what a halt left is kept pending, the answers
+    /// are sent on, and the delivery is acknowledged.
+    async fn settle_bundle<D: Delivery>(
+        &self,
+        delivery: D,
+        run: &str,
+        stage: &S,
+        finished: Vec<(Outcome, Option<W::Held>)>,
+    ) {
+        let watch = self.watch.as_ref();
+        let mut settle = Settle::new(watch);
+        let (mut done, mut unsent) = (Vec::new(), Vec::new());
+        let mut whole = true;
+        for (outcome, held) in finished {
+            let Some(held) = held else {
+                continue;
+            };
+            let how = match outcome {
+                Outcome::Kept => "kept",
+                Outcome::Done(v) => {
+                    done.push(*v);
+                    "acked"
+                }
+                Outcome::Parked => "parked",
+                Outcome::Return => {
+                    whole = false;
+                    "requeued"
+                }
+                Outcome::Unsent(field) => {
+                    unsent.push(field);
+                    "pending"
+                }
+            };
+            settle.add(held, how);
+        }
+        // The answers are cached: whoever gets the bundle again does not pay again.
+        if !whole {
             let _ = delivery.requeue().await;
             return settle.all("requeued");
         }
-    }
-    if !done.is_empty() {
-        if let Err(e) = cx.outbox.send(&run, done).await {
-            tracing::warn!(error = %e, "cannot hand on a bundle's translations; returning it");
-            let _ = delivery.requeue().await;
-            return settle.all("requeued");
-        }
-    }
-    match delivery.ack().await {
-        Ok(()) => {
-            for _ in &unsent {
-                watch.unit_ended();
+        if !unsent.is_empty() {
+            let why = stage.halted().unwrap_or_default();
+            watch.halted(run, &why);
+            if let Err(e) = self.admission.halt(run, &why, &unsent).await {
+                tracing::warn!(error = %e, "cannot keep the tasks a halt left; returning their bundle");
+                let _ = delivery.requeue().await;
+                return settle.all("requeued");
             }
-            settle.each();
         }
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot settle a bundle; it will be delivered again");
-            settle.all("requeued");
+        if !done.is_empty() {
+            if let Err(e) = self.outbox.send(run, done).await {
+                tracing::warn!(error = %e, "cannot hand on a bundle's translations; returning it");
+                let _ = delivery.requeue().await;
+                return settle.all("requeued");
+            }
+        }
+        match delivery.ack().await {
+            Ok(()) => {
+                for _ in &unsent {
+                    watch.unit_ended();
+                }
+                settle.each();
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot settle a bundle; it will be delivered again");
+                settle.all("requeued");
+            }
         }
     }
 }

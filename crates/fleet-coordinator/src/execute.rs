@@ -12,8 +12,8 @@ use autoeval_proto::fleet::translate_queue;
 use autoeval_proto::meta;
 use autoeval_proto::RoundKey;
 use autoeval_redis_store::{CapsSet, RunStore, Work};
+use autoeval_run_dir::count_items;
 use autoeval_run_dir::{claim_dir, claim_run_name, JsonlStore, RunDir};
-use autoeval_run_settings::count_items;
 use autoeval_run_settings::Resolved;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ pub fn execute(
     let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
     let (ending, recorded, work) = runtime.block_on(async {
         let health = serve_health(&metrics, fleet, display).await?;
-        let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, &run);
+        let store = RunStore::new(autoeval_redis_store::connect(&fleet.store.redis).await?, &run);
         register(&store, settings, units, items).await?;
         // This session's busy times are what the fleet's processes did since.
         let work_before = store.work().await.unwrap_or_default();
@@ -75,7 +75,7 @@ pub fn execute(
         // Rounds recorded while no coordinator followed come into the directory first.
         let mut arrivals = arrivals::Arrivals::new(log);
         arrivals.take(&store).await?;
-        let broker = Broker::connect(&fleet.amqp, "autoeval-coordinator")
+        let broker = Broker::connect(&fleet.broker.amqp, "autoeval-coordinator")
             .await?;
         if mode == Mode::RedoFailed {
             forget_failures(&store, &broker, arrivals.log(), display).await?;

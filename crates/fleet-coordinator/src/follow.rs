@@ -208,14 +208,10 @@ pub async fn follow(
         gauges,
     } = watch;
     let mut broker = Arc::new(broker);
-    let mut last_change = Instant::now();
-    // Since when a stage has had tasks and no consumer.
-    let mut unserved_since: Option<Instant> = None;
+    let mut stall = Stall::new();
     let mut last_recorded = u64::MAX;
     let mut state_checked = Instant::now();
-    // Read at most every half second: each is a read per live process.
-    let (mut waits, mut waits_read) = (String::new(), Instant::now() - WAITS_EVERY);
-    let mut translated = 0;
+    let mut slow = SlowReads::new();
     loop {
         if state_checked.elapsed() >= CHECK_STATE_EVERY {
             state_checked = Instant::now();
@@ -237,51 +233,29 @@ pub async fn follow(
             }
         };
         let (recorded, equivalent, measured) = tally(&counts);
-        if waits_read.elapsed() >= WAITS_EVERY {
-            waits_read = Instant::now();
-            if let Ok(now) = store.rate_waits().await {
-                waits = autoeval_models::describe_waits(&now);
-            }
-            if let Ok(batches) = autoeval_models::BatchJournal::batches(&store.journal()).await {
-                progress.show_batches(&autoeval_models::BatchCounts::of(&batches));
-            }
-            if let Ok(work) = store.work().await {
-                translated = work.translated;
-            }
-        }
+        slow.read(store, progress).await;
         gauges.progress(done);
         gauges.rounds(&counts);
         let waiting = match queued(&broker, models, &*gauges).await {
             Ok((n, unserved)) => {
-                // Named in the progress line once it lasts: a moment between
-                // a consumer's reconnects is no news.
-                let since = *unserved_since.get_or_insert_with(Instant::now);
-                if unserved.is_empty() {
-                    unserved_since = None;
-                }
-                let stood = last_change.elapsed();
-                let mut why = Vec::new();
-                if !waits.is_empty() {
-                    why.push(waits.clone());
-                }
-                if !unserved.is_empty() && since.elapsed() >= NAME_WAIT_AFTER {
-                    why.push(unserved.join("; "));
-                } else if stood >= NAME_STALL_AFTER {
-                    why.push(format!("no round recorded for {} s", stood.as_secs()));
-                }
-                let why = why.join("; ");
-                progress.waiting_on(&why);
+                progress.waiting_on(&stall.why(&slow.waits, &unserved));
                 n
             }
             Err(e) => {
                 tracing::warn!(error = %e, "lost the broker; reconnecting");
                 broker = Arc::new(
-                    Broker::connect_with_backoff(&fleet.amqp, "autoeval-coordinator").await?,
+                    Broker::connect_with_backoff(&fleet.broker.amqp, "autoeval-coordinator")
+                        .await?,
                 );
                 continue;
             }
         };
-        progress.show(translated.max(recorded), recorded, equivalent, measured);
+        progress.show(
+            slow.translated.max(recorded),
+            recorded,
+            equivalent,
+            measured,
+        );
         if let Err(e) = arrivals.take(store).await {
             tracing::warn!(error = %e, "cannot read the rounds recorded lately; retrying");
         }
@@ -293,30 +267,14 @@ pub async fn follow(
                 Err(e) => tracing::warn!(error = %e, "cannot mend the run's chains; retrying"),
             }
         }
-        if let Ok(budget) = store.budget().await {
-            reconciler.saw_budget(budget.clone());
-            let seen = budget.clone();
-            if let Some(why) = budget.paused {
-                // Tasks in hand finish (and are recorded) before the run is called paused.
-                quiet(store).await;
-                if let Err(e) = arrivals.take(store).await {
-                    tracing::warn!(error = %e, "cannot read the rounds recorded lately");
-                }
-                if let Some(why) = budget.halted {
-                    return Ok(Ending::Halted { why });
-                }
-                // Caps for the rest from what the run spent and did once its tasks in hand ended.
-                let done = store.done().await.unwrap_or(done);
-                let spent = store.budget().await.unwrap_or(seen);
-                let more = crate::raised_caps(&spent, done, units);
-                return Ok(Ending::Paused { why, done, more });
-            }
+        if let Some(ending) = paused(store, reconciler, arrivals, done, units).await {
+            return Ok(ending);
         }
         if recorded != last_recorded {
             last_recorded = recorded;
-            last_change = Instant::now();
+            stall.moved();
             reconciler.moved();
-        } else if waiting == 0 && last_change.elapsed() >= SETTLE {
+        } else if waiting == 0 && stall.stood() >= SETTLE {
             match settle(store, &broker, done, units, reconciler, arrivals.log()).await {
                 Ok(Some(ending)) => return Ok(ending),
                 Ok(None) => {}
@@ -325,6 +283,119 @@ pub async fn follow(
         }
         tokio::time::sleep(LOOK_EVERY).await;
     }
+}
+
+/// What is read less often than the run's progress: each is a read per
+/// live process, so at most every [`WAITS_EVERY`].
+struct SlowReads {
+    /// The rate limits' waits, described.
+    waits: String,
+    /// Rounds translated so far.
+    translated: u64,
+    read: Instant,
+}
+
+impl SlowReads {
+    fn new() -> Self {
+        SlowReads {
+            waits: String::new(),
+            translated: 0,
+            read: Instant::now() - WAITS_EVERY,
+        }
+    }
+
+    /// Reads the waits, the batches (shown at once) and the work done, if
+    /// it is time to.
+    async fn read(&mut self, store: &RunStore, progress: &Progress) {
+        if self.read.elapsed() < WAITS_EVERY {
+            return;
+        }
+        self.read = Instant::now();
+        if let Ok(now) = store.rate_waits().await {
+            self.waits = autoeval_models::describe_waits(&now);
+        }
+        if let Ok(batches) = autoeval_models::BatchJournal::batches(&store.journal()).await {
+            progress.show_batches(&autoeval_models::BatchCounts::of(&batches));
+        }
+        if let Ok(work) = store.work().await {
+            self.translated = work.translated;
+        }
+    }
+}
+
+/// Since when the run has stood still, and since when a stage has had
+/// tasks and no consumer: what the progress line says it waits on.
+struct Stall {
+    last_change: Instant,
+    unserved_since: Option<Instant>,
+}
+
+impl Stall {
+    fn new() -> Self {
+        Stall {
+            last_change: Instant::now(),
+            unserved_since: None,
+        }
+    }
+
+    /// A round was recorded.
+    fn moved(&mut self) {
+        self.last_change = Instant::now();
+    }
+
+    /// How long since a round was last recorded.
+    fn stood(&self) -> Duration {
+        self.last_change.elapsed()
+    }
+
+    /// Why the run waits, given the rate limits' `waits` and the stages
+    /// now `unserved`. Either is named once it lasts: a moment between a
+    /// consumer's reconnects is no news.
+    fn why(&mut self, waits: &str, unserved: &[String]) -> String {
+        let since = *self.unserved_since.get_or_insert_with(Instant::now);
+        if unserved.is_empty() {
+            self.unserved_since = None;
+        }
+        let stood = self.stood();
+        let mut why = Vec::new();
+        if !waits.is_empty() {
+            why.push(waits.to_string());
+        }
+        if !unserved.is_empty() && since.elapsed() >= NAME_WAIT_AFTER {
+            why.push(unserved.join("; "));
+        } else if stood >= NAME_STALL_AFTER {
+            why.push(format!("no round recorded for {} s", stood.as_secs()));
+        }
+        why.join("; ")
+    }
+}
+
+/// How the run ends if its budget paused it: tasks in hand finish (and are
+/// recorded) first; a halt ends it halted, a cap paused with the caps for
+/// the rest.
+async fn paused(
+    store: &RunStore,
+    reconciler: &mut Reconciler<'_>,
+    arrivals: &mut Arrivals,
+    done: u64,
+    units: usize,
+) -> Option<Ending> {
+    let budget = store.budget().await.ok()?;
+    reconciler.saw_budget(budget.clone());
+    let seen = budget.clone();
+    let why = budget.paused?;
+    quiet(store).await;
+    if let Err(e) = arrivals.take(store).await {
+        tracing::warn!(error = %e, "cannot read the rounds recorded lately");
+    }
+    if let Some(why) = budget.halted {
+        return Some(Ending::Halted { why });
+    }
+    // Caps for the rest from what the run spent and did once its tasks in hand ended.
+    let done = store.done().await.unwrap_or(done);
+    let spent = store.budget().await.unwrap_or(seen);
+    let more = crate::raised_caps(&spent, done, units);
+    Some(Ending::Paused { why, done, more })
 }
 
 /// The fleet's work once its processes have told the translating and

@@ -66,7 +66,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let store = RunStore::new(autoeval_redis_store::connect(&ask.fleet.redis).await?, &run);
+        let store = RunStore::new(autoeval_redis_store::connect(&ask.fleet.store.redis).await?, &run);
         // A judge asks a model, as the translate stage does; it verifies nothing.
         let stages = StageSettings {
             prompts: PromptSettings {
@@ -101,7 +101,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             .collect();
         // Every pair to ask is asked again: earlier failures are replaced.
         store.forget_failed_judgements(&judge).await?;
-        let broker = Broker::connect(&ask.fleet.amqp, "autoeval-coordinator")
+        let broker = Broker::connect(&ask.fleet.broker.amqp, "autoeval-coordinator")
             .await?;
         let queue = judge_queue(ask.judge);
         wait_for_workers(

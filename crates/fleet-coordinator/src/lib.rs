@@ -35,28 +35,12 @@ pub struct FleetArgs {
     /// and `autoeval-verifier` processes, and follow the results in Redis.
     #[cfg_attr(feature = "cli", arg(long))]
     pub fleet: bool,
-    /// Broker URL.
-    #[cfg_attr(
-        feature = "cli",
-        arg(
-            long,
-            env = "AUTOEVAL_AMQP",
-            hide_env_values = true,
-            default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
-        )
-    )]
-    pub amqp: String,
-    /// Redis URL.
-    #[cfg_attr(
-        feature = "cli",
-        arg(
-            long,
-            env = "AUTOEVAL_REDIS",
-            hide_env_values = true,
-            default_value = "redis://127.0.0.1:6379"
-        )
-    )]
-    pub redis: String,
+    /// The broker.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub broker: autoeval_service::AmqpUrl,
+    /// Redis.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub store: autoeval_service::RedisUrl,
     /// Seconds to wait for a worker serving each model before publishing
     /// anyway (tasks for a model nobody serves become dead letters).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 60))]
@@ -159,7 +143,10 @@ fn unix_now() -> u64 {
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.
 pub async fn open(fleet: &FleetArgs, run: &str) -> Result<(Arc<Broker>, RunStore)> {
-    let store = RunStore::new(autoeval_redis_store::connect(&fleet.redis).await?, run);
-    let broker = Broker::connect(&fleet.amqp, "autoeval-status").await?;
+    let store = RunStore::new(
+        autoeval_redis_store::connect(&fleet.store.redis).await?,
+        run,
+    );
+    let broker = Broker::connect(&fleet.broker.amqp, "autoeval-status").await?;
     Ok((Arc::new(broker), store))
 }

@@ -7,8 +7,9 @@ use autoeval_amqp::Broker;
 use autoeval_pipeline::{initial_tasks, RecordedUnits};
 use autoeval_proto::{ResultRecord, RoundKey, TranslateTask, UnitKey};
 use autoeval_redis_store::RunStore;
+use autoeval_run_dir::item_batches;
 use autoeval_run_dir::{for_each_record, results_exist, JsonlStore};
-use autoeval_run_settings::{item_batches, Resolved};
+use autoeval_run_settings::Resolved;
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 

@@ -10,7 +10,7 @@ use autoeval_proto::meta;
 use autoeval_proto::wire::MessageKind;
 use autoeval_proto::TranslateTask;
 use autoeval_redis_store::RunStore;
-use autoeval_run_settings::stage_settings;
+use autoeval_run_dir::stage_settings;
 use autoeval_run_settings::Resolved;
 use std::time::{Duration, Instant};
 

@@ -16,17 +16,9 @@ pub struct ReadArgs {
     /// round, and every judgement made with `judge --fleet`.
     #[cfg_attr(feature = "cli", arg(long))]
     pub fleet: bool,
-    /// Redis URL.
-    #[cfg_attr(
-        feature = "cli",
-        arg(
-            long,
-            env = "AUTOEVAL_REDIS",
-            hide_env_values = true,
-            default_value = "redis://127.0.0.1:6379"
-        )
-    )]
-    pub redis: String,
+    /// Redis.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub store: autoeval_service::RedisUrl,
     /// The run's name in Redis (`results-1a2b3c4d`), when the directory is
     /// not the coordinator's and more than one run was made from a
     /// directory of its name.
@@ -44,14 +36,14 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let (run, meta, untaken, marked, judged) = runtime.block_on(async {
-        let conn = autoeval_redis_store::connect(&from.redis).await?;
+        let conn = autoeval_redis_store::connect(&from.store.redis).await?;
         let run = find_run(&conn, dir, from).await?;
         let store = RunStore::new(conn, &run);
         let meta = store.meta().await?;
         if meta.is_empty() {
             bail!(
                 "the fleet's Redis at {} holds no run named {run}",
-                autoeval_proto::fleet::redact_url(&from.redis)
+                autoeval_proto::fleet::redact_url(&from.store.redis)
             );
         }
         let untaken = stored_records(&store).await?;
@@ -145,7 +137,7 @@ async fn find_run(
     match runs.len() {
         0 => bail!(
             "the fleet's Redis at {} holds no run named {name} or made from a directory of that name",
-            autoeval_proto::fleet::redact_url(&from.redis)
+            autoeval_proto::fleet::redact_url(&from.store.redis)
         ),
         1 => Ok(runs.remove(0)),
         _ => bail!(

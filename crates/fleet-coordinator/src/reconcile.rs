@@ -271,7 +271,8 @@ mod tests {
     use crate::arrivals::Arrivals;
     use autoeval_proto::wire::{decode, MessageKind};
     use autoeval_proto::Verdict;
-    use autoeval_run_settings::{load_items, RunConfig};
+    use autoeval_run_dir::load_items;
+    use autoeval_run_settings::RunConfig;
 
     #[tokio::test]
     async fn a_chain_that_lost_an_earlier_round_is_redone_from_it() {

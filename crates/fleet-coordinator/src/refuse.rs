@@ -2,7 +2,8 @@
 //! not keep, settings its workers would not take.
 
 use anyhow::{bail, Result};
-use autoeval_run_settings::{stage_settings, Resolved};
+use autoeval_run_dir::stage_settings;
+use autoeval_run_settings::Resolved;
 
 /// A cost cap cannot be kept for a model the price table does not price:
 /// its calls would count as free.

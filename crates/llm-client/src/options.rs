@@ -1,6 +1,9 @@
 //! How a backend is set up, and the providers' other addresses.
 
-use crate::*;
+use crate::{
+    BatchJournal, BatchSettings, BatchSpend, CallObserver, RateGate, RateLimits, ResponseCache,
+    DEFAULT_MAX_REPLY_BYTES,
+};
 use autoeval_models::{GenerationParams, ModelSpec, PriceTable, RetryPolicy};
 use std::sync::Arc;
 use std::time::Duration;

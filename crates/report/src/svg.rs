@@ -214,55 +214,15 @@ impl LineChart {
         let mut order: Vec<&Series> = self.series.iter().collect();
         order.sort_by_key(|s| s.dash);
         for s in order {
-            let colour = PALETTE[s.colour % PALETTE.len()];
-            let width = if s.dash == 0 { 3.5 } else { 1.8 };
-            // Hollow markers on dashed lines show through a solid line they cover.
-            let marker = if s.dash == 0 {
-                format!(r##"r="3" fill="{colour}""##)
-            } else {
-                format!(r##"r="4" fill="white" stroke="{colour}" stroke-width="1.5""##)
-            };
-            if s.band.len() >= 2 {
-                let mut d = String::new();
-                for (j, (x, _, hi)) in s.band.iter().enumerate() {
-                    let _ = write!(
-                        d,
-                        "{}{:.1},{:.1} ",
-                        if j == 0 { "M" } else { "L" },
-                        f.x(*x),
-                        f.y(*hi)
-                    );
-                }
-                for (x, lo, _) in s.band.iter().rev() {
-                    let _ = write!(d, "L{:.1},{:.1} ", f.x(*x), f.y(*lo));
-                }
-                let _ = write!(
-                    out,
-                    r##"<path class="band" d="{d}Z" fill="{colour}" fill-opacity="0.12" stroke="none"/>"##
-                );
-            }
-            let pts: Vec<(f64, f64)> = s.points.iter().map(|(x, y)| (f.x(*x), f.y(*y))).collect();
-            let line: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-            let _ = write!(
-                out,
-                r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="{width}" stroke-dasharray="{}"><title>{}</title></polyline>"##,
-                line.join(" "),
-                DASHES[s.dash % DASHES.len()],
-                escape(&s.name)
-            );
-            for (j, (x, y)) in pts.iter().enumerate() {
-                let tip = s
-                    .tips
-                    .get(j)
-                    .map_or(String::new(), |t| format!("{}: {t}", s.name));
-                let _ = write!(
-                    out,
-                    r##"<circle class="point" cx="{x:.1}" cy="{y:.1}" {}><title>{}</title></circle>"##,
-                    marker,
-                    escape(&tip)
-                );
-            }
+            draw_series(&mut out, &f, s);
         }
+        self.draw_legend(&mut out, &rows);
+        out.push_str("</svg>");
+        out
+    }
+
+    /// Draws the legend's `rows` under the plot: a series by its line, the band by a swatch.
+    fn draw_legend(&self, out: &mut String, rows: &[Vec<(usize, f64, String)>]) {
         for (row, entries) in rows.iter().enumerate() {
             let y = H + 8.0 + 14.0 * row as f64;
             for (i, x, name) in entries {
@@ -290,8 +250,58 @@ impl LineChart {
                 );
             }
         }
-        out.push_str("</svg>");
-        out
+    }
+}
+
+/// Draws one series: its band (if any), its line and its points.
+fn draw_series(out: &mut String, f: &Frame, s: &Series) {
+    let colour = PALETTE[s.colour % PALETTE.len()];
+    let width = if s.dash == 0 { 3.5 } else { 1.8 };
+    // Hollow markers on dashed lines show through a solid line they cover.
+    let marker = if s.dash == 0 {
+        format!(r##"r="3" fill="{colour}""##)
+    } else {
+        format!(r##"r="4" fill="white" stroke="{colour}" stroke-width="1.5""##)
+    };
+    if s.band.len() >= 2 {
+        let mut d = String::new();
+        for (j, (x, _, hi)) in s.band.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1},{:.1} ",
+                if j == 0 { "M" } else { "L" },
+                f.x(*x),
+                f.y(*hi)
+            );
+        }
+        for (x, lo, _) in s.band.iter().rev() {
+            let _ = write!(d, "L{:.1},{:.1} ", f.x(*x), f.y(*lo));
+        }
+        let _ = write!(
+            out,
+            r##"<path class="band" d="{d}Z" fill="{colour}" fill-opacity="0.12" stroke="none"/>"##
+        );
+    }
+    let pts: Vec<(f64, f64)> = s.points.iter().map(|(x, y)| (f.x(*x), f.y(*y))).collect();
+    let line: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+    let _ = write!(
+        out,
+        r##"<polyline class="series" points="{}" fill="none" stroke="{colour}" stroke-width="{width}" stroke-dasharray="{}"><title>{}</title></polyline>"##,
+        line.join(" "),
+        DASHES[s.dash % DASHES.len()],
+        escape(&s.name)
+    );
+    for (j, (x, y)) in pts.iter().enumerate() {
+        let tip = s
+            .tips
+            .get(j)
+            .map_or(String::new(), |t| format!("{}: {t}", s.name));
+        let _ = write!(
+            out,
+            r##"<circle class="point" cx="{x:.1}" cy="{y:.1}" {}><title>{}</title></circle>"##,
+            marker,
+            escape(&tip)
+        );
     }
 }
 

@@ -5,18 +5,23 @@
 
 mod batches;
 mod caps;
+mod inputs;
 mod judges;
 mod store;
 
 pub use autoeval_run_settings::model_file_name;
 pub use batches::BatchFile;
+pub use inputs::{
+    count_items, item_batches, load_items, price_table, read_config, read_config_with, resolve,
+    stage_settings,
+};
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
 pub use store::{
     compress, compressed, for_each_record, read_all, replace_jsonl, replace_results, results_exist,
     JsonlStore, StoreError,
 };
 
-use autoeval_run_settings::{resolve, Resolved, RunConfig, SettingsError};
+use autoeval_run_settings::{Resolved, RunConfig, SettingsError};
 use std::path::{Path, PathBuf};
 
 /// Why a run directory cannot be read or claimed.
@@ -102,7 +107,7 @@ impl RunDir {
                 missing: "config.toml",
             });
         }
-        Ok(RunConfig::read(&self.config())?)
+        Ok(read_config(&self.config())?)
     }
     /// `settings.json`: the settings as they were resolved when the run was
     /// claimed (the items file's digest included), read back as they are.

@@ -110,28 +110,25 @@ pub const PAPER_MAX_TOKENS: u32 = autoeval_models::provider::PROTOCOL_MAX_TOKENS
 pub const PAPER_OPEN_MODEL_TEMPERATURE: f64 = 1.0;
 
 impl RunConfig {
-    /// Reads a TOML config file.
-    pub fn read(path: &Path) -> Result<RunConfig> {
-        Ok(RunConfig::read_with::<NoOtherKeys>(path, &[])?.0)
+    /// The settings a TOML config file's `text` holds; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<RunConfig> {
+        Ok(RunConfig::parse_with::<NoOtherKeys>(text, path, &[])?.0)
     }
 
-    /// Reads a TOML config file whose keys `others` (as written, e.g.
-    /// `budget-usd`) are the command's own settings rather than the run's:
-    /// those are read into `T`, the rest into the run's settings.
-    pub fn read_with<T: serde::de::DeserializeOwned>(
+    /// The settings a TOML config file's `text` holds, whose keys `others`
+    /// (as written, e.g. `budget-usd`) are the command's own settings
+    /// rather than the run's: those are read into `T`, the rest into the
+    /// run's settings. `path` names the file in errors.
+    pub fn parse_with<T: serde::de::DeserializeOwned>(
+        text: &str,
         path: &Path,
         others: &[&str],
     ) -> Result<(RunConfig, T)> {
-        let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
-            what: "the config file",
-            path: path.to_path_buf(),
-            source,
-        })?;
         let config = |source| SettingsError::Config {
             path: path.to_path_buf(),
             source,
         };
-        let mut table: toml::Table = toml::from_str(&text).map_err(config)?;
+        let mut table: toml::Table = toml::from_str(text).map_err(config)?;
         // `model = [...]`, as the flag is spelt, is the list of models; the
         // `[model."SPEC"]` tables hold each model's settings.
         if matches!(table.get("model"), Some(toml::Value::Array(_)))
@@ -325,15 +322,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Result<RunConfig> {
-        let path = std::env::temp_dir().join(format!(
-            "autoeval-config-test-{}-{}.toml",
-            std::process::id(),
-            text.len()
-        ));
-        std::fs::write(&path, text).expect("a temporary file");
-        let read = RunConfig::read(&path);
-        let _ = std::fs::remove_file(&path);
-        read
+        RunConfig::parse(text, Path::new("config.toml"))
     }
 
     #[test]

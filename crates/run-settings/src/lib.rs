@@ -1,9 +1,10 @@
 //! The settings of a run, resolved once: the built-in defaults, then a
 //! TOML file, then flags ([`RunConfig`], each layer over the last), then
-//! [`resolve`] fills in what is left and reads an items file for its digest
-//! ([`Resolved`]). Every command that reads a run uses the resolved settings;
-//! [`stage_settings`] turns them into what a stage (here or on a fleet
-//! worker) is built from.
+//! [`RunConfig::resolve_with`] fills in what is left ([`Resolved`]). Every
+//! command that reads a run uses the resolved settings;
+//! [`stage_settings_with`] turns them into what a stage (here or on a fleet
+//! worker) is built from. Pure: the files named (config, items, templates,
+//! prices) are read by the run directory's crate and handed in as text.
 
 #[cfg(feature = "cli")]
 mod cli;
@@ -28,28 +29,17 @@ use std::path::Path;
 /// What reading or resolving settings gives.
 pub type Result<T, E = SettingsError> = std::result::Result<T, E>;
 
-fn read_error(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SettingsError {
-    let path = path.to_path_buf();
-    move |source| SettingsError::Read { what, path, source }
+/// The digest an items file is named by in the resolved settings: the
+/// first six bytes of its contents' SHA-256, in hex.
+pub fn items_digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(bytes);
+    d.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
-/// The settings with defaults filled in; an items file is read for its digest.
-pub fn resolve(config: RunConfig) -> Result<Resolved> {
-    let digest = match &config.items {
-        Some(path) => {
-            use sha2::{Digest, Sha256};
-            let bytes = std::fs::read(path).map_err(read_error("the items file", path))?;
-            let d = Sha256::digest(&bytes);
-            Some(d.iter().take(6).map(|b| format!("{b:02x}")).collect())
-        }
-        None => None,
-    };
-    config.resolve_with(digest)
-}
-
-/// The items of a file: JSONL items, or the reference implementation's JSON.
-fn read_items(path: &Path) -> Result<Vec<autoeval_generate::Item>> {
-    let text = std::fs::read_to_string(path).map_err(read_error("the items file", path))?;
+/// The items an items file's `text` holds: JSONL items, or the reference
+/// implementation's JSON. `path` names the file in errors.
+pub fn parse_items(text: &str, path: &Path) -> Result<Vec<autoeval_generate::Item>> {
     let items_error = |what: String, why: &dyn std::fmt::Display| SettingsError::Items {
         path: path.to_path_buf(),
         what: format!("{what}: {why}"),
@@ -75,68 +65,53 @@ fn read_items(path: &Path) -> Result<Vec<autoeval_generate::Item>> {
             return Ok(items);
         }
     }
-    let file = autoeval_generate::reference::read(&text)
+    let file = autoeval_generate::reference::read(text)
         .map_err(|e| items_error("neither items JSONL nor a reference dataset".into(), &e))?;
     let kind = autoeval_generate::reference::detect_kind(&file);
     autoeval_generate::reference::import(&file, kind)
         .map_err(|e| items_error("cannot import it".into(), &e))
 }
 
-/// The run's items, read or generated, with the complexity values a
-/// dataset could not fill. Items must have distinct ids: a unit is named by
-/// its item's id, so a repeated one would be two units under one name.
-pub fn load_items(
+/// The run's items from those of its items file at `path`: only its
+/// datasets', at least one. Items must have distinct ids: a unit is named
+/// by its item's id, so a repeated one would be two units under one name.
+pub fn items_of_run(
+    settings: &Resolved,
+    path: &Path,
+    items: Vec<autoeval_generate::Item>,
+) -> Result<Vec<autoeval_generate::Item>> {
+    let wanted = &settings.plan.datasets;
+    let items: Vec<_> = items
+        .into_iter()
+        .filter(|i| wanted.contains(&i.dataset))
+        .collect();
+    if items.is_empty() {
+        return Err(SettingsError::Invalid(format!(
+            "{} holds no items of the datasets asked for",
+            path.display()
+        )));
+    }
+    refuse_repeated_ids(path, &items)?;
+    Ok(items)
+}
+
+/// The run's generated items one batch at a time, each made only when
+/// asked for (a run without an items file).
+pub fn generated_batches(
+    settings: &Resolved,
+) -> Result<Box<dyn Iterator<Item = Result<autoeval_pipeline::ItemBatch>> + Send>> {
+    let batches = autoeval_pipeline::item_batches(&settings.plan)?;
+    Ok(Box::new(batches.map(|b| b.map_err(SettingsError::from))))
+}
+
+/// The run's generated items, with the complexity values a dataset could not fill.
+pub fn generated_items(
     settings: &Resolved,
 ) -> Result<(
     Vec<autoeval_generate::Item>,
     Vec<autoeval_pipeline::BatchShortfall>,
 )> {
-    match &settings.items {
-        Some(path) => {
-            let wanted = &settings.plan.datasets;
-            let items: Vec<_> = read_items(path)?
-                .into_iter()
-                .filter(|i| wanted.contains(&i.dataset))
-                .collect();
-            if items.is_empty() {
-                return Err(SettingsError::Invalid(format!(
-                    "{} holds no items of the datasets asked for",
-                    path.display()
-                )));
-            }
-            refuse_repeated_ids(path, &items)?;
-            Ok((items, Vec::new()))
-        }
-        None => Ok(generate_items(&settings.plan)?),
-    }
-}
-
-/// The run's items one batch at a time, as [`load_items`] gives them: a
-/// generated dataset's batches each made only when asked for, an items
-/// file read whole as one batch.
-pub fn item_batches(
-    settings: &Resolved,
-) -> Result<Box<dyn Iterator<Item = Result<autoeval_pipeline::ItemBatch>> + Send>> {
-    if settings.items.is_some() {
-        let (items, shortfall) = load_items(settings)?;
-        let one = autoeval_pipeline::ItemBatch { items, shortfall };
-        return Ok(Box::new(std::iter::once(Ok(one))));
-    }
-    let batches = autoeval_pipeline::item_batches(&settings.plan)?;
-    Ok(Box::new(batches.map(|b| b.map_err(SettingsError::from))))
-}
-
-/// How many items the run has, and the complexity values a dataset could
-/// not fill, found by making every batch once and keeping none of them.
-pub fn count_items(settings: &Resolved) -> Result<(usize, Vec<autoeval_pipeline::BatchShortfall>)> {
-    let mut items = 0;
-    let mut short = Vec::new();
-    for batch in item_batches(settings)? {
-        let batch = batch?;
-        items += batch.items.len();
-        short.extend(batch.shortfall);
-    }
-    Ok((items, short))
+    Ok(generate_items(&settings.plan)?)
 }
 
 /// Refuses items whose ids repeat, naming the first few.
@@ -162,26 +137,14 @@ fn refuse_repeated_ids(path: &Path, items: &[autoeval_generate::Item]) -> Result
     )))
 }
 
-/// What the stages need of these settings, in the form workers on other machines receive.
-pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
-    let mut template_overrides = Vec::new();
-    if let Some(tdir) = &s.templates {
-        let unreadable = read_error("the templates directory", tdir);
-        let entries: Vec<_> = std::fs::read_dir(tdir)
-            .and_then(|dir| dir.collect::<std::io::Result<Vec<_>>>())
-            .map_err(unreadable)?;
-        for entry in entries {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "txt") {
-                let Some(name) = path.file_stem().map(|n| n.to_string_lossy().to_string()) else {
-                    continue;
-                };
-                let text =
-                    std::fs::read_to_string(&path).map_err(read_error("the template", &path))?;
-                template_overrides.push((name, text));
-            }
-        }
-    }
+/// What the stages need of these settings, in the form workers on other
+/// machines receive: `overrides` are the templates directory's files (as
+/// name and text), `prices` the price table.
+pub fn stage_settings_with(
+    s: &Resolved,
+    overrides: Vec<(String, String)>,
+    prices: PriceTable,
+) -> Result<StageSettings> {
     let mut models = BTreeMap::new();
     for m in &s.plan.models {
         models.insert(m.clone(), s.model_settings(m)?.1);
@@ -189,12 +152,12 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
     let stage = StageSettings {
         prompts: PromptSettings {
             set: s.plan.prompt_set,
-            overrides: template_overrides,
+            overrides,
         },
         translate: TranslateSettings {
             max_attempts: s.max_attempts,
             models,
-            prices: price_table(s.prices.as_deref())?,
+            prices,
         },
         verify: VerifySettings {
             copy_policy: s.copy_policy,
@@ -215,17 +178,17 @@ pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
     Ok(stage)
 }
 
-/// The shipped price table, extended with the user's file if one is given.
-pub fn price_table(file: Option<&Path>) -> Result<PriceTable> {
+/// The shipped price table, extended with a price file's `text` if one is
+/// given (`path` names it in errors).
+pub fn price_table_with(file: Option<(&Path, &str)>) -> Result<PriceTable> {
     let prices = PriceTable::builtin();
-    let Some(p) = file else {
+    let Some((path, text)) = file else {
         return Ok(prices);
     };
-    let text = std::fs::read_to_string(p).map_err(read_error("the price table", p))?;
     prices
-        .extended_with(&text)
+        .extended_with(text)
         .map_err(|source| SettingsError::Prices {
-            path: p.to_path_buf(),
+            path: path.to_path_buf(),
             source,
         })
 }

@@ -11,22 +11,12 @@ use tokio::sync::watch;
 /// Where a fleet process finds the broker and Redis, and how it serves.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServiceArgs {
-    /// Broker URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_AMQP",
-        hide_env_values = true,
-        default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
-    )]
-    pub amqp: String,
-    /// Redis URL.
-    #[arg(
-        long,
-        env = "AUTOEVAL_REDIS",
-        hide_env_values = true,
-        default_value = "redis://127.0.0.1:6379"
-    )]
-    pub redis: String,
+    /// The broker.
+    #[command(flatten)]
+    pub broker: crate::AmqpUrl,
+    /// Redis.
+    #[command(flatten)]
+    pub store: crate::RedisUrl,
     /// Threads of the async runtime: one moves the bytes of hundreds of
     /// calls in flight; more only help when one core cannot keep up.
     #[arg(long, default_value_t = 1)]

@@ -5,11 +5,13 @@ mod connected;
 mod file_variables;
 mod fleet_watch;
 mod health;
+mod urls;
 
 pub use connected::{serve_connected, ServiceArgs};
 pub use file_variables::{file_variables, variables_from_files};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
+pub use urls::{AmqpUrl, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
 
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;

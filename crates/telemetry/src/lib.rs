@@ -124,23 +124,30 @@ fn doubling(start: f64, count: usize) -> Vec<f64> {
     exponential_buckets(start, 2.0, count).expect("valid buckets")
 }
 
+/// A registry with what every process exports: its own resources (on
+/// Linux) and which role and version it is.
+fn registry_of(role: &str) -> Registry {
+    let r = Registry::new();
+    #[cfg(target_os = "linux")]
+    r.register(Box::new(
+        prometheus::process_collector::ProcessCollector::for_self(),
+    ))
+    .expect("the process collector registered once");
+    let info = gauge(
+        &r,
+        "build_info",
+        "This process's role and version (always 1).",
+        &["role", "version"],
+    );
+    info.with_label_values(&[role, env!("CARGO_PKG_VERSION")])
+        .set(1);
+    r
+}
+
 impl Metrics {
     /// The metrics of a process in `role` (`coordinator`, `worker`, `verifier`).
     pub fn new(role: &str) -> Metrics {
-        let r = Registry::new();
-        #[cfg(target_os = "linux")]
-        r.register(Box::new(
-            prometheus::process_collector::ProcessCollector::for_self(),
-        ))
-        .expect("the process collector registered once");
-        let info = gauge(
-            &r,
-            "build_info",
-            "This process's role and version (always 1).",
-            &["role", "version"],
-        );
-        info.with_label_values(&[role, env!("CARGO_PKG_VERSION")])
-            .set(1);
+        let r = registry_of(role);
         let stage = &["stage"];
         let model = &["backend", "model"];
         Metrics {

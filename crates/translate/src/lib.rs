@@ -4,15 +4,12 @@
 //! the English, the raw answer, φ1 or why it does not parse, the copy check,
 //! tokens, cost, latency, attempts, and an API failure if there was one.
 
-pub mod judge;
-mod per_run;
 mod settings;
 mod stage;
 
 pub use autoeval_llm_client::Backend;
 pub use autoeval_prompts::{PromptSet, Templates};
 pub use autoeval_proto::{Reading, RoundTrip, TranslateTask, VerifyTask};
-pub use per_run::{Registry, RunJudges, RunTranslators};
 pub use settings::{
     default_task_budget, CopyPolicy, Local, SettingsError, StageBackends, StageSettings,
 };

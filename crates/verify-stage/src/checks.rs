@@ -1,6 +1,6 @@
 //! Checking a stream of requests: one request line to one result line, and
 //! a whole stream checked in parallel with results in input order. The
-//! `autoeval check` command and the `autoeval-verifier-worker` service both
+//! `autoeval check` command and the `autoeval-verifier-stdio` binary both
 //! run it; the caller opens the files.
 
 use autoeval_proto::{bad_request_line, result_line, CheckRequest};

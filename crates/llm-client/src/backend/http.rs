@@ -2,7 +2,7 @@
 //! read, and a failure told apart from a refusal.
 
 use crate::provider::{self, base_url_of, request_body};
-use crate::*;
+use crate::{estimate_tokens, Backend, Cause, Reason};
 use autoeval_models::{parse_retry_after, ModelSpec, Usage};
 use serde_json::Value;
 use std::time::{Duration, SystemTime};

@@ -3,13 +3,16 @@
 //! `turns.rs` holds a direct call's turns and retries, `http.rs` one attempt
 //! over HTTP.
 
+use crate::{
+    adaptive, batch, claim, estimate_tokens, Answer, ApiKey, BackendOptions, BatchSettings,
+    CachedReply, CallError, Halt, LocalGate, MemoryJournal, RateGate, Reply, TokenHistory,
+};
 pub(crate) mod http;
 pub(crate) mod turns;
 
 use crate::claim::while_cache_away;
 use crate::health::Health;
 use crate::provider::{base_url_of, request_body};
-use crate::*;
 use autoeval_models::{cache_key, ModelSpec, Sample, Usage};
 use http::PARSE_INLINE_BYTES;
 use std::sync::Arc;

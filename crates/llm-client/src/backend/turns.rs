@@ -1,7 +1,10 @@
 //! A direct call's turns: the concurrency limit, the rate gate, and the
 //! retries of one call.
 
-use crate::*;
+use crate::{
+    adaptive, health, observe, retry, Answer, AttemptOutcome, Backend, CallError, Cause, Failure,
+    WaitCause,
+};
 use autoeval_models::Usage;
 use std::time::{Duration, Instant, SystemTime};
 

@@ -1,13 +1,14 @@
-//! What each run registered in Redis, as the translate crate's [`Registry`]:
+//! What each run registered in Redis, as a [`Registry`]:
 //! its stage settings, its judges' settings, its reply cache and its halt.
 
+use crate::Registry;
 use anyhow::Context;
 use autoeval_engine::SetupError;
 use autoeval_llm_client::ResponseCache;
 use autoeval_proto::JudgeKey;
 use autoeval_redis_store::{Connection, RedisCache, RunStore};
 use autoeval_service::{setup_error, RunSettings};
-use autoeval_translate::{Registry, StageSettings};
+use autoeval_translate::StageSettings;
 use std::sync::Arc;
 
 /// The runs registered in one Redis.

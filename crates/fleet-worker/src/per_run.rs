@@ -2,11 +2,11 @@
 //! from the settings its coordinator registered, with the worker's own
 //! backends (its slots, rate gate, keys and metrics).
 
-use crate::judge::Judging;
-use crate::{Local, StageBackends, StageSettings, Translator};
 use autoeval_engine::{Judges, SetupError, Stages};
+use autoeval_judge::Judging;
 use autoeval_llm_client::ResponseCache;
 use autoeval_proto::JudgeKey;
+use autoeval_translate::{Local, StageBackends, StageSettings, Translator};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -89,7 +89,7 @@ impl<R: Registry> RunTranslators<R> {
             (longest > share).then(|| {
                 // The defaults' retries are cut so by design: only settings
                 // that ask for more than the defaults are worth a warning.
-                if longest > crate::default_task_budget() {
+                if longest > autoeval_translate::default_task_budget() {
                     tracing::warn!(
                         run,
                         task_budget_s = longest.as_secs(),

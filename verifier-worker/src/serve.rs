@@ -103,7 +103,7 @@ pub async fn run(args: Args) -> Result<()> {
         consumer_timeout_s = args.consumer_timeout_s,
         "bundles in hand: the last check of the last waits at most longest_hold_s at the default check time limit"
     );
-    let redis = autoeval_redis_store::connect(&args.service.redis).await?;
+    let redis = autoeval_redis_store::connect(&args.service.store.redis).await?;
     let stages = Arc::new(RunStages {
         settings: RunSettings::new(redis.clone()),
         prover: Arc::new(prover),
@@ -143,7 +143,7 @@ pub async fn run(args: Args) -> Result<()> {
         inbox.close().await;
     };
     serve_connected(
-        &args.service.amqp,
+        &args.service.broker.amqp,
         "autoeval-verifier",
         health,
         shutdown.clone(),

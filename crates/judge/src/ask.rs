@@ -1,6 +1,4 @@
-//! The A4 question as a library call: ask a judge model whether φ0 ≡ φ1
-//! and read its yes or no. `autoeval judge` and the fleet's LLM workers
-//! both ask through [`ask`], so a judgement means the same wherever it was made.
+//! The A4 question asked of a judge model, and its yes or no read.
 
 use autoeval_llm_client::{Backend, CallError};
 use autoeval_models::{Sample, Stage};

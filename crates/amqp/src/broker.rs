@@ -1,0 +1,472 @@
+//! One connection to the broker: the topology declared, publishing with
+//! confirms, consuming, and the queues' depths read.
+
+use crate::bounded::{close_quietly, Bounded, OPERATION_TIMEOUT};
+use crate::error::PERMANENT_TRIES;
+use crate::error::{amqp, BrokerError};
+use crate::headers::{headers, Meta};
+use crate::redact;
+use crate::Consumer;
+use autoeval_proto::fleet::{
+    judge_key, judge_queue, translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE,
+    DELIVERY_LIMIT, TASKS_EXCHANGE, UNROUTED_EXCHANGE, VERIFY_KEY, VERIFY_QUEUE,
+};
+use lapin::options::{
+    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
+    QueueBindOptions, QueueDeclareOptions,
+};
+use lapin::tcp::{OwnedIdentity, OwnedTLSConfig};
+use lapin::types::{AMQPValue, FieldTable, LongString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use std::time::Duration;
+
+/// How long a publish waits for the broker's confirm before its connection
+/// is given up: far longer than a healthy broker takes, far shorter than
+/// the consumer timeout that would take held deliveries away.
+pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One connection to the broker with a confirming publisher channel.
+pub struct Broker {
+    pub(crate) connection: Connection,
+    publisher: Channel,
+    /// The channel queue depths are read on, kept between reads (a run is
+    /// followed with several reads a second) and opened again after the
+    /// broker closed it over a missing queue. Held for a whole read, so a
+    /// read that closes it never pulls it from under another.
+    inspector: tokio::sync::Mutex<Option<Channel>>,
+}
+
+/// The prefetch (in messages) of a consumer that works on `concurrency`
+/// tasks at once from messages of `bundle` tasks each.
+///
+/// A bundle is acknowledged only when its last task is handed on, so one
+/// slow task keeps its bundle in hand while its other tasks' slots go to
+/// the next bundle. Twice the concurrency in tasks, plus one bundle, keeps
+/// every slot busy unless more than half the tasks in hand are held up by
+/// a slower one; a worker never runs more than `concurrency` at once.
+/// Unbundled (`bundle` 1), the prefetch is the concurrency itself.
+pub fn prefetch_for(concurrency: usize, bundle: usize) -> u16 {
+    let concurrency = concurrency.max(1);
+    let messages = match bundle {
+        0 | 1 => concurrency,
+        n => (2 * concurrency).div_ceil(n) + 1,
+    };
+    messages.min(usize::from(u16::MAX)) as u16
+}
+
+/// The TLS settings for `url`: the environment's CA and client certificate
+/// for `amqps://`, nothing for plaintext.
+fn tls_config(url: &str) -> Result<OwnedTLSConfig, BrokerError> {
+    if !autoeval_proto::tls::wants_tls(url) {
+        return Ok(OwnedTLSConfig::default());
+    }
+    let material = autoeval_proto::tls::TlsMaterial::from_lookup(
+        |var| std::env::var(var).ok(),
+        |p| std::fs::read(p),
+    )?;
+    Ok(OwnedTLSConfig {
+        cert_chain: material.ca_text(),
+        identity: material
+            .identity
+            .map(|(pem, key)| OwnedIdentity::PKCS8 { pem, key }),
+    })
+}
+
+/// Why a connection failed, in one line.
+fn connect_detail(url: &str, error: &str) -> String {
+    // The client repeats its cause at each layer ("IO error: X"): X says it.
+    let cause = error.rsplit(": ").next().unwrap_or_default();
+    autoeval_proto::tls::explain_failure(url, cause)
+}
+
+/// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
+fn stage_queue_arguments() -> FieldTable {
+    let mut args = FieldTable::default();
+    let text = |s: &str| AMQPValue::LongString(LongString::from(s));
+    args.insert("x-queue-type".into(), text("quorum"));
+    args.insert("x-dead-letter-exchange".into(), text(DEAD_EXCHANGE));
+    args.insert("x-dead-letter-strategy".into(), text("at-least-once"));
+    // At-least-once dead-lettering needs the queue to refuse publishes when full.
+    args.insert("x-overflow".into(), text("reject-publish"));
+    args.insert(
+        "x-delivery-limit".into(),
+        AMQPValue::LongInt(DELIVERY_LIMIT as i32),
+    );
+    args
+}
+
+impl Broker {
+    /// Connects once and declares the shared topology.
+    pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
+        let properties =
+            ConnectionProperties::default().with_connection_name(LongString::from(name));
+        let tls = tls_config(url)?;
+        let runtime = lapin::runtime::default_runtime().map_err(|e| BrokerError::Connect {
+            url: redact(url),
+            detail: e.to_string(),
+        })?;
+        let connecting = Connection::connect_with_config(url, properties, tls, runtime);
+        let connection = match tokio::time::timeout(OPERATION_TIMEOUT, connecting).await {
+            Ok(made) => made.map_err(|e| BrokerError::Connect {
+                url: redact(url),
+                detail: connect_detail(url, &e.to_string()),
+            })?,
+            Err(_) => {
+                return Err(BrokerError::TimedOut {
+                    what: format!("connecting to {}", redact(url)),
+                    seconds: OPERATION_TIMEOUT.as_secs(),
+                })
+            }
+        };
+        let publisher = connection
+            .create_channel()
+            .bounded("open a channel")
+            .await?;
+        publisher
+            .confirm_select(ConfirmSelectOptions::default())
+            .bounded("turn on publisher confirms")
+            .await?;
+        let broker = Broker {
+            connection,
+            publisher,
+            inspector: tokio::sync::Mutex::default(),
+        };
+        broker.declare_common().await?;
+        Ok(broker)
+    }
+
+    /// Connects, retrying with exponential backoff (0.2 s doubling to 5 s)
+    /// while the broker is away (refused, reset, timed out); an error no
+    /// retry can mend (a TLS handshake with a plaintext port, credentials or
+    /// a vhost the broker refuses, unreadable TLS material) is answered
+    /// after [`PERMANENT_TRIES`] tries in a row, so that the process exits
+    /// and its orchestrator shows it failing rather than running.
+    pub async fn connect_with_backoff(url: &str, name: &str) -> Result<Broker, BrokerError> {
+        let mut wait = Duration::from_millis(200);
+        let mut permanent = 0;
+        loop {
+            match Broker::connect(url, name).await {
+                Ok(b) => return Ok(b),
+                Err(e) => {
+                    permanent = if e.is_permanent() { permanent + 1 } else { 0 };
+                    if permanent >= PERMANENT_TRIES {
+                        return Err(match e {
+                            BrokerError::Connect { url, detail } => {
+                                BrokerError::Refused { url, detail }
+                            }
+                            other => other,
+                        });
+                    }
+                    tracing::warn!(error = %e, retry_in_ms = wait.as_millis() as u64, "broker unavailable");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    /// True while the connection is up.
+    pub fn is_connected(&self) -> bool {
+        self.connection.status().connected()
+    }
+
+    /// Ends once the connection is down (it is looked at every second).
+    pub async fn lost(&self) {
+        while self.is_connected() {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
+    async fn declare_common(&self) -> Result<(), BrokerError> {
+        let ch = &self.publisher;
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..ExchangeDeclareOptions::default()
+        };
+        let mut tasks_args = FieldTable::default();
+        tasks_args.insert(
+            "alternate-exchange".into(),
+            AMQPValue::LongString(LongString::from(UNROUTED_EXCHANGE)),
+        );
+        for (name, kind, args) in [
+            (DEAD_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
+            (
+                UNROUTED_EXCHANGE,
+                ExchangeKind::Fanout,
+                FieldTable::default(),
+            ),
+            (TASKS_EXCHANGE, ExchangeKind::Direct, tasks_args),
+        ] {
+            ch.exchange_declare(name.into(), kind, durable, args)
+                .bounded(format!("declare the exchange {name}"))
+                .await?;
+        }
+        let durable_queue = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        ch.queue_declare(DEAD_QUEUE.into(), durable_queue, FieldTable::default())
+            .bounded(format!("declare the queue {DEAD_QUEUE}"))
+            .await?;
+        for exchange in [DEAD_EXCHANGE, UNROUTED_EXCHANGE] {
+            ch.queue_bind(
+                DEAD_QUEUE.into(),
+                exchange.into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .bounded(format!("bind {DEAD_QUEUE}"))
+            .await?;
+        }
+        self.declare_stage(VERIFY_QUEUE, VERIFY_KEY).await
+    }
+
+    async fn declare_stage(&self, queue: &str, key: &str) -> Result<(), BrokerError> {
+        let options = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        self.publisher
+            .queue_declare(queue.into(), options, stage_queue_arguments())
+            .bounded(format!("declare the queue {queue}"))
+            .await?;
+        self.publisher
+            .queue_bind(
+                queue.into(),
+                TASKS_EXCHANGE.into(),
+                key.into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .bounded(format!("bind the queue {queue}"))
+            .await
+    }
+
+    /// Declares the translate queue of a model this process serves.
+    pub async fn declare_translate(&self, model: &str) -> Result<String, BrokerError> {
+        let queue = translate_queue(model);
+        self.declare_stage(&queue, &translate_key(model)).await?;
+        Ok(queue)
+    }
+
+    /// Declares the queue of A4 questions for a judge model this process serves.
+    pub async fn declare_judge(&self, model: &str) -> Result<String, BrokerError> {
+        let queue = judge_queue(model);
+        self.declare_stage(&queue, &judge_key(model)).await?;
+        Ok(queue)
+    }
+
+    /// Publishes to the tasks exchange and waits for the broker's confirm.
+    pub async fn publish(
+        &self,
+        routing_key: &str,
+        payload: &[u8],
+        meta: &Meta,
+    ) -> Result<(), BrokerError> {
+        self.publish_to(TASKS_EXCHANGE, routing_key, payload, headers(meta, None))
+            .await
+    }
+
+    pub(crate) async fn publish_to(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        payload: &[u8],
+        headers: FieldTable,
+    ) -> Result<(), BrokerError> {
+        let properties = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_headers(headers);
+        let sent = tokio::time::timeout(
+            CONFIRM_TIMEOUT,
+            self.publish_confirmed(exchange, routing_key, payload, properties),
+        )
+        .await;
+        match sent {
+            Ok(sent) => sent,
+            Err(_) => {
+                // A publisher blocked past the timeout holds deliveries it
+                // cannot hand on: the connection goes, so that everything it
+                // held returns to the queues and its user connects again.
+                close_quietly(
+                    self.connection
+                        .close(320, "publish confirm timed out".into()),
+                )
+                .await;
+                Err(BrokerError::ConfirmTimedOut {
+                    routing_key: routing_key.into(),
+                    seconds: CONFIRM_TIMEOUT.as_secs(),
+                })
+            }
+        }
+    }
+
+    async fn publish_confirmed(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        payload: &[u8],
+        properties: BasicProperties,
+    ) -> Result<(), BrokerError> {
+        let confirm = self
+            .publisher
+            .basic_publish(
+                exchange.into(),
+                routing_key.into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                payload,
+                properties,
+            )
+            // Bounded by the caller's CONFIRM_TIMEOUT, which also closes the
+            // connection so that what it held returns to the queues.
+            .await
+            .map_err(amqp(format!("publish to {routing_key}")))?
+            .await
+            .map_err(amqp(format!("confirm a publish to {routing_key}")))?;
+        if confirm.is_nack() {
+            return Err(BrokerError::Nacked {
+                routing_key: routing_key.into(),
+            });
+        }
+        if let Some(returned) = confirm.take_message() {
+            return Err(BrokerError::Unroutable {
+                routing_key: routing_key.into(),
+                reply: returned.reply_text.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Consumes `queue` on its own channel with `prefetch` unacknowledged deliveries at most.
+    pub async fn consume(
+        &self,
+        queue: &str,
+        prefetch: u16,
+        tag: &str,
+    ) -> Result<Consumer, BrokerError> {
+        let channel = self
+            .connection
+            .create_channel()
+            .bounded("open a channel")
+            .await?;
+        channel
+            .basic_qos(prefetch.max(1), BasicQosOptions::default())
+            .bounded("set the prefetch")
+            .await?;
+        Consumer::start(channel, queue, tag).await
+    }
+
+    /// Messages ready in `queue` and its consumers; `None` when it does not exist.
+    pub async fn depth(&self, queue: &str) -> Result<Option<(u32, u32)>, BrokerError> {
+        let mut kept = self.inspector.lock().await;
+        let channel = match kept.as_ref().filter(|c| c.status().connected()) {
+            Some(c) => c.clone(),
+            None => {
+                let c = self
+                    .connection
+                    .create_channel()
+                    .bounded("open a channel")
+                    .await?;
+                *kept = Some(c.clone());
+                c
+            }
+        };
+        let options = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        let found = tokio::time::timeout(
+            OPERATION_TIMEOUT,
+            channel.queue_declare(queue.into(), options, FieldTable::default()),
+        )
+        .await
+        .map_err(|_| BrokerError::TimedOut {
+            what: format!("look up {queue}"),
+            seconds: OPERATION_TIMEOUT.as_secs(),
+        })?;
+        if found.is_err() {
+            // A passive declare of a missing queue closes its channel.
+            *kept = None;
+        }
+        match found {
+            Ok(q) => Ok(Some((q.message_count(), q.consumer_count()))),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(amqp(format!("look up {queue}"))(e)),
+        }
+    }
+
+    /// Deletes a queue and the messages in it (for tools and tests that clean up).
+    pub async fn delete_queue(&self, queue: &str) -> Result<(), BrokerError> {
+        self.publisher
+            .queue_delete(queue.into(), lapin::options::QueueDeleteOptions::default())
+            .bounded(format!("delete {queue}"))
+            .await
+            .map(|_| ())
+    }
+
+    /// Deletes `queue` if it has no consumer and no message ready; true
+    /// when it was deleted or was not there, false when in use or not
+    /// empty. Quorum queues refuse the broker's own `if-unused` check, so
+    /// it is looked at first: a consumer that attaches between the look
+    /// and the delete loses its subscription, and reconnects.
+    pub async fn delete_queue_if_idle(&self, queue: &str) -> Result<bool, BrokerError> {
+        match self.depth(queue).await? {
+            None => Ok(true),
+            Some((0, 0)) => self.delete_queue(queue).await.map(|()| true),
+            Some(_) => Ok(false),
+        }
+    }
+
+    /// Drops the messages ready in a queue, as a lost broker volume would
+    /// (for tools and tests of recovery); answers how many were dropped.
+    pub async fn purge_queue(&self, queue: &str) -> Result<u32, BrokerError> {
+        self.publisher
+            .queue_purge(queue.into(), lapin::options::QueuePurgeOptions::default())
+            .bounded(format!("purge {queue}"))
+            .await
+    }
+
+    /// Closes the connection.
+    pub async fn close(&self) {
+        close_quietly(self.connection.close(200, "bye".into())).await;
+    }
+}
+
+fn is_not_found(e: &lapin::Error) -> bool {
+    e.to_string().contains("NOT_FOUND")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bundled_prefetch_keeps_the_slots_busy_without_hoarding() {
+        assert_eq!(prefetch_for(32, 1), 32, "unbundled: the concurrency itself");
+        // 64 slots, bundles of 16: 9 bundles, 144 tasks in hand.
+        assert_eq!(prefetch_for(64, 16), 9);
+        assert_eq!(prefetch_for(4, 16), 2);
+        assert_eq!(prefetch_for(0, 16), 2);
+        for (c, n) in [(1, 8), (7, 8), (64, 16), (256, 16), (100, 3)] {
+            let in_hand = usize::from(prefetch_for(c, n)) * n;
+            assert!(in_hand >= 2 * c + n && in_hand < 2 * c + 2 * n, "{c} {n}");
+        }
+    }
+
+    #[test]
+    fn urls_lose_their_password() {
+        assert_eq!(
+            redact("amqp://guest:secret@127.0.0.1:5672/%2f"),
+            "amqp://guest:***@127.0.0.1:5672/%2f"
+        );
+        assert_eq!(redact("amqp://127.0.0.1"), "amqp://127.0.0.1");
+        assert_eq!(
+            redact("amqps://u:p@h:5671/%2f?auth_mechanism=external&cacertfile=/s/ca.pem"),
+            "amqps://u:***@h:5671/%2f?***"
+        );
+    }
+}
