@@ -47,7 +47,7 @@ impl Stages<VerifyStage> for RunStages {
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
         let (prefetch, jobs, consumer_timeout) = self.hold;
-        let check = Duration::from_millis(u64::from(settings.verify.timeout_ms));
+        let check = Duration::from_millis(settings.verify.timeout_ms);
         let hold = bounds::longest_hold(prefetch, jobs, check);
         if hold >= consumer_timeout {
             tracing::warn!(

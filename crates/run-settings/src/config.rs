@@ -1,11 +1,11 @@
 //! The settings of a run: built-in defaults, then a TOML file, then flags.
 
+use crate::Knobs;
 use crate::{Result, RunConfig, SettingsError};
 use autoeval_generate::DatasetKind;
 use autoeval_models::{MaxTokens, ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
 use autoeval_prompts::{PromptSet, Shots};
-use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,47 +50,35 @@ impl Protocol {
     }
 }
 
+/// Resolved settings read the knobs (the settings that resolve on their
+/// own) as their own fields.
+impl std::ops::Deref for Resolved {
+    type Target = Knobs;
+
+    fn deref(&self) -> &Knobs {
+        &self.knobs
+    }
+}
+
 /// The settings after defaults are filled in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Resolved {
     /// What is evaluated; a resumed run must match it.
     pub plan: RunPlan,
-    /// Round trips in flight.
-    pub concurrency: usize,
-    /// Verifier threads.
-    pub verifiers: usize,
-    /// Prover time limit per check, in ms.
-    pub timeout_ms: u64,
-    /// Model request time limit, in seconds.
-    pub request_timeout_s: u64,
-    /// Attempts per model call.
-    pub max_attempts: u32,
+    /// The settings that resolve on their own (declared with their defaults
+    /// in `declare.rs`), read as the resolved settings' own fields.
+    #[serde(flatten)]
+    pub knobs: Knobs,
     /// Sampling temperature.
     pub temperature: f64,
     /// Most tokens per reply.
     pub max_tokens: u32,
-    /// Copy-check policy.
-    pub copy_policy: CopyPolicy,
-    /// Template override directory.
-    pub templates: Option<PathBuf>,
-    /// Price table file.
-    pub prices: Option<PathBuf>,
-    /// Secrets file.
-    pub secrets: Option<PathBuf>,
-    /// Response cache directory.
-    pub cache: Option<PathBuf>,
     /// The protocol the defaults came from, if any.
     pub protocol: Option<Protocol>,
     /// The items file, if items are read rather than generated.
     pub items: Option<PathBuf>,
     /// Per-model settings from the config file, by spec as written.
     pub model: BTreeMap<String, ModelSettings>,
-    /// Whether the results are written compressed once the run ends.
-    #[serde(default)]
-    pub compress: bool,
-    /// Whether the results are written as Parquet too once the run ends.
-    #[serde(default)]
-    pub parquet: bool,
     /// The paper's temperatures per model, where no temperature was given
     /// (`--protocol paper`): 0.1 for API models, 1 for local open models.
     #[serde(default)]
@@ -154,7 +142,7 @@ impl RunConfig {
     /// the built-in ones (the `reference` model beside `reference-noisy:0.1`
     /// on a small set of all five datasets). `items_digest` names the contents of the items file.
     pub fn resolve_with(self, items_digest: Option<String>) -> Result<Resolved> {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let knobs = Knobs::of(&self);
         let paper = self.protocol.is_some();
         let (per_bucket, batches, prompts) = if paper {
             (50, 10, vec![Shots::ZeroShot])
@@ -191,25 +179,14 @@ impl RunConfig {
             },
             protocol: self.protocol,
             items: self.items,
-            concurrency: self.concurrency.unwrap_or(32),
-            verifiers: self.verifiers.unwrap_or(cores),
-            timeout_ms: self.timeout_ms.unwrap_or(10_000),
-            request_timeout_s: self.request_timeout_s.unwrap_or(120),
-            max_attempts: self.max_attempts.unwrap_or(6),
+            knobs,
             temperature: self.temperature.unwrap_or(0.1),
             max_tokens: self
                 .max_tokens
                 .unwrap_or(if paper { PAPER_MAX_TOKENS } else { 1024 }),
             paper_temperatures: paper && self.temperature.is_none(),
             paper_max_tokens: paper && self.max_tokens.is_none(),
-            copy_policy: self.copy_policy.unwrap_or_default(),
-            templates: self.templates,
-            prices: self.prices,
-            secrets: self.secrets,
-            cache: self.cache,
             model: self.model.unwrap_or_default(),
-            compress: self.compress.unwrap_or(false),
-            parquet: self.parquet.unwrap_or(false),
         };
         r.plan.validate()?;
         for m in &r.plan.models {
@@ -231,7 +208,7 @@ impl RunConfig {
 impl Resolved {
     /// The settings as a config file that reproduces them.
     pub fn to_config(&self) -> RunConfig {
-        RunConfig {
+        let mut config = RunConfig {
             datasets: Some(self.plan.datasets.clone()),
             models: Some(self.plan.models.clone()),
             prompts: Some(self.plan.prompts.clone()),
@@ -241,26 +218,17 @@ impl Resolved {
             repeats: Some(self.plan.repeats),
             seed: Some(self.plan.seed),
             sampling: Some(self.plan.sampling),
-            concurrency: Some(self.concurrency),
-            verifiers: Some(self.verifiers),
-            timeout_ms: Some(self.timeout_ms),
-            request_timeout_s: Some(self.request_timeout_s),
-            max_attempts: Some(self.max_attempts),
             // The protocol's per-model values come back from the protocol.
             temperature: (!self.paper_temperatures).then_some(self.temperature),
             max_tokens: (!self.paper_max_tokens).then_some(self.max_tokens),
-            copy_policy: Some(self.copy_policy),
-            templates: self.templates.clone(),
-            prices: self.prices.clone(),
-            secrets: self.secrets.clone(),
-            cache: self.cache.clone(),
             prompt_set: Some(self.plan.prompt_set),
             protocol: self.protocol,
             items: self.items.clone(),
             model: (!self.model.is_empty()).then(|| self.model.clone()),
-            compress: self.compress.then_some(true),
-            parquet: self.parquet.then_some(true),
-        }
+            ..RunConfig::default()
+        };
+        self.knobs.write_into(&mut config);
+        config
     }
 
     /// The settings of `model` (a spec as written): the run's, then its

@@ -1,13 +1,17 @@
 //! Every setting of `autoeval run`, declared once: its field, type, help
 //! and flag (the doc comment and `arg` attribute), its key in the config
-//! file, a value the file may give it, and its range where it has one.
-//! From the one declaration come [`RunConfig`] (flags and file keys alike),
-//! [`RunConfig::overridden_by`], [`RunConfig::keys`] (which the config
-//! tests walk) and the range check of the resolved settings; resolving,
-//! describing and handing a setting to a stage are the code that uses it.
+//! file, a value the file may give it, its range where it has one, and,
+//! for a setting that resolves on its own, its resolved type and default
+//! and whether it reaches the verify stage. From the one declaration come
+//! [`RunConfig`] (flags and file keys alike), [`RunConfig::overridden_by`],
+//! [`RunConfig::keys`] (which the config tests walk), the range check,
+//! [`Knobs`] (resolved, and written back into a config), and
+//! [`VerifySettings`]; settings whose defaults hang on others (the plan's,
+//! a protocol's temperature and token cap) are resolved by hand in `config.rs`.
 
 #[cfg(feature = "cli")]
 use crate::cli;
+use crate::knob::Knob;
 use crate::{Protocol, Resolved, Result, SettingsError};
 use autoeval_generate::DatasetKind;
 use autoeval_models::ModelSettings;
@@ -21,7 +25,12 @@ use std::path::PathBuf;
 /// [`RunConfig`]), then optionally `flag "NAME"` (the flag and file key when
 /// not the field's name in kebab case), `example r#"TOML"#` (a value the
 /// file may give; `FILE:name` stands for a file's path), `range LOW..=HIGH`
-/// (checked once resolved, on the resolved field of the same name).
+/// (checked once resolved, on the resolved field of the same name), and
+/// `resolved TYPE = DEFAULT` for a setting that resolves on its own (the
+/// value given, else `DEFAULT`; `Option<Type>` for one with no default):
+/// it becomes a field of [`Knobs`], which [`Resolved`] reads as its own,
+/// and, followed by `=> verify`, a field of [`VerifySettings`] too, which
+/// reaches the verify stage on both modes.
 macro_rules! run_settings {
     ($(
         $(#[$attr:meta])*
@@ -29,6 +38,7 @@ macro_rules! run_settings {
         $(, flag $flag:literal)?
         $(, example $example:literal)?
         $(, range $low:literal ..= $high:literal)?
+        $(, resolved $resolved:ty = $default:expr $(=> $stage:ident)?)?
         ;
     )*) => {
         /// Every setting of `autoeval run`, as the config file spells it.
@@ -38,6 +48,61 @@ macro_rules! run_settings {
         #[serde(deny_unknown_fields, rename_all = "kebab-case")]
         pub struct RunConfig {
             $( $(#[$attr])* pub $name: Option<$ty>, )*
+        }
+
+        /// The settings that resolve on their own: each the value given, or
+        /// its declared default. [`Resolved`] reads them as its own fields.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct Knobs {
+            $($(
+                #[doc = concat!("`", stringify!($name), "`, resolved.")]
+                pub $name: $resolved,
+            )?)*
+        }
+
+        /// How the verify stage proves and records: the settings declared
+        /// to reach it (`=> verify`), as workers read them from Redis.
+        #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+        pub struct VerifySettings {
+            $($($(
+                #[doc = concat!("`", stringify!($name), "`, as the verify stage reads it.")]
+                pub $name: only_verify!($stage, $resolved),
+            )?)?)*
+        }
+
+        impl Default for VerifySettings {
+            /// Each setting's declared default.
+            fn default() -> Self {
+                VerifySettings { $($($( $name: only_verify!($stage, $default), )?)?)* }
+            }
+        }
+
+        impl Default for Knobs {
+            /// Each setting's declared default (a settings file an older
+            /// build wrote may lack a knob added since).
+            fn default() -> Self {
+                Knobs::of(&RunConfig::default())
+            }
+        }
+
+        impl Knobs {
+            /// The knobs of `config`: each the value given, or its default.
+            pub(crate) fn of(config: &RunConfig) -> Knobs {
+                Knobs {
+                    $($( $name: <$resolved as Knob<$ty>>::given_or(config.$name.clone(), $default), )?)*
+                }
+            }
+
+            /// Writes the knobs into `config`, as a config file that repeats them.
+            pub(crate) fn write_into(&self, config: &mut RunConfig) {
+                $($( config.$name = <$resolved as Knob<$ty>>::as_given(&self.$name); )?)*
+            }
+
+            /// What the verify stage reads of them.
+            pub fn verify(&self) -> VerifySettings {
+                VerifySettings { $($($( $name: only_verify!($stage, self.$name), )?)?)* }
+            }
         }
 
         impl RunConfig {
@@ -76,6 +141,14 @@ macro_rules! run_settings {
                 Ok(())
             }
         }
+    };
+}
+
+/// `$value` when `$stage` is `verify`, the one stage settings reach by
+/// declaration; any other stage is refused when the settings are declared.
+macro_rules! only_verify {
+    (verify, $($value:tt)+) => {
+        $($value)+
     };
 }
 
@@ -135,21 +208,22 @@ run_settings! {
     sampling: autoeval_generate::Sampling, example r#""algorithm-1""#;
     /// Round trips in flight at once [default: 32].
     #[cfg_attr(feature = "cli", arg(long))]
-    concurrency: usize, example r#"2"#, range 1..=100_000;
+    concurrency: usize, example r#"2"#, range 1..=100_000, resolved usize = 32;
     /// Verifier threads and prover processes [default: the number of cores].
     #[cfg_attr(feature = "cli", arg(long))]
-    verifiers: usize, example r#"2"#, range 1..=4_096;
+    verifiers: usize, example r#"2"#, range 1..=4_096,
+        resolved usize = std::thread::available_parallelism().map_or(1, |n| n.get());
     /// Prover time limit per check in milliseconds [default: 10000].
     #[cfg_attr(feature = "cli", arg(long))]
     // Prover time limit per check: up to an hour.
-    timeout_ms: u64, example r#"5000"#, range 1..=3_600_000;
+    timeout_ms: u64, example r#"5000"#, range 1..=3_600_000, resolved u64 = 10_000 => verify;
     /// Model request time limit in seconds [default: 120].
     #[cfg_attr(feature = "cli", arg(long))]
     // Model request time limit: up to a day (a provider's batch window).
-    request_timeout_s: u64, example r#"30"#, range 1..=86_400;
+    request_timeout_s: u64, example r#"30"#, range 1..=86_400, resolved u64 = 120;
     /// Attempts per model call, the first included [default: 6].
     #[cfg_attr(feature = "cli", arg(long))]
-    max_attempts: u32, example r#"3"#, range 1..=100;
+    max_attempts: u32, example r#"3"#, range 1..=100, resolved u32 = 6;
     /// Sampling temperature [default: 0.1].
     #[cfg_attr(feature = "cli", arg(long))]
     temperature: f64, example r#"0.2"#;
@@ -158,19 +232,20 @@ run_settings! {
     max_tokens: u32, example r#"512"#, range 1..=10_000_000;
     /// When the English copies the formula: flag it, or count the round as non-compliant [default: flag].
     #[cfg_attr(feature = "cli", arg(long, value_parser = cli::copy_policy()))]
-    copy_policy: CopyPolicy, example r#""flag""#;
+    copy_policy: CopyPolicy, example r#""flag""#,
+        resolved CopyPolicy = CopyPolicy::default() => verify;
     /// Directory of NAME.txt prompt templates replacing built-in ones.
     #[cfg_attr(feature = "cli", arg(long))]
-    templates: PathBuf, example r#"FILE:templates"#;
+    templates: PathBuf, example r#"FILE:templates"#, resolved Option<PathBuf> = None;
     /// JSON price table {"model": {"input": USD/Mtok, "output": USD/Mtok}} extending the built-in one.
     #[cfg_attr(feature = "cli", arg(long))]
-    prices: PathBuf, example r#"FILE:prices.json"#;
+    prices: PathBuf, example r#"FILE:prices.json"#, resolved Option<PathBuf> = None;
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
     #[cfg_attr(feature = "cli", arg(long))]
-    secrets: PathBuf, example r#"FILE:secrets.json"#;
+    secrets: PathBuf, example r#"FILE:secrets.json"#, resolved Option<PathBuf> = None;
     /// Response cache directory, shared between runs if you like [default: DIR/cache].
     #[cfg_attr(feature = "cli", arg(long))]
-    cache: PathBuf, example r#"FILE:cache"#;
+    cache: PathBuf, example r#"FILE:cache"#, resolved Option<PathBuf> = None;
     /// Prompt set: paper (App. F's prompts) or extended (every name of φ0 in both prompts,
     /// English predicate meanings, the regex alphabet) [default: paper].
     #[cfg_attr(feature = "cli", arg(long, value_parser = cli::prompt_set))]
@@ -193,7 +268,7 @@ run_settings! {
         feature = "cli",
         arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
     )]
-    compress: bool, example r#"true"#;
+    compress: bool, example r#"true"#, resolved bool = false;
     /// Write the results as Parquet too, `results.parquet` beside
     /// `results.jsonl`, once the run ends (the file `autoeval export
     /// --format parquet` writes) [default: false].
@@ -201,7 +276,7 @@ run_settings! {
         feature = "cli",
         arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
     )]
-    parquet: bool, example r#"true"#;
+    parquet: bool, example r#"true"#, resolved bool = false;
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
     /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.

@@ -12,14 +12,15 @@ mod config;
 mod declare;
 mod describe;
 mod error;
+mod knob;
 mod names;
 mod stages;
 
 pub use config::{Protocol, Resolved, DEFAULT_MODELS};
-pub use declare::RunConfig;
+pub use declare::{Knobs, RunConfig, VerifySettings};
 pub use error::SettingsError;
 pub use names::model_file_name;
-pub use stages::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
+pub use stages::{PromptSettings, StageSettings, TranslateSettings};
 
 use autoeval_models::PriceTable;
 use autoeval_pipeline::generate_items;
@@ -159,12 +160,7 @@ pub fn stage_settings_with(
             models,
             prices,
         },
-        verify: VerifySettings {
-            copy_policy: s.copy_policy,
-            // Checked when the settings were resolved.
-            timeout_ms: u32::try_from(s.timeout_ms)
-                .map_err(|_| SettingsError::Invalid("--timeout-ms is out of range".into()))?,
-        },
+        verify: s.knobs.verify(),
     };
     if let Some(tdir) = &s.templates {
         stage

@@ -4,9 +4,9 @@
 //! Machine-local things (keys, caches, concurrency) are each worker's own
 //! and come in when the stages are built.
 
+use crate::VerifySettings;
 use autoeval_models::{ModelSettings, PriceTable};
 use autoeval_prompts::{PromptSet, TemplateError, Templates};
-use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -39,15 +39,6 @@ pub struct TranslateSettings {
     pub models: BTreeMap<String, ModelSettings>,
     /// Prices of the run's models.
     pub prices: PriceTable,
-}
-
-/// How the verify stage proves and records.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct VerifySettings {
-    /// Copy-check policy.
-    pub copy_policy: CopyPolicy,
-    /// Prover time limit per check, in ms.
-    pub timeout_ms: u32,
 }
 
 impl PromptSettings {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 pub fn verifier(settings: &VerifySettings) -> Settings {
     Settings {
         limits: ProverLimits {
-            timeout_ms: settings.timeout_ms,
+            // Resolution keeps it within an hour, far inside a u32.
+            timeout_ms: u32::try_from(settings.timeout_ms).unwrap_or(u32::MAX),
             ..Settings::default().limits
         },
         ..Settings::default()

@@ -65,7 +65,7 @@ fn round(answer: &str, set: PromptSet) -> ResultRecord {
         },
         verify: VerifySettings {
             copy_policy: CopyPolicy::Flag,
-            timeout_ms: 10_000,
+            ..VerifySettings::default()
         },
     };
     let stage = verify_stage(&stages, Arc::new(InProcessZ3)).unwrap();

@@ -3,7 +3,7 @@
 //! are sent, with the key, the size limit and the failures of every call.
 
 use crate::health::Cause;
-use crate::provider::{self, BatchResults, BatchState, Line, Provider, Submission};
+use crate::provider::{self, BatchResults, BatchState, FileBatches, Line, Provider, Submission};
 use crate::{address_of, parse_answer, refusal, Answer, ApiKey, Failure};
 use autoeval_models::ModelSpec;
 use serde_json::Value;
@@ -116,6 +116,14 @@ impl BatchApi {
     }
 
     /// A reply that is not the JSON expected.
+    /// The provider's file batches: only a provider that submits files
+    /// ever has a file to make a batch of.
+    fn file_batches(&self) -> Result<&'static dyn FileBatches, Failure> {
+        self.provider
+            .file_batches()
+            .ok_or_else(|| self.malformed("a file from an API that takes batches inline"))
+    }
+
     fn malformed(&self, what: &str) -> Failure {
         Failure::malformed(200, format!("the batch API's reply is malformed ({what})"))
     }
@@ -150,7 +158,7 @@ impl BatchApi {
 
     /// Makes a batch of the requests in uploaded file `file_id`; its id.
     pub(crate) async fn create(&self, file_id: &str) -> Result<String, Failure> {
-        let (path, body) = self.provider.batch_of_file(file_id);
+        let (path, body) = self.file_batches()?.batch_of_file(file_id);
         self.id_of(self.post(&self.url(path)).json(&body), "no batch id")
             .await
     }
@@ -162,7 +170,7 @@ impl BatchApi {
         let mut after: Option<String> = None;
         let mut looked_at = 0;
         while looked_at < NEWEST_LOOKED_AT {
-            let mut url = self.url(self.provider.batch_listing());
+            let mut url = self.url(self.file_batches()?.batch_listing());
             if let Some(last) = &after {
                 url.push_str(&format!("&after={last}"));
             }
@@ -171,7 +179,8 @@ impl BatchApi {
             let data = page["data"]
                 .as_array()
                 .ok_or_else(|| self.malformed("not a list of batches"))?;
-            if let Some(made) = data.iter().find(|b| self.provider.made_of(b, file_id)) {
+            let files = self.file_batches()?;
+            if let Some(made) = data.iter().find(|b| files.made_of(b, file_id)) {
                 return Ok(made["id"].as_str().map(String::from));
             }
             looked_at += data.len();

@@ -113,19 +113,6 @@ impl Provider for Anthropic {
         }
     }
 
-    fn batch_of_file(&self, _file_id: &str) -> (&'static str, Value) {
-        // Message batches are submitted inline, never made of a file.
-        ("/v1/messages/batches", Value::Null)
-    }
-
-    fn batch_listing(&self) -> &'static str {
-        "/v1/messages/batches?limit=100"
-    }
-
-    fn made_of(&self, _batch: &Value, _file_id: &str) -> bool {
-        false
-    }
-
     fn batch_path(&self, id: &str) -> String {
         format!("/v1/messages/batches/{id}")
     }

@@ -38,14 +38,12 @@ pub(crate) trait Provider: Sync {
     fn batch_name(&self) -> &'static str;
     /// How `requests` (custom id, request body) are submitted as one batch.
     fn batch_submission(&self, requests: &[(String, Value)]) -> Submission;
-    /// For an API that makes a batch of an uploaded file: the path and
-    /// body that make one of file `file_id`.
-    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value);
-    /// For an API that makes a batch of an uploaded file: the path listing
-    /// batches, newest first, a page of a hundred (`after=ID` pages on).
-    fn batch_listing(&self) -> &'static str;
-    /// Whether `batch`, as listed, was made of file `file_id`.
-    fn made_of(&self, batch: &Value, file_id: &str) -> bool;
+    /// Its API's way of making a batch of an uploaded file, when it
+    /// submits batches as files ([`Submission::File`]); none when it takes
+    /// them inline.
+    fn file_batches(&self) -> Option<&dyn FileBatches> {
+        None
+    }
     /// The path of batch `id`'s state.
     fn batch_path(&self, id: &str) -> String;
     /// A batch's state, read from its reply.
@@ -68,14 +66,27 @@ pub(crate) enum Submission {
         body: Value,
     },
     /// The requests uploaded as a JSONL file (`jsonl`) to `path`, then a
-    /// batch made of the file ([`Provider::batch_of_file`]); a retry finds
-    /// the batch a lost reply made by its file ([`Provider::made_of`]).
+    /// batch made of the file ([`FileBatches::batch_of_file`]); a retry finds
+    /// the batch a lost reply made by its file ([`FileBatches::made_of`]).
     File {
         /// Where the file goes.
         path: &'static str,
         /// The file: one request a line.
         jsonl: Vec<u8>,
     },
+}
+
+/// The batch API of a provider that makes a batch of an uploaded file
+/// ([`Submission::File`]): the batch made of the file, and, for a retry
+/// after a lost reply, the batch a file already made.
+pub(crate) trait FileBatches: Sync {
+    /// The path and body that make a batch of file `file_id`.
+    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value);
+    /// The path listing batches, newest first, a page of a hundred
+    /// (`after=ID` pages on).
+    fn batch_listing(&self) -> &'static str;
+    /// Whether `batch`, as listed, was made of file `file_id`.
+    fn made_of(&self, batch: &Value, file_id: &str) -> bool;
 }
 
 /// A batch's state at the provider.

@@ -5,8 +5,8 @@
 //! "message", "type", "code"}` (older vLLM) or `{"error": "…"}` (Ollama's own).
 
 use super::{
-    add_extra, message_of, reported_usage, BatchResults, BatchState, Line, Provider, Reason,
-    Submission,
+    add_extra, message_of, reported_usage, BatchResults, BatchState, FileBatches, Line, Provider,
+    Reason, Submission,
 };
 use crate::{Answer, ApiKey};
 use autoeval_models::GenerationParams;
@@ -142,21 +142,8 @@ impl Provider for OpenAiCompatible {
         }
     }
 
-    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value) {
-        let body = json!({
-            "input_file_id": file_id,
-            "endpoint": "/v1/chat/completions",
-            "completion_window": "24h",
-        });
-        ("/batches", body)
-    }
-
-    fn batch_listing(&self) -> &'static str {
-        "/batches?limit=100"
-    }
-
-    fn made_of(&self, batch: &Value, file_id: &str) -> bool {
-        batch["input_file_id"] == file_id
+    fn file_batches(&self) -> Option<&dyn FileBatches> {
+        Some(self)
     }
 
     fn batch_path(&self, id: &str) -> String {
@@ -265,4 +252,23 @@ pub(super) fn too_long_for_context(message: &str) -> bool {
     ]
     .iter()
     .any(|words| message.contains(words))
+}
+
+impl FileBatches for OpenAiCompatible {
+    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value) {
+        let body = json!({
+            "input_file_id": file_id,
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+        });
+        ("/batches", body)
+    }
+
+    fn batch_listing(&self) -> &'static str {
+        "/batches?limit=100"
+    }
+
+    fn made_of(&self, batch: &Value, file_id: &str) -> bool {
+        batch["input_file_id"] == file_id
+    }
 }
