@@ -13,6 +13,7 @@ use autoeval_run_dir::RunDir;
 use autoeval_run_dir::{load_items, read_config_with, resolve as resolve_settings};
 use autoeval_run_settings::RunConfig;
 
+use std::convert::identity;
 use std::path::{Path, PathBuf};
 
 /// Settings of `autoeval run`. Flags override the config file, which overrides the defaults.
@@ -90,27 +91,22 @@ macro_rules! command_keys {
     };
 }
 
-/// Leaves a value as it is, for a field that is not optional.
-fn same<T>(value: T) -> T {
-    value
-}
-
 command_keys! {
     taken {
         "out" out: PathBuf => out, Some;
-        "dry-run" dry_run: bool => dry_run, same;
-        "baseline" baseline: f64 => baseline, same;
+        "dry-run" dry_run: bool => dry_run, identity;
+        "baseline" baseline: f64 => baseline, identity;
         "detect" detect: f64 => detect, Some;
-        "quiet" quiet: bool => output.quiet, same;
-        "plain" plain: bool => output.plain, same;
-        "log-every" log_every: u64 => log_every, same;
-        "fleet" fleet: bool => fleet.fleet, same;
-        "amqp" amqp: String => fleet.broker.amqp, same;
-        "redis" redis: String => fleet.store.redis, same;
-        "worker-wait-s" worker_wait_s: u64 => fleet.worker_wait_s, same;
+        "quiet" quiet: bool => output.quiet, identity;
+        "plain" plain: bool => output.plain, identity;
+        "log-every" log_every: u64 => log_every, identity;
+        "fleet" fleet: bool => fleet.fleet, identity;
+        "amqp" amqp: String => fleet.broker.amqp, identity;
+        "redis" redis: String => fleet.store.redis, identity;
+        "worker-wait-s" worker_wait_s: u64 => fleet.worker_wait_s, identity;
         "health-addr" | "metrics-addr" health_addr: String => fleet.health_addr, Some;
-        "linger-s" linger_s: u64 => fleet.linger_s, same;
-        "keep-s" keep_s: u64 => fleet.keep_s, same;
+        "linger-s" linger_s: u64 => fleet.linger_s, identity;
+        "keep-s" keep_s: u64 => fleet.keep_s, identity;
     }
     caps {
         "budget-usd" budget_usd: f64;

@@ -2,12 +2,14 @@
 //! workspace's resolved graph (`cargo metadata`) and its sources read as
 //! Rust: each test fails when its invariant stops holding. Here: the
 //! dependency graph and the commands' separation; in the modules: sizes,
-//! I/O, import circles, provider names, the next-round rule, the code map.
+//! I/O, import circles, provider names, the next-round rule, the code map,
+//! the shared flags.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 mod circles;
 mod debt;
+mod flags;
 mod io;
 mod map;
 mod providers;
