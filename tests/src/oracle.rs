@@ -6,7 +6,9 @@
 use autoeval_generate::perturb::{self, RegexRewrite, Rewrite};
 use autoeval_generate::rng::Rng;
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
-use autoeval_syntax::{parse_formula_exact, parse_regex_exact, Formula, Mode, Quantifier, Regex};
+use autoeval_syntax::{
+    parse_formula_exact, parse_regex_exact, Formula, Mode, Quantifier, Regex, Term,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Generated formulas of `kind` (small buckets, several batches).
@@ -70,19 +72,16 @@ pub fn regex_pairs(items: &[String], seed: u64) -> Vec<(Regex, Regex, bool)> {
 pub fn propositions(f: &Formula, out: &mut BTreeSet<String>) {
     f.visit(&mut |n| {
         if let Formula::Atom { name, args } = n {
-            out.insert(if args.is_empty() {
-                name.clone()
-            } else {
-                format!("{name}({})", args.join(","))
-            });
+            out.insert(atom_key(name, args));
         }
     });
 }
 
-fn atom_key(name: &str, args: &[String]) -> String {
+fn atom_key(name: &str, args: &[Term]) -> String {
     if args.is_empty() {
         name.to_string()
     } else {
+        let args: Vec<String> = args.iter().map(ToString::to_string).collect();
         format!("{name}({})", args.join(","))
     }
 }
@@ -91,6 +90,7 @@ fn atom_key(name: &str, args: &[String]) -> String {
 pub fn eval_pl(f: &Formula, env: &HashMap<String, bool>) -> bool {
     match f {
         Formula::Atom { name, args } => env[&atom_key(name, args)],
+        Formula::Equal(..) => panic!("an equation is not propositional"),
         Formula::Not(x) => !eval_pl(x, env),
         Formula::Group(x) => eval_pl(x, env),
         Formula::And(xs) => xs.iter().all(|x| eval_pl(x, env)),
@@ -110,6 +110,7 @@ fn eval_row(f: &Formula, atoms: &[String], row: u64) -> bool {
             let i = atoms.iter().position(|a| *a == key).unwrap_or(0);
             row >> i & 1 == 1
         }
+        Formula::Equal(..) => panic!("an equation is not propositional"),
         Formula::Not(x) => !eval_row(x, atoms, row),
         Formula::Group(x) | Formula::Quant { body: x, .. } => eval_row(x, atoms, row),
         Formula::And(xs) => xs.iter().all(|x| eval_row(x, atoms, row)),
@@ -183,7 +184,14 @@ pub fn smtlib(a: &Formula, b: &Formula) -> String {
     let eb = smt(b, &mut Vec::new(), &mut preds, &mut consts);
     let mut out = String::from("(declare-sort Obj 0)\n");
     for c in &consts {
-        out += &format!("(declare-const |o.{c}| Obj)\n");
+        // A function is kept as `f#k`; a constant by its name alone.
+        match c.split_once('#') {
+            Some((_, k)) => {
+                let k: usize = k.parse().expect("an arity");
+                out += &format!("(declare-fun |f.{c}| ({}) Obj)\n", vec!["Obj"; k].join(" "));
+            }
+            None => out += &format!("(declare-const |o.{c}| Obj)\n"),
+        }
     }
     for (p, k) in &preds {
         out += &format!(
@@ -208,19 +216,14 @@ fn smt(
             if args.is_empty() {
                 return format!("|r.{key}|");
             }
-            let terms: Vec<String> = args
-                .iter()
-                .map(|a| {
-                    if scope.contains(a) {
-                        format!("|v.{a}|")
-                    } else {
-                        consts.insert(a.clone());
-                        format!("|o.{a}|")
-                    }
-                })
-                .collect();
+            let terms: Vec<String> = args.iter().map(|a| smt_term(a, scope, consts)).collect();
             format!("(|r.{key}| {})", terms.join(" "))
         }
+        Formula::Equal(a, b) => format!(
+            "(= {} {})",
+            smt_term(a, scope, consts),
+            smt_term(b, scope, consts)
+        ),
         Formula::Group(x) => smt(x, scope, preds, consts),
         Formula::Not(x) => format!("(not {})", smt(x, scope, preds, consts)),
         Formula::And(xs) | Formula::Or(xs) => {
@@ -263,6 +266,22 @@ fn smt(
     }
 }
 
+fn smt_term(t: &Term, scope: &[String], consts: &mut BTreeSet<String>) -> String {
+    match t {
+        Term::Name(a) if scope.contains(a) => format!("|v.{a}|"),
+        Term::Name(a) => {
+            consts.insert(a.clone());
+            format!("|o.{a}|")
+        }
+        Term::Apply { function, args } => {
+            let key = format!("{function}#{}", args.len());
+            consts.insert(key.clone());
+            let args: Vec<String> = args.iter().map(|a| smt_term(a, scope, consts)).collect();
+            format!("(|f.{key}| {})", args.join(" "))
+        }
+    }
+}
+
 /// Decides ¬(a ↔ b) through the SMT-LIB text: Some(true) when equivalent.
 pub fn z3_text_equivalent(a: &Formula, b: &Formula) -> Option<bool> {
     let cfg = z3::Config::new();
@@ -295,15 +314,12 @@ pub fn eval_in_model(
             }
             let vals: Vec<String> = args
                 .iter()
-                .map(|a| match env.iter().rev().find(|(v, _)| v == a) {
-                    Some((_, e)) => e.clone(),
-                    None => constants
-                        .get(a)
-                        .cloned()
-                        .unwrap_or_else(|| domain[0].clone()),
-                })
+                .map(|a| element_of(a, domain, constants, env))
                 .collect();
             true_atoms.contains(&format!("{name}({})", vals.join(", ")))
+        }
+        Formula::Equal(a, b) => {
+            element_of(a, domain, constants, env) == element_of(b, domain, constants, env)
         }
         Formula::Not(x) => !eval_in_model(x, domain, constants, true_atoms, env),
         Formula::Group(x) => eval_in_model(x, domain, constants, true_atoms, env),
@@ -329,6 +345,33 @@ pub fn eval_in_model(
             quantify(*q, vars, body, domain, constants, true_atoms, env)
         }
     }
+}
+
+/// The element a term denotes in the model: a function's value on a tuple
+/// is listed among the constants as `f(e0, e1)`.
+fn element_of(
+    t: &Term,
+    domain: &[String],
+    constants: &BTreeMap<String, String>,
+    env: &[(String, String)],
+) -> String {
+    let key = match t {
+        Term::Name(a) => match env.iter().rev().find(|(v, _)| v == a) {
+            Some((_, e)) => return e.clone(),
+            None => a.clone(),
+        },
+        Term::Apply { function, args } => {
+            let vals: Vec<String> = args
+                .iter()
+                .map(|a| element_of(a, domain, constants, env))
+                .collect();
+            format!("{function}({})", vals.join(", "))
+        }
+    };
+    constants
+        .get(&key)
+        .cloned()
+        .unwrap_or_else(|| domain[0].clone())
 }
 
 fn quantify(

@@ -37,12 +37,9 @@ enum Node {
 fn compile(f: &Formula, atoms: &mut Vec<String>) -> Node {
     let mut sub = |g: &Formula| Box::new(compile(g, atoms));
     match f {
-        Formula::Atom { name, args } => {
-            let key = if args.is_empty() {
-                name.clone()
-            } else {
-                format!("{name}({})", args.join(","))
-            };
+        Formula::Atom { .. } | Formula::Equal(..) => {
+            // An atom or equation as written is one column.
+            let key = f.to_string();
             let i = atoms.iter().position(|a| *a == key).unwrap_or_else(|| {
                 atoms.push(key);
                 atoms.len() - 1

@@ -67,7 +67,7 @@ impl Perturbation {
 /// `f` with `g` applied to each direct subformula.
 fn map_children(f: &Formula, g: &mut impl FnMut(&Formula) -> Formula) -> Formula {
     match f {
-        Formula::Atom { .. } => f.clone(),
+        Formula::Atom { .. } | Formula::Equal(..) => f.clone(),
         Formula::Not(a) => Formula::Not(Box::new(g(a))),
         Formula::Group(a) => Formula::Group(Box::new(g(a))),
         Formula::And(xs) => Formula::And(xs.iter().map(&mut *g).collect()),
@@ -125,7 +125,7 @@ fn flip_negations(f: &Formula) -> Formula {
 
 fn collect_atoms(f: &Formula, out: &mut Vec<Formula>) {
     match f {
-        Formula::Atom { .. } => out.push(f.clone()),
+        Formula::Atom { .. } | Formula::Equal(..) => out.push(f.clone()),
         Formula::Not(g) | Formula::Group(g) | Formula::Quant { body: g, .. } => {
             collect_atoms(g, out)
         }
@@ -165,14 +165,16 @@ fn rename_text(f: &Formula) -> Formula {
                 let args = args
                     .iter()
                     .map(|a| {
-                        if bound.contains(a) {
-                            a.clone()
+                        let a = a.to_string();
+                        if bound.contains(&a) {
+                            a.into()
                         } else {
                             let n = objects.len();
                             objects
-                                .entry(a.clone())
+                                .entry(a)
                                 .or_insert_with(|| format!("c{}", n + 1))
                                 .clone()
+                                .into()
                         }
                     })
                     .collect();
@@ -203,7 +205,9 @@ pub fn names(f: &Formula) -> BTreeSet<String> {
         .iter()
         .flat_map(|a| match a {
             Formula::Atom { name, args } => {
-                std::iter::once(name.clone()).chain(args.clone()).collect()
+                std::iter::once(name.clone())
+                    .chain(args.iter().map(ToString::to_string))
+                    .collect()
             }
             _ => Vec::new(),
         })

@@ -25,7 +25,7 @@ fn formulas(kind: DatasetKind) -> Vec<Formula> {
 fn rewrite(f: &Formula) -> Formula {
     fn go(f: &Formula) -> Formula {
         match f {
-            Formula::Atom { .. } => f.clone(),
+            Formula::Atom { .. } | Formula::Equal(..) => f.clone(),
             Formula::Not(a) => Formula::Not(Box::new(go(a))),
             Formula::Group(a) => Formula::Group(Box::new(go(a))),
             Formula::And(xs) => Formula::And(xs.iter().rev().map(go).collect()),

@@ -39,6 +39,7 @@ fn write_skeleton(f: &Formula, out: &mut String) {
         // The grammar's terminal is a proposition, or a predicate atom whose
         // arguments are filled in from the vocabulary.
         Formula::Atom { args, .. } => out.push(if args.is_empty() { 'p' } else { 'P' }),
+        Formula::Equal(..) => out.push('='),
         Formula::Not(x) => {
             out.push('¬');
             write_skeleton(x, out);

@@ -86,7 +86,7 @@ fn balanced(heights: impl Iterator<Item = u32>) -> u32 {
 /// `flat_or` treats a disjunction as one production (3-SAT clauses).
 fn connective_depth(f: &Formula, flat_or: bool) -> u32 {
     match f {
-        Formula::Atom { .. } => 1,
+        Formula::Atom { .. } | Formula::Equal(..) => 1,
         Formula::Group(x) => connective_depth(x, flat_or),
         Formula::Not(x) if matches!(x.ungrouped(), Formula::Atom { .. }) => 1,
         Formula::Not(x) => 1 + connective_depth(x, flat_or),

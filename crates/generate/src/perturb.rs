@@ -102,7 +102,7 @@ fn at_nth(
         *n -= 1;
     }
     match f {
-        Formula::Atom { .. } => false,
+        Formula::Atom { .. } | Formula::Equal(..) => false,
         Formula::Not(a) | Formula::Group(a) => at_nth(a, r, n, action),
         Formula::Quant { body, .. } => at_nth(body, r, n, action),
         Formula::And(xs) | Formula::Or(xs) => xs.iter_mut().any(|x| at_nth(x, r, n, action)),
@@ -115,10 +115,11 @@ fn at_nth(
 fn rename_var(f: &mut Formula, from: &str, to: &str) {
     match f {
         Formula::Atom { args, .. } => {
-            for a in args.iter_mut().filter(|a| *a == from) {
-                *a = to.to_string();
+            for a in args.iter_mut().filter(|a| **a == *from) {
+                *a = to.into();
             }
         }
+        Formula::Equal(..) => {}
         Formula::Not(a) | Formula::Group(a) => rename_var(a, from, to),
         Formula::Quant { vars, body, .. } => {
             if !vars.iter().any(|v| v == from) {
@@ -200,13 +201,10 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
             (Rewrite::Rescope, outer @ (Formula::And(_) | Formula::Or(_))) => rescope(outer),
             (Rewrite::ConstantVariable, Formula::Atom { name, mut args }) => {
                 let i = rng.below(args.len());
+                let name_i = args[i].to_string();
                 let is_variable =
-                    args[i].starts_with('x') && args[i][1..].chars().all(|c| c.is_ascii_digit());
-                args[i] = if is_variable {
-                    "p1".to_string()
-                } else {
-                    "x1".to_string()
-                };
+                    name_i.starts_with('x') && name_i[1..].chars().all(|c| c.is_ascii_digit());
+                args[i] = if is_variable { "p1" } else { "x1" }.into();
                 Formula::Atom { name, args }
             }
             (Rewrite::WrongArity, Formula::Atom { name, mut args }) => {
@@ -225,7 +223,7 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
                     }
                 } else {
                     let i = rng.below(args.len());
-                    args[i] = other_name(&args[i], rng);
+                    args[i] = other_name(&args[i].to_string(), rng).into();
                     Formula::Atom { name, args }
                 }
             }

@@ -58,7 +58,7 @@ struct Shape {
 
 fn formula_shape(f: &Formula) -> (u32, u32) {
     match f {
-        Formula::Atom { .. } => (0, 1),
+        Formula::Atom { .. } | Formula::Equal(..) => (0, 1),
         Formula::Group(x) => formula_shape(x),
         Formula::Not(x) => {
             let (h, n) = formula_shape(x);

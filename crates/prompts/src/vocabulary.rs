@@ -38,11 +38,20 @@ fn collect(f: &Formula, scope: &mut Vec<String>, out: &mut Names) {
         }
         Formula::Atom { name, args } => {
             push_new(&mut out.predicates, (name.clone(), args.len()));
-            for a in args {
+            let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+            for a in &args {
                 push_new(&mut out.arguments, a.clone());
             }
             for a in args.iter().filter(|a| !scope.contains(a)) {
                 push_new(&mut out.objects, a.clone());
+            }
+        }
+        Formula::Equal(a, b) => {
+            for side in [a, b] {
+                let side = side.to_string();
+                if !scope.contains(&side) {
+                    push_new(&mut out.objects, side);
+                }
             }
         }
         Formula::Quant { vars, body, .. } => {

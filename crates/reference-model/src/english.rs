@@ -38,9 +38,12 @@ pub fn describe_formula(f: &Formula) -> String {
             format!(
                 "predicate {name} holds for the {} {noun} {}",
                 number_words(args.len()),
-                list(args)
+                list(&args.iter().map(ToString::to_string).collect::<Vec<_>>())
             )
         }
+        // Only an answer read the public way has equations; the built-in
+        // model never writes one, so its reading needs none.
+        Formula::Equal(a, b) => format!("object {a} is object {b}"),
         Formula::Group(x) => describe_formula(x),
         Formula::Not(x) => format!("it is not the case that {}", describe_formula(x)),
         Formula::And(xs) => statements("all of the following", "statements hold", xs),

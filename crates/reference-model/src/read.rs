@@ -140,7 +140,7 @@ impl<'a> Reader<'a> {
                             return self.fail("\",\" or \"and\"");
                         }
                     }
-                    args.push(self.next("an object name")?.to_string());
+                    args.push(self.next("an object name")?.into());
                 }
                 Formula::Atom { name, args }
             }

@@ -9,7 +9,7 @@ use crate::logic::Formula;
 /// The canonical form of `f`; printing it and parsing the text gives it back.
 pub fn canonical(f: &Formula) -> Formula {
     match f {
-        Formula::Atom { .. } => f.clone(),
+        Formula::Atom { .. } | Formula::Equal(..) => f.clone(),
         Formula::Group(inner) => canonical(inner),
         Formula::Not(inner) => Formula::Not(Box::new(operand(inner))),
         Formula::And(xs) | Formula::Or(xs) => {

@@ -12,6 +12,99 @@ pub enum Quantifier {
     Exists,
 }
 
+/// An argument of a predicate: a name (an object, or a variable when an
+/// enclosing quantifier binds it) or a function applied to terms. The
+/// benchmark's own formulas have names only; function terms come from
+/// answers read as the public implementation reads them, whose prover takes
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Term {
+    /// An object or a variable.
+    Name(String),
+    /// A function symbol applied to one or more terms.
+    Apply {
+        /// The function symbol.
+        function: String,
+        /// Its arguments, in order.
+        args: Vec<Term>,
+    },
+}
+
+impl Term {
+    /// The name, when the term is one.
+    pub fn as_name(&self) -> Option<&str> {
+        match self {
+            Term::Name(n) => Some(n),
+            Term::Apply { .. } => None,
+        }
+    }
+
+    /// The term with every symbol passed through `rename`.
+    pub fn renamed(&self, rename: &impl Fn(&str) -> String) -> Term {
+        match self {
+            Term::Name(n) => Term::Name(rename(n)),
+            Term::Apply { function, args } => Term::Apply {
+                function: rename(function),
+                args: args.iter().map(|a| a.renamed(rename)).collect(),
+            },
+        }
+    }
+
+    /// Calls `f` on every name and function symbol of the term.
+    pub fn visit_names<'a>(&'a self, f: &mut impl FnMut(&'a str)) {
+        match self {
+            Term::Name(n) => f(n),
+            Term::Apply { function, args } => {
+                f(function);
+                args.iter().for_each(|a| a.visit_names(f));
+            }
+        }
+    }
+}
+
+impl PartialEq<str> for Term {
+    fn eq(&self, other: &str) -> bool {
+        self.as_name() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Term {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_name() == Some(*other)
+    }
+}
+
+impl From<&str> for Term {
+    fn from(name: &str) -> Term {
+        Term::Name(name.to_string())
+    }
+}
+
+impl From<String> for Term {
+    fn from(name: String) -> Term {
+        Term::Name(name)
+    }
+}
+
+impl std::fmt::Display for Term {
+    /// `name`, or `f(a, g(b))`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Term::Name(n) => f.write_str(n),
+            Term::Apply { function, args } => {
+                write!(f, "{function}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
 /// A formula of propositional or (prenex or not) first-order logic.
 ///
 /// `And` and `Or` are n-ary because `a ∧ b ∧ c` is written without inner
@@ -23,9 +116,13 @@ pub enum Formula {
     Atom {
         /// Proposition or predicate name, case-sensitive.
         name: String,
-        /// Argument names: objects, or variables when an enclosing quantifier binds them.
-        args: Vec<String>,
+        /// Arguments: objects, variables when an enclosing quantifier binds
+        /// them, or function terms.
+        args: Vec<Term>,
     },
+    /// Two terms denote the same object (read only as the public
+    /// implementation reads answers).
+    Equal(Term, Term),
     /// Negation.
     Not(Box<Formula>),
     /// Conjunction of two or more operands.
@@ -64,7 +161,7 @@ impl Formula {
     pub fn pred(name: impl Into<String>, args: &[&str]) -> Formula {
         Formula::Atom {
             name: name.into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
+            args: args.iter().map(|&a| Term::from(a)).collect(),
         }
     }
 
@@ -91,7 +188,7 @@ impl Formula {
     pub fn visit(&self, f: &mut impl FnMut(&Formula)) {
         f(self);
         match self {
-            Formula::Atom { .. } => {}
+            Formula::Atom { .. } | Formula::Equal(..) => {}
             Formula::Not(a) | Formula::Group(a) => a.visit(f),
             Formula::Quant { body, .. } => body.visit(f),
             Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| x.visit(f)),

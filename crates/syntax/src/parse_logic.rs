@@ -242,7 +242,7 @@ impl<'a> Parser<'a> {
                     let args = self.arguments(name)?;
                     Ok(Formula::Atom {
                         name: name.to_string(),
-                        args,
+                        args: args.into_iter().map(crate::Term::Name).collect(),
                     })
                 } else {
                     Ok(Formula::prop(name.as_ref()))

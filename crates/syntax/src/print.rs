@@ -4,7 +4,7 @@
 //! no `Group` but the text would otherwise read differently, the printer adds
 //! parentheses, so `parse(print(f))` always means the same as `f`.
 
-use crate::logic::{Formula, Quantifier};
+use crate::logic::{Formula, Quantifier, Term};
 use crate::regex::Regex;
 
 /// Which symbols a printed formula uses.
@@ -74,6 +74,8 @@ fn precedence(f: &Formula) -> u8 {
         // A quantifier's scope runs to the right as far as it can, so inside
         // an operator it must be enclosed.
         Formula::Quant { .. } => 0,
+        // `¬(a = b)`: an equation under a negation is enclosed.
+        Formula::Equal(..) => 8,
         Formula::Not(_) | Formula::Atom { .. } | Formula::Group(_) => 9,
     }
 }
@@ -99,11 +101,12 @@ fn write_formula(out: &mut String, f: &Formula, s: &Symbols, style: Style) {
     match f {
         Formula::Atom { name, args } => {
             out.push_str(name);
-            if !args.is_empty() {
-                out.push('(');
-                out.push_str(&args.join(s.args));
-                out.push(')');
-            }
+            write_arguments(out, args, s);
+        }
+        Formula::Equal(a, b) => {
+            write_term(out, a, s);
+            out.push_str(" = ");
+            write_term(out, b, s);
         }
         Formula::Not(a) => {
             out.push_str(s.not);
@@ -152,6 +155,30 @@ fn write_formula(out: &mut String, f: &Formula, s: &Symbols, style: Style) {
             out.push('(');
             write_formula(out, a, s, style);
             out.push(')');
+        }
+    }
+}
+
+fn write_arguments(out: &mut String, args: &[Term], s: &Symbols) {
+    if args.is_empty() {
+        return;
+    }
+    out.push('(');
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(s.args);
+        }
+        write_term(out, a, s);
+    }
+    out.push(')');
+}
+
+fn write_term(out: &mut String, t: &Term, s: &Symbols) {
+    match t {
+        Term::Name(n) => out.push_str(n),
+        Term::Apply { function, args } => {
+            out.push_str(function);
+            write_arguments(out, args, s);
         }
     }
 }

@@ -18,9 +18,7 @@ pub use stage::{translate, Translator};
 use autoeval_llm_client::{CallError, Reply};
 use autoeval_models::{Sample, Stage};
 use autoeval_prompts::{copy_check, Family, Shots};
-use autoeval_syntax::{
-    canonical, parse_formula, parse_formula_exact, parse_regex, print, Mode, Style,
-};
+use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
 
 /// Reads `answer` in `mode` for a dataset of `family`.
 pub fn read_answer(answer: &str, family: Family, mode: Mode, alphabet: &[char]) -> Reading {
@@ -59,19 +57,14 @@ pub fn read_answer_as_reference(answer: &str, phi0: &str, family: Family) -> Rea
     if family == Family::Regex {
         return reading(public::read_regex(answer).map(|r| public::reg2dfa::print(&r)));
     }
-    let read = public::read_formula(answer).and_then(|phi1| {
-        let clash = parse_formula_exact(phi0, Mode::Lenient)
-            .ok()
-            .and_then(|phi0| public::clash(&phi0, &phi1));
-        match clash {
-            Some(why) => Err(autoeval_syntax::ParseError::new(
-                0,
-                autoeval_syntax::Reason::Public(why),
-            )),
-            None => Ok(print::formula(&canonical(&phi1), Style::Unicode)),
-        }
-    });
-    reading(read)
+    let phi1 = match public::read_pair(phi0, answer) {
+        Ok((_, phi1)) => Ok(phi1),
+        Err(public::PairError::Phi1(e)) => Err(e),
+        // φ0 the public code cannot read is the verifier's to report; the
+        // answer is shown as read alone.
+        Err(public::PairError::Phi0(_)) => public::read_formula(answer),
+    };
+    reading(phi1.map(|f| print::formula(&canonical(&f), Style::Unicode)))
 }
 
 /// How a round trip is asked.

@@ -7,7 +7,7 @@ use autoeval_proto::{
     VerifyTask,
 };
 use autoeval_syntax::Mode;
-use autoeval_verify::{check, Kind, Prover, Settings};
+use autoeval_verify::{check, check_as_reference, Kind, Prover, Settings};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,10 +59,13 @@ impl Judged {
 }
 
 /// Proves one reading of the answer against φ0 (or says why it cannot be);
-/// `public` when the reading is the public implementation's.
+/// `public` when the reading is the public implementation's, whose logic
+/// formulas are decided as that one reading of the raw answer produced
+/// them ([`autoeval_verify::check_as_reference`]), never read again.
 fn judge_reading(
     task: &TranslateTask,
     reading: &Reading,
+    raw_answer: Option<&str>,
     public: bool,
     stages: &VerifyStage,
 ) -> Judged {
@@ -83,7 +86,12 @@ fn judge_reading(
         ..stages.settings.clone()
     };
     let started = Instant::now();
-    let outcome = check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref());
+    let outcome = match raw_answer {
+        Some(answer) if public && kind != Kind::Regex => {
+            check_as_reference(&task.item.fs, answer, &settings, stages.prover.as_ref())
+        }
+        _ => check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref()),
+    };
     Judged {
         verify_ms: started.elapsed().as_secs_f64() * 1e3,
         verdict: outcome.verdict,
@@ -114,7 +122,8 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
         let j = || Judged::because(Verdict::NonCompliant, "the English copies the formula");
         (j(), j())
     } else {
-        let strict = judge_reading(&task, &translation.strict, stages.as_reference, stages);
+        let raw = translation.raw_answer.as_deref();
+        let strict = judge_reading(&task, &translation.strict, raw, stages.as_reference, stages);
         let lenient = if translation.lenient == translation.strict {
             // The same φ1: the same verdict, proved once.
             Judged {
@@ -122,7 +131,7 @@ pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
                 ..strict.clone()
             }
         } else {
-            judge_reading(&task, &translation.lenient, false, stages)
+            judge_reading(&task, &translation.lenient, raw, false, stages)
         };
         (strict, lenient)
     };

@@ -97,7 +97,7 @@ pub enum Counterexample {
     Model {
         /// The elements, `e0`, `e1`, ….
         domain: Vec<String>,
-        /// The element each object denotes.
+        /// The element each object denotes, and each function on each tuple (`f(e0)`).
         constants: BTreeMap<String, String>,
         /// The atoms over the domain that are true; all others are false.
         true_atoms: Vec<String>,
@@ -247,6 +247,26 @@ pub fn check(
     }
 }
 
+/// Checks a logic answer as the public implementation reads it
+/// (`--protocol reference`): φ0 and the raw answer both read by the one
+/// public reading ([`autoeval_syntax::public::read_pair`]), which also holds
+/// them to what the public prover refuses; the formulas it produced are
+/// then decided here, not read again by another parser.
+pub fn check_as_reference(phi0: &str, answer: &str, settings: &Settings, prover: &dyn Prover) -> Outcome {
+    use autoeval_syntax::public::{read_pair, PairError};
+    match read_pair(phi0, answer) {
+        Ok((f0, f1)) => check_names_folded(&f0, &f1, settings, prover),
+        Err(PairError::Phi1(e)) => {
+            Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string())
+        }
+        Err(PairError::Phi0(e)) => Outcome::because(
+            Verdict::VerifierError,
+            Method::Parser,
+            format!("φ0 does not parse as the public code reads it: {e}"),
+        ),
+    }
+}
+
 /// Checks two parsed formulas with names compared without case, as the
 /// public implementation does, unless two of φ0's names differ only in case
 /// (then exactly, and the outcome says so).
@@ -303,6 +323,7 @@ fn assignment(row: u64, atoms: &truth_table::Atoms) -> Counterexample {
             let text = if args.is_empty() {
                 name.to_string()
             } else {
+                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
                 format!("{name}({})", args.join(", "))
             };
             (text, row >> i & 1 == 1)

@@ -2,7 +2,7 @@
 //! before proving, so `Admire(Richard)` and `admire(richard)` are one
 //! formula there. Folding is safe only when φ0's names stay distinct.
 
-use autoeval_syntax::Formula;
+use autoeval_syntax::{Formula, Term};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every proposition, predicate, object and variable name of `f`.
@@ -16,7 +16,19 @@ fn collect<'a>(f: &'a Formula, names: &mut BTreeSet<&'a str>) {
     match f {
         Formula::Atom { name, args } => {
             names.insert(name);
-            names.extend(args.iter().map(String::as_str));
+            for a in args {
+                a.visit_names(&mut |n| {
+                    names.insert(n);
+                });
+            }
+        }
+        Formula::Equal(a, b) => {
+            a.visit_names(&mut |n| {
+                names.insert(n);
+            });
+            b.visit_names(&mut |n| {
+                names.insert(n);
+            });
         }
         Formula::Not(a) | Formula::Group(a) => collect(a, names),
         Formula::Quant { vars, body, .. } => {
@@ -46,11 +58,13 @@ pub fn fold_keeps_apart(f: &Formula) -> bool {
 /// `f` with every name lowercased.
 pub fn folded(f: &Formula) -> Formula {
     let lower = |names: &[String]| names.iter().map(|n| n.to_lowercase()).collect();
+    let term = |t: &Term| t.renamed(&|n: &str| n.to_lowercase());
     match f {
         Formula::Atom { name, args } => Formula::Atom {
             name: name.to_lowercase(),
-            args: lower(args),
+            args: args.iter().map(term).collect(),
         },
+        Formula::Equal(a, b) => Formula::Equal(term(a), term(b)),
         Formula::Not(a) => Formula::Not(Box::new(folded(a))),
         Formula::Group(a) => Formula::Group(Box::new(folded(a))),
         Formula::Quant { q, vars, body } => Formula::Quant {

@@ -1,6 +1,7 @@
 //! First-order equivalence through Z3: ¬(φ0 ↔ φ1) over one uninterpreted
-//! sort, constants as sort constants and predicates as uninterpreted
-//! functions to Bool. Each check gets its own context, a wall-clock timeout
+//! sort, constants as sort constants, functions as uninterpreted functions
+//! on it, predicates as uninterpreted functions to Bool, and equations as
+//! Z3's own equality. Each check gets its own context, a wall-clock timeout
 //! and a resource limit.
 
 use crate::sem::{Sem, Signature, Term};
@@ -30,6 +31,7 @@ struct Encoder<'ctx> {
     sort: Sort<'ctx>,
     constants: Vec<Dynamic<'ctx>>,
     predicates: Vec<FuncDecl<'ctx>>,
+    functions: Vec<FuncDecl<'ctx>>,
     vars: HashMap<u32, Dynamic<'ctx>>,
 }
 
@@ -49,11 +51,20 @@ impl<'ctx> Encoder<'ctx> {
                 FuncDecl::new(ctx, format!("p:{name}/{arity}"), &domain, &Sort::bool(ctx))
             })
             .collect();
+        let functions = sig
+            .functions
+            .iter()
+            .map(|(name, arity)| {
+                let domain: Vec<&Sort> = vec![&sort; *arity];
+                FuncDecl::new(ctx, format!("f:{name}/{arity}"), &domain, &sort)
+            })
+            .collect();
         Encoder {
             ctx,
             sort,
             constants,
             predicates,
+            functions,
             vars: HashMap::new(),
         }
     }
@@ -67,6 +78,11 @@ impl<'ctx> Encoder<'ctx> {
                     .entry(*v)
                     .or_insert_with(|| constant(ctx, &format!("v:{v}"), sort))
                     .clone()
+            }
+            Term::Apply(f, args) => {
+                let args: Vec<Dynamic> = args.iter().map(|a| self.term(a)).collect();
+                let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
+                self.functions[*f as usize].apply(&refs)
             }
         }
     }
@@ -88,6 +104,7 @@ impl<'ctx> Encoder<'ctx> {
                     )
                 })?
             }
+            Sem::Equal(a, b) => self.term(a)._eq(&self.term(b)),
             Sem::Not(x) => self.encode(x)?.not(),
             Sem::And(xs) => {
                 let parts = xs
@@ -298,22 +315,51 @@ fn read_structure<'ctx>(
         }
         tables.push(table);
     }
+    let mut functions = Vec::with_capacity(sig.functions.len());
+    for (decl, (_, arity)) in enc.functions.iter().zip(&sig.functions) {
+        let count = size
+            .checked_pow(*arity as u32)
+            .filter(|&c| c <= MAX_TUPLES)?;
+        let mut table = Vec::with_capacity(count);
+        for idx in 0..count {
+            let args: Vec<&dyn Ast> = (0..*arity)
+                .rev()
+                .map(|i| &elements[idx / size.pow(i as u32) % size] as &dyn Ast)
+                .collect();
+            table.push(element_of(&m.eval(&decl.apply(&args), true)?)?);
+        }
+        functions.push(table);
+    }
     Some(Structure {
         size,
         constants,
         tables,
+        functions,
     })
 }
 
-/// A structure in words: its domain, what each constant denotes, and the true atoms.
+/// A structure in words: its domain, what each constant (and each function
+/// on each tuple, as `f(e0)`) denotes, and the true atoms.
 pub fn describe(s: &Structure, sig: &Signature) -> Counterexample {
     let element = |e: usize| format!("e{e}");
-    let constants: BTreeMap<String, String> = sig
+    let tuple = |idx: usize, arity: usize| -> String {
+        let args: Vec<String> = (0..arity)
+            .rev()
+            .map(|i| element(idx / s.size.pow(i as u32) % s.size))
+            .collect();
+        args.join(", ")
+    };
+    let mut constants: BTreeMap<String, String> = sig
         .constants
         .iter()
         .zip(&s.constants)
         .map(|(name, &e)| (name.clone(), element(e)))
         .collect();
+    for ((name, arity), table) in sig.functions.iter().zip(&s.functions) {
+        for (idx, &value) in table.iter().enumerate() {
+            constants.insert(format!("{name}({})", tuple(idx, *arity)), element(value));
+        }
+    }
     let mut true_atoms = Vec::new();
     for ((name, arity), table) in sig.predicates.iter().zip(&s.tables) {
         for (idx, &value) in table.iter().enumerate() {
@@ -323,11 +369,7 @@ pub fn describe(s: &Structure, sig: &Signature) -> Counterexample {
             if *arity == 0 {
                 true_atoms.push(name.clone());
             } else {
-                let args: Vec<String> = (0..*arity)
-                    .rev()
-                    .map(|i| element(idx / s.size.pow(i as u32) % s.size))
-                    .collect();
-                true_atoms.push(format!("{name}({})", args.join(", ")));
+                true_atoms.push(format!("{name}({})", tuple(idx, *arity)));
             }
         }
     }

@@ -4,19 +4,22 @@
 //! An argument is a variable when an enclosing quantifier binds its name and
 //! a constant otherwise, so an unbound `x1` is a free constant: equivalence
 //! must then hold for every value of it. A predicate used with two arities is
-//! two different predicates. A quantifier whose variable does not occur in
-//! its scope is dropped: over a nonempty domain it changes nothing.
+//! two different predicates, and likewise a function. A quantifier whose
+//! variable does not occur in its scope is dropped: over a nonempty domain
+//! it changes nothing.
 
 use autoeval_syntax::{Formula, Quantifier};
 use rustc_hash::FxHashMap as HashMap;
 
-/// An argument of an atom.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// An argument of an atom or a side of an equation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Term {
     /// A bound variable, by its unique id.
     Var(u32),
     /// A constant, by its id in the [`Signature`].
     Const(u32),
+    /// A function, by its id in the [`Signature`], applied to terms.
+    Apply(u32, Vec<Term>),
 }
 
 /// A resolved formula.
@@ -24,6 +27,8 @@ pub enum Term {
 pub enum Sem {
     /// A predicate (or proposition, arity 0) applied to terms.
     Atom(u32, Vec<Term>),
+    /// Two terms denote the same element.
+    Equal(Term, Term),
     /// Negation.
     Not(Box<Sem>),
     /// Conjunction.
@@ -47,8 +52,11 @@ pub struct Signature {
     pub predicates: Vec<(String, usize)>,
     /// Constant (object) names.
     pub constants: Vec<String>,
+    /// Functions as (name, arity), arity one or more.
+    pub functions: Vec<(String, usize)>,
     pred_ids: HashMap<String, Vec<(usize, u32)>>,
     const_ids: HashMap<String, u32>,
+    function_ids: HashMap<(String, usize), u32>,
     /// Number of variable ids handed out.
     pub variables: u32,
 }
@@ -81,6 +89,40 @@ impl Signature {
         id
     }
 
+    fn function(&mut self, name: &str, arity: usize) -> u32 {
+        let key = (name.to_string(), arity);
+        if let Some(&id) = self.function_ids.get(&key) {
+            return id;
+        }
+        let id = self.functions.len() as u32;
+        self.functions.push(key.clone());
+        self.function_ids.insert(key, id);
+        id
+    }
+
+    /// A written term: a name bound in `scope` is that variable, any other
+    /// name a constant.
+    fn term(
+        &mut self,
+        t: &autoeval_syntax::Term,
+        scope: &[(String, u32)],
+        used: &mut [bool],
+    ) -> Term {
+        match t {
+            autoeval_syntax::Term::Name(a) => match scope.iter().rev().find(|(n, _)| n == a) {
+                Some(&(_, id)) => {
+                    used[id as usize] = true;
+                    Term::Var(id)
+                }
+                None => Term::Const(self.constant(a)),
+            },
+            autoeval_syntax::Term::Apply { function, args } => {
+                let id = self.function(function, args.len());
+                Term::Apply(id, args.iter().map(|a| self.term(a, scope, used)).collect())
+            }
+        }
+    }
+
     /// Resolves a written formula against this signature.
     pub fn resolve(&mut self, f: &Formula) -> Sem {
         let mut scope = Vec::new();
@@ -97,18 +139,10 @@ impl Signature {
         match f {
             Formula::Atom { name, args } => {
                 let pred = self.predicate(name, args.len());
-                let terms = args
-                    .iter()
-                    .map(|a| match scope.iter().rev().find(|(n, _)| n == a) {
-                        Some(&(_, id)) => {
-                            used[id as usize] = true;
-                            Term::Var(id)
-                        }
-                        None => Term::Const(self.constant(a)),
-                    })
-                    .collect();
+                let terms = args.iter().map(|a| self.term(a, scope, used)).collect();
                 Sem::Atom(pred, terms)
             }
+            Formula::Equal(a, b) => Sem::Equal(self.term(a, scope, used), self.term(b, scope, used)),
             Formula::Group(x) => self.resolve_in(x, scope, used),
             Formula::Not(x) => Sem::Not(Box::new(self.resolve_in(x, scope, used))),
             Formula::And(xs) => {
@@ -161,15 +195,8 @@ impl Sem {
 
     fn renamed(&self, map: &mut HashMap<u32, u32>) -> Sem {
         match self {
-            Sem::Atom(p, args) => Sem::Atom(
-                *p,
-                args.iter()
-                    .map(|t| match t {
-                        Term::Var(v) => Term::Var(map.get(v).copied().unwrap_or(*v)),
-                        c => *c,
-                    })
-                    .collect(),
-            ),
+            Sem::Atom(p, args) => Sem::Atom(*p, args.iter().map(|t| t.renamed(map)).collect()),
+            Sem::Equal(a, b) => Sem::Equal(a.renamed(map), b.renamed(map)),
             Sem::Quant(q, v, body) => {
                 let fresh = u32::MAX - map.len() as u32;
                 map.insert(*v, fresh);
@@ -200,6 +227,16 @@ impl Sem {
             Sem::Xor(a, b) => Sem::Xor(Box::new(a.sorted()), Box::new(b.sorted())),
             Sem::Quant(q, v, body) => Sem::Quant(q, v, Box::new(body.sorted())),
             atom => atom,
+        }
+    }
+}
+
+impl Term {
+    fn renamed(&self, map: &HashMap<u32, u32>) -> Term {
+        match self {
+            Term::Var(v) => Term::Var(map.get(v).copied().unwrap_or(*v)),
+            Term::Const(c) => Term::Const(*c),
+            Term::Apply(f, args) => Term::Apply(*f, args.iter().map(|a| a.renamed(map)).collect()),
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct Structure {
     pub constants: Vec<usize>,
     /// For each predicate id, its truth value on every tuple (mixed radix, first argument most significant).
     pub tables: Vec<Vec<bool>>,
+    /// For each function id, its value on every tuple (indexed as `tables`).
+    pub functions: Vec<Vec<usize>>,
 }
 
 impl Structure {
@@ -25,6 +27,21 @@ impl Structure {
             .unwrap_or(false)
     }
 
+    /// The element `t` denotes, its variables valued by `env` (an unvalued
+    /// one denotes the first element).
+    fn value(&self, t: &Term, env: &HashMap<u32, usize>) -> usize {
+        match t {
+            Term::Var(v) => env.get(v).copied().unwrap_or(0),
+            Term::Const(c) => self.constants[*c as usize],
+            Term::Apply(f, args) => {
+                let idx = args
+                    .iter()
+                    .fold(0, |acc, a| acc * self.size + self.value(a, env));
+                self.functions[*f as usize].get(idx).copied().unwrap_or(0)
+            }
+        }
+    }
+
     /// Whether `f` is true in this structure.
     pub fn eval(&self, f: &Sem) -> bool {
         self.eval_in(f, &mut HashMap::new())
@@ -33,15 +50,10 @@ impl Structure {
     fn eval_in(&self, f: &Sem, env: &mut HashMap<u32, usize>) -> bool {
         match f {
             Sem::Atom(p, args) => {
-                let vals: Vec<usize> = args
-                    .iter()
-                    .map(|t| match t {
-                        Term::Var(v) => env.get(v).copied().unwrap_or(0),
-                        Term::Const(c) => self.constants[*c as usize],
-                    })
-                    .collect();
+                let vals: Vec<usize> = args.iter().map(|t| self.value(t, env)).collect();
                 self.holds(*p, &vals)
             }
+            Sem::Equal(a, b) => self.value(a, env) == self.value(b, env),
             Sem::Not(x) => !self.eval_in(x, env),
             Sem::And(xs) => xs.iter().all(|x| self.eval_in(x, env)),
             Sem::Or(xs) => xs.iter().any(|x| self.eval_in(x, env)),

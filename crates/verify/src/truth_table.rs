@@ -4,16 +4,19 @@
 //!
 //! Ground first-order atoms are independent here even when they share
 //! constants: an interpretation that maps every constant to its own element
-//! realises every row, so the table decides equivalence exactly.
+//! realises every row, so the table decides equivalence exactly. That holds
+//! for function terms too (distinct ground terms may denote distinct
+//! elements), but not with equations, which tie atoms together: a formula
+//! with one is left to the prover.
 
-use autoeval_syntax::Formula;
+use autoeval_syntax::{Formula, Term};
 use rustc_hash::FxHashMap;
 
 /// Most distinct atoms a truth table is built for (2^20 rows).
 pub const MAX_ATOMS: usize = 20;
 
-/// An atom as written: predicate (or proposition) name and argument names.
-pub type AtomKey<'a> = (&'a str, &'a [String]);
+/// An atom as written: predicate (or proposition) name and arguments.
+pub type AtomKey<'a> = (&'a str, &'a [Term]);
 
 /// The atoms of the formulas, numbered in order of appearance.
 pub struct Atoms<'a> {
@@ -24,7 +27,8 @@ pub struct Atoms<'a> {
 
 impl<'a> Atoms<'a> {
     /// The distinct atoms of `formulas`, or `None` when a quantifier binds a
-    /// variable that some atom uses (the formulas are then not ground).
+    /// variable that some atom uses (the formulas are then not ground) or a
+    /// formula has an equation.
     pub fn of(formulas: &[&'a Formula]) -> Option<Atoms<'a>> {
         let mut atoms = Atoms {
             index: FxHashMap::default(),
@@ -40,7 +44,11 @@ impl<'a> Atoms<'a> {
     fn collect(&mut self, f: &'a Formula, scope: &mut Vec<&'a str>) -> Option<()> {
         match f {
             Formula::Atom { name, args } => {
-                if args.iter().any(|a| scope.contains(&a.as_str())) {
+                let mut bound = false;
+                for a in args {
+                    a.visit_names(&mut |n| bound |= scope.contains(&n));
+                }
+                if bound {
                     return None;
                 }
                 let next = self.list.len();
@@ -50,6 +58,7 @@ impl<'a> Atoms<'a> {
                     next
                 });
             }
+            Formula::Equal(..) => return None,
             Formula::Not(x) | Formula::Group(x) => self.collect(x, scope)?,
             Formula::And(xs) | Formula::Or(xs) => {
                 for x in xs {
@@ -131,6 +140,7 @@ fn push_table(f: &Formula, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
             let i = atoms.index[&(name.as_str(), args.as_slice())];
             stack.extend((0..words).map(|w| column_word(i, w)));
         }
+        Formula::Equal(..) => unreachable!("`Atoms::of` refuses a formula with an equation"),
         Formula::Not(x) => {
             push_table(x, atoms, words, stack);
             let n = stack.len();

@@ -72,7 +72,15 @@ impl Builder {
             Formula::Atom { name, args } => {
                 let n = g.node(name);
                 for (i, arg) in args.iter().enumerate() {
-                    let term = self.term(g, arg);
+                    let term = self.term(g, &arg.to_string());
+                    g.edges.push((n, Role::Arg(i as u16 + 1), term));
+                }
+                n
+            }
+            Formula::Equal(a, b) => {
+                let n = g.node("=");
+                for (i, side) in [a, b].into_iter().enumerate() {
+                    let term = self.term(g, &side.to_string());
                     g.edges.push((n, Role::Arg(i as u16 + 1), term));
                 }
                 n

@@ -12,6 +12,7 @@
 
 mod nltk;
 mod prover9;
+mod python;
 pub mod reg2dfa;
 
 pub use prover9::clash;
@@ -46,38 +47,88 @@ pub fn substitute(answer: &str) -> String {
     s
 }
 
-/// `answer` read as the public implementation reads an answer: substituted,
-/// then parsed by its logic library's rules, then held to what its prover
-/// accepts of one formula alone (names it can print, no proposition named
-/// as a prover variable). [`clash`] adds what it refuses of φ0 beside φ1.
+/// `text` substituted and read by the public logic library (`read_logic`):
+/// every line Python's `splitlines` gives, stripped as Python strips, is
+/// read unless it is empty or starts with `#`; any line it cannot read
+/// fails the whole text, and the first line read is the expression.
+fn expression(text: &str) -> Result<nltk::Expr, ParseError> {
+    let text = substitute(text);
+    let mut first = None;
+    for line in python::splitlines(&text) {
+        let line = python::strip(line);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let e = nltk::parse(line).map_err(|e| public(e.at, &e.why))?;
+        first.get_or_insert(e);
+    }
+    first.ok_or_else(|| {
+        public(
+            0,
+            "the answer has no line to read (the public code fails on it: list index out of range)",
+        )
+    })
+}
+
+/// The formula the prover reads for an expression: beta-reduced, then as
+/// the prover takes it.
+fn prover_formula(e: &nltk::Expr) -> Result<Formula, ParseError> {
+    prover9::formula(&nltk::simplify(e), &mut Vec::new()).map_err(|why| public(0, &why))
+}
+
+/// `text` read by the public logic library and beta-reduced, as the prover
+/// takes it, before the prover's refusals of names and symbols.
+pub fn parse_formula(text: &str) -> Result<Formula, ParseError> {
+    prover_formula(&expression(text)?)
+}
+
+/// `answer` read as the public implementation reads an answer, alone:
+/// substituted, read by its logic library, and held to what its prover
+/// accepts of one formula (names it can read, no variable as a
+/// proposition, no symbol of two arities or uses, not too deep). [`read_pair`]
+/// adds what it refuses of φ0 beside φ1.
 pub fn read_formula(answer: &str) -> Result<Formula, ParseError> {
-    let f = parse_formula(answer)?;
+    let e = expression(answer)?;
+    if let Some(why) = nltk::too_deep_for_the_prover(&nltk::Expr::Name("p".into()), &e) {
+        return Err(public(0, &why));
+    }
+    let f = prover_formula(&e)?;
     if let Some(why) = prover9::alone(&f) {
         return Err(public(0, &why));
     }
     Ok(f)
 }
 
-/// `text` substituted and parsed by the public logic library's rules,
-/// before any of the prover's refusals.
-pub fn parse_formula(text: &str) -> Result<Formula, ParseError> {
-    let text = substitute(text);
-    // The library reads the first non-empty line not starting with `#`;
-    // with newlines deleted, only other line breaks can make more.
-    let Some(line) = text
-        .split([
-            '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
-        ])
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-    else {
-        return Err(public(
-            0,
-            "the answer has no line to read (the public code fails on it)",
-        ));
-    };
-    let expr = nltk::parse(line).map_err(|e| public(e.at, &e.why))?;
-    nltk::to_formula(&expr).map_err(|why| public(0, &why))
+/// φ0 and the answer's φ1 as the public implementation reads and hands
+/// them to its prover together: φ1 as [`read_formula`] reads it, refused
+/// also where the prover refuses the two side by side ([`clash`]) or the
+/// library cannot simplify their biconditional within Python's recursion
+/// limit. φ0 that the public code cannot read is an error of φ0's.
+pub fn read_pair(phi0: &str, answer: &str) -> Result<(Formula, Formula), PairError> {
+    let e0 = expression(phi0).map_err(PairError::Phi0)?;
+    let f0 = prover_formula(&e0).map_err(PairError::Phi0)?;
+    let e1 = expression(answer).map_err(PairError::Phi1)?;
+    let refuse = |why: String| PairError::Phi1(public(0, &why));
+    if let Some(why) = nltk::too_deep_for_the_prover(&e0, &e1) {
+        return Err(refuse(why));
+    }
+    let f1 = prover_formula(&e1).map_err(PairError::Phi1)?;
+    if let Some(why) = prover9::alone(&f1) {
+        return Err(refuse(why));
+    }
+    if let Some(why) = clash(&f0, &f1) {
+        return Err(refuse(why));
+    }
+    Ok((f0, f1))
+}
+
+/// Which of the two texts the public reading refused.
+#[derive(Debug)]
+pub enum PairError {
+    /// φ0 itself (a verifier error, not the model's).
+    Phi0(ParseError),
+    /// The answer (non-compliant).
+    Phi1(ParseError),
 }
 
 /// A regular expression read as the public implementation reads one: its

@@ -1,26 +1,46 @@
-//! The rules of the logic library the public implementation parses with
-//! (its `nltk.sem.logic` reader, version 3.8.1), as they decide what an
-//! answer means: which characters make a token, which words are operators,
-//! how tightly each operator binds, where a quantifier's scope ends, which
-//! names may be predicates or bound variables.
+//! The logic library the public implementation parses with (`nltk.sem.logic`,
+//! version 3.8.1), rule for rule: its tokenizer, its recursive-descent
+//! reader with the same functions in the same order, its beta-reduction
+//! (`simplify`), and the depth at which Python's recursion limit stops it.
 //!
 //! * Tokens: only the symbols `& ^ | -> => <-> <=> = == != \ . ( ) , - !`
-//!   are cut out of the text, the longest first; every other run of
-//!   characters up to a space or tab is one token, so `p6v`, `p1∨p2` and
-//!   `~p1` are names, and the words `and or not all exists some …` are
-//!   operators only standing apart.
-//! * Binding, tightest first: negation; application; `=`; a quantifier's
-//!   body; `&`; `|`; `->`; `<->`. A quantifier's body ends at the first
-//!   `&`, `|`, `->` or `<->` outside parentheses: `all x.P(x) & Q(x)` is
-//!   `(all x.P(x)) & Q(x)`.
-//! * A name of one letter and digits (`p1`, `x2`, not `e`) is an individual
-//!   variable: it may be bound or stand as an atom, but takes no arguments;
-//!   any other name (`pred1`, `admire`) is a constant: it takes arguments
+//!   are cut out of the text, by walking them as far as the text follows and
+//!   taking the walk only when it ends on a whole symbol; a space, tab or
+//!   newline ends a name; every other character belongs to one, so `p6v`,
+//!   `p1∨p2`, `~p1` and `a\u{a0}b` are names.
+//! * Binding, tightest first: lambda; negation; application; `=` and `!=`;
+//!   a quantifier's body; `&`; `|`; `->`; `<->`. A quantifier's body ends at
+//!   the first `&`, `|`, `->` or `<->` outside parentheses; an argument
+//!   takes no `=` or connective outside parentheses.
+//! * A name of one letter and digits (`p1`, `x2`, `e3`) is a variable: it
+//!   may be bound or stand as an atom, but takes no arguments; any other
+//!   name (`pred1`, `admire`, `12`, `$a`) is a constant: it takes arguments
 //!   but cannot be bound. The dot after a quantifier's variables is
 //!   optional, so `exists x1 pred1(x1)` asks to bind `pred1` and fails.
+//! * Depth: every function of the reader, and of the beta-reduction the
+//!   prover's input goes through, is a Python frame; past 1,000 frames the
+//!   public code fails. The frames are counted as Python counts them, from
+//!   the depth at which the public code starts reading (measured on it).
 
-/// Most nested expressions read before giving up, as the tool's own parser.
-const MAX_NESTING: usize = crate::parse_logic::MAX_DEPTH;
+use super::python;
+
+/// Python's default recursion limit, which the public code keeps.
+const RECURSION_LIMIT: usize = 1000;
+
+/// Frames on the stack when the public code's reader reads a line, with
+/// the pool worker, the verifier and `read_logic` beneath it (measured:
+/// 321 parentheses around `p1` read, 322 do not).
+const READER_BASE: usize = 28;
+
+/// Frames a name costs at its deepest: the expression made of it, through
+/// the regular expressions that class it (`VariableExpression`, `is_indvar`,
+/// `re.match`, `re._compile`).
+const NAME_FRAMES: usize = 5;
+
+/// Frames on the stack when the prover's input is simplified, with the
+/// biconditional of φ0 and φ1 beneath it (measured: 241 negations of `p1`
+/// are proved, 242 are not).
+const SIMPLIFY_BASE: usize = 29;
 
 /// An expression as the library builds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,24 +149,23 @@ fn is_name(tok: &str) -> bool {
 /// The kinds of names the library tells apart by their spelling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum NameKind {
-    /// One letter other than `e`, then digits: `p1`, `x`, `a12`.
+    /// One letter `a`–`z` other than `e`, then digits: `p1`, `x`, `a12`.
     Individual,
     /// An upper-case letter, then digits.
     Function,
     /// `e`, then digits.
     Event,
-    /// Anything else: `pred1`, `admire`, `~p1`.
+    /// Anything else: `pred1`, `admire`, `~p1`, `1`.
     Constant,
 }
 
-/// How the library classes a name.
+/// How the library classes a name (Python's `\d` is any decimal digit).
 pub(super) fn kind(name: &str) -> NameKind {
     let mut chars = name.chars();
     let Some(first) = chars.next() else {
         return NameKind::Constant;
     };
-    // Digits beyond ASCII would not reach the prover as a name either.
-    if !chars.all(|c| c.is_ascii_digit()) {
+    if !chars.all(char::is_numeric) {
         return NameKind::Constant;
     }
     match first {
@@ -176,24 +195,27 @@ fn precedence(tok: &str) -> u8 {
 /// The context of a function's arguments.
 const APPLY: &str = "\u{0}apply";
 
-/// The reader over one line's tokens.
+/// Why a text or expression is past Python's recursion limit.
+const TOO_DEEP: &str =
+    "nested deeper than the public code reads (Python's recursion limit of 1,000 frames)";
+
+/// The reader over one line's tokens; `frames` is the Python stack depth of
+/// the function running now.
 struct Reader {
     toks: Vec<(String, usize)>,
     pos: usize,
     end: usize,
-    depth: usize,
 }
 
-/// Parses one line as the library does.
+/// Parses one line as the library does (`LogicParser.parse`).
 pub(super) fn parse(line: &str) -> Result<Expr, Refusal> {
-    let line = line.trim_end();
+    let line = python::rstrip(line);
     let mut r = Reader {
         toks: tokenize(line),
         pos: 0,
         end: line.len(),
-        depth: 0,
     };
-    let e = r.expression(None)?;
+    let e = r.expression(None, READER_BASE + 1)?;
     if let Some((tok, at)) = r.toks.get(r.pos) {
         return Err(Refusal {
             at: *at,
@@ -219,6 +241,14 @@ impl Reader {
         }
     }
 
+    /// Refuses when a call at stack depth `frames` passes Python's limit.
+    fn frame(&self, frames: usize) -> Result<(), Refusal> {
+        if frames > RECURSION_LIMIT {
+            return Err(self.refuse(TOO_DEEP));
+        }
+        Ok(())
+    }
+
     fn next(&mut self) -> Option<String> {
         let t = self.toks.get(self.pos).map(|(t, _)| t.clone());
         self.pos += usize::from(t.is_some());
@@ -239,42 +269,47 @@ impl Reader {
         o < c || (op == APPLY && o == c)
     }
 
-    /// One expression in context `ctx`, with what binds tighter than it.
-    fn expression(&mut self, ctx: Option<&str>) -> Result<Expr, Refusal> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(self.refuse(format!("nested deeper than {MAX_NESTING} levels")));
-        }
+    /// `process_next_expression`, at stack depth `frames`: one expression
+    /// in context `ctx`, with what binds tighter than it.
+    fn expression(&mut self, ctx: Option<&str>, frames: usize) -> Result<Expr, Refusal> {
+        self.frame(frames)?;
         let Some(tok) = self.next() else {
             return Err(self.refuse("an expression was expected where the text ended"));
         };
-        let head = if is_name(&tok) {
-            self.name(tok)?
+        let head = self.handle(tok, frames + 1)?;
+        self.adjuncts(head, ctx, frames + 1)
+    }
+
+    /// `handle`, at stack depth `frames`; each branch is a function of its own.
+    fn handle(&mut self, tok: String, frames: usize) -> Result<Expr, Refusal> {
+        self.frame(frames + 1)?;
+        let inner = frames + 1;
+        Ok(if is_name(&tok) {
+            self.name(tok, inner)?
         } else if matches!(tok.as_str(), "not" | "-" | "!") {
-            Expr::Not(Box::new(self.expression(Some("-"))?))
+            Expr::Not(Box::new(self.expression(Some("-"), inner + 1)?))
         } else if tok == "\\" {
-            self.binder(Binder::Lambda, &tok)?
+            self.binder(Binder::Lambda, &tok, inner)?
         } else if matches!(tok.as_str(), "some" | "exists" | "exist") {
-            self.binder(Binder::Exists, &tok)?
+            self.binder(Binder::Exists, &tok, inner)?
         } else if matches!(tok.as_str(), "all" | "forall") {
-            self.binder(Binder::All, &tok)?
+            self.binder(Binder::All, &tok, inner)?
         } else if tok == "iota" {
-            self.binder(Binder::Iota, &tok)?
+            self.binder(Binder::Iota, &tok, inner)?
         } else if tok == "(" {
-            let inner = self.expression(None)?;
+            let e = self.expression(None, inner + 1)?;
             self.expect(")")?;
-            inner
+            e
         } else {
             self.pos -= 1;
             return Err(self.refuse(format!("an expression was expected, not {tok:?}")));
-        };
-        let e = self.adjuncts(head, ctx);
-        self.depth -= 1;
-        e
+        })
     }
 
-    /// A name, applied to its arguments when a `(` follows.
-    fn name(&mut self, tok: String) -> Result<Expr, Refusal> {
+    /// `handle_variable`, at stack depth `frames`: a name, applied to its
+    /// arguments when a `(` follows.
+    fn name(&mut self, tok: String, frames: usize) -> Result<Expr, Refusal> {
+        self.frame(frames + NAME_FRAMES)?;
         let k = kind(&tok);
         let head = Expr::Name(tok.clone());
         if self.peek() != Some("(") {
@@ -286,45 +321,58 @@ impl Reader {
             )));
         }
         self.pos += 1;
-        self.arguments(head)
+        self.arguments(head, frames)
     }
 
-    /// The arguments of `f` after its `(`, through the `)`.
-    fn arguments(&mut self, f: Expr) -> Result<Expr, Refusal> {
-        let mut e = Expr::Apply(Box::new(f), Box::new(self.expression(Some(APPLY))?));
+    /// The arguments of `f` after its `(`, through the `)`, read by a
+    /// function at stack depth `frames`.
+    fn arguments(&mut self, f: Expr, frames: usize) -> Result<Expr, Refusal> {
+        let mut e = Expr::Apply(
+            Box::new(f),
+            Box::new(self.expression(Some(APPLY), frames + 1)?),
+        );
         while self.peek() == Some(",") {
             self.pos += 1;
-            e = Expr::Apply(Box::new(e), Box::new(self.expression(Some(APPLY))?));
+            e = Expr::Apply(
+                Box::new(e),
+                Box::new(self.expression(Some(APPLY), frames + 1)?),
+            );
         }
         self.expect(")")?;
         Ok(e)
     }
 
-    /// The variables after a binder, its optional dot and its body.
-    fn binder(&mut self, binder: Binder, tok: &str) -> Result<Expr, Refusal> {
-        let mut vars = vec![self.variable()?];
+    /// `handle_quant` or `handle_lambda`, at stack depth `frames`: the
+    /// variables after a binder, its optional dot and its body.
+    fn binder(&mut self, binder: Binder, tok: &str, frames: usize) -> Result<Expr, Refusal> {
+        if self.peek().is_none() {
+            return Err(self.refuse("a variable and an expression were expected after a binder"));
+        }
+        let mut vars = vec![self.variable(frames + 1)?];
         loop {
             match self.peek() {
                 None => return Err(self.refuse("an expression was expected where the text ended")),
                 Some(".") if self.pos + 1 >= self.toks.len() => {
                     return Err(self.refuse("an expression was expected where the text ended"))
                 }
-                Some(t) if is_name(t) => vars.push(self.variable()?),
+                Some(t) if is_name(t) => vars.push(self.variable(frames + 1)?),
                 Some(_) => break,
             }
         }
         if self.peek() == Some(".") {
             self.pos += 1;
         }
-        let mut body = self.expression(Some(tok))?;
+        let mut body = self.expression(Some(tok), frames + 1)?;
         while let Some(v) = vars.pop() {
             body = Expr::Bind(binder, v, Box::new(body));
         }
         Ok(body)
     }
 
-    /// A variable to bind: any token but a constant's name.
-    fn variable(&mut self) -> Result<String, Refusal> {
+    /// `get_next_token_variable`, at stack depth `frames`: a variable to
+    /// bind, any token but a constant's name.
+    fn variable(&mut self, frames: usize) -> Result<String, Refusal> {
+        self.frame(frames + NAME_FRAMES)?;
         let Some(tok) = self.next() else {
             return Err(self.refuse("a variable was expected where the text ended"));
         };
@@ -336,14 +384,17 @@ impl Reader {
         Ok(tok)
     }
 
-    /// Equations, applications and connectives that bind tighter than `ctx`.
-    fn adjuncts(&mut self, mut e: Expr, ctx: Option<&str>) -> Result<Expr, Refusal> {
+    /// `attempt_adjuncts`, at stack depth `frames`: equations, applications
+    /// and connectives that bind tighter than `ctx`, until none is added.
+    fn adjuncts(&mut self, mut e: Expr, ctx: Option<&str>, frames: usize) -> Result<Expr, Refusal> {
+        // Each attempt is a function called from this one.
+        let attempt = frames + 1;
         loop {
             let before = self.pos;
             if let Some(tok) = self.peek().map(str::to_string) {
                 if matches!(tok.as_str(), "=" | "==" | "!=") && Self::has_priority(&tok, ctx) {
                     self.pos += 1;
-                    let right = self.expression(Some(&tok))?;
+                    let right = self.expression(Some(&tok), attempt + 1)?;
                     e = Expr::Equal(Box::new(e), Box::new(right));
                     if tok == "!=" {
                         e = Expr::Not(Box::new(e));
@@ -357,10 +408,12 @@ impl Reader {
                     _ => false,
                 };
                 if !applicable {
-                    return Err(self.refuse("only a predicate may take arguments"));
+                    return Err(self.refuse(
+                        "only a predicate, an application or a lambda may take arguments",
+                    ));
                 }
                 self.pos += 1;
-                e = self.arguments(e)?;
+                e = self.arguments(e, attempt)?;
             }
             while let Some(tok) = self.peek().map(str::to_string) {
                 let op = match tok.as_str() {
@@ -374,7 +427,7 @@ impl Reader {
                     break;
                 }
                 self.pos += 1;
-                let right = self.expression(Some(&tok))?;
+                let right = self.expression(Some(&tok), attempt + 1)?;
                 e = Expr::Binary(op, Box::new(e), Box::new(right));
             }
             if self.pos == before {
@@ -384,68 +437,122 @@ impl Reader {
     }
 }
 
-/// The formula an expression stands for, or why the tool cannot take it as
-/// one (an equation, a function term, a lambda).
-pub(super) fn to_formula(e: &Expr) -> Result<crate::Formula, String> {
-    use crate::{Formula, Quantifier};
-    let pair = |a: &Expr, b: &Expr| Ok::<_, String>((to_formula(a)?, to_formula(b)?));
-    Ok(match e {
-        Expr::Name(n) => Formula::prop(n.as_str()),
-        Expr::Apply(..) => {
-            let (name, args) = uncurried(e)?;
-            Formula::Atom { name, args }
-        }
-        Expr::Not(x) => Formula::Not(Box::new(to_formula(x)?)),
-        Expr::Binary(op, a, b) => {
-            let (a, b) = pair(a, b)?;
-            match op {
-                Op::And => Formula::And(vec![a, b]),
-                Op::Or => Formula::Or(vec![a, b]),
-                Op::Implies => Formula::Implies(Box::new(a), Box::new(b)),
-                Op::Iff => Formula::Iff(Box::new(a), Box::new(b)),
-            }
-        }
-        Expr::Equal(..) => {
-            return Err(
-                "an equation (=), which the public code hands the prover as one and \
-                        this tool's vocabulary has not"
-                    .into(),
-            )
-        }
-        Expr::Bind(binder @ (Binder::All | Binder::Exists), v, body) => Formula::Quant {
-            q: match binder {
-                Binder::All => Quantifier::Forall,
-                _ => Quantifier::Exists,
-            },
-            vars: vec![v.clone()],
-            body: Box::new(to_formula(body)?),
-        },
-        Expr::Bind(Binder::Lambda | Binder::Iota, ..) => {
-            return Err("a lambda or iota term, which the prover cannot read".into())
-        }
-    })
+/// The Python frames `simplify` takes to walk `e`: four for each
+/// connective, negation and equation (the method, `visit_structured`,
+/// `visit` and a lambda), three for each binder, one for each application.
+fn simplify_frames(e: &Expr) -> usize {
+    match e {
+        Expr::Name(_) => 1,
+        Expr::Apply(f, a) => 1 + simplify_frames(f).max(simplify_frames(a)),
+        Expr::Not(x) => 4 + simplify_frames(x),
+        Expr::Binary(_, a, b) | Expr::Equal(a, b) => 4 + simplify_frames(a).max(simplify_frames(b)),
+        Expr::Bind(_, _, body) => 3 + simplify_frames(body),
+    }
 }
 
-/// A predicate applied to names: its name and its arguments, in order.
-fn uncurried(e: &Expr) -> Result<(String, Vec<String>), String> {
+/// Refuses `φ0 ↔ φ1` when simplifying it for the prover passes Python's
+/// recursion limit, as it does in the public code (the biconditional is one
+/// more connective above both).
+pub(super) fn too_deep_for_the_prover(phi0: &Expr, phi1: &Expr) -> Option<String> {
+    let deepest = [phi0, phi1]
+        .iter()
+        .map(|e| simplify_frames(e).max(simplify_frames(&simplify(e))))
+        .max()
+        .unwrap_or(0);
+    (SIMPLIFY_BASE + 4 + deepest > RECURSION_LIMIT).then(|| TOO_DEEP.to_string())
+}
+
+/// Beta-reduced as the library's `simplify` reduces: every lambda applied
+/// to an argument is replaced by its body with the argument put in.
+pub(super) fn simplify(e: &Expr) -> Expr {
     match e {
-        Expr::Apply(f, arg) => {
-            let (name, mut args) = match &**f {
-                Expr::Name(n) => (n.clone(), Vec::new()),
-                inner @ Expr::Apply(..) => uncurried(inner)?,
-                _ => return Err("an argument list after something that is no predicate".into()),
-            };
-            match &**arg {
-                Expr::Name(a) => args.push(a.clone()),
-                _ => {
-                    return Err(format!(
-                        "an argument of {name} that is no name (a function term or a formula)"
-                    ))
+        Expr::Name(_) => e.clone(),
+        Expr::Apply(f, a) => {
+            let (f, a) = (simplify(f), simplify(a));
+            match f {
+                Expr::Bind(Binder::Lambda, v, body) => simplify(&replace(&body, &v, &a)),
+                f => Expr::Apply(Box::new(f), Box::new(a)),
+            }
+        }
+        Expr::Not(x) => Expr::Not(Box::new(simplify(x))),
+        Expr::Binary(op, a, b) => Expr::Binary(*op, Box::new(simplify(a)), Box::new(simplify(b))),
+        Expr::Equal(a, b) => Expr::Equal(Box::new(simplify(a)), Box::new(simplify(b))),
+        Expr::Bind(b, v, body) => Expr::Bind(*b, v.clone(), Box::new(simplify(body))),
+    }
+}
+
+/// The variables free in `e`: names that may be bound (not constants)
+/// that no binder above them binds.
+fn free(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Name(n) => {
+            if kind(n) != NameKind::Constant && !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        Expr::Apply(a, b) | Expr::Binary(_, a, b) | Expr::Equal(a, b) => {
+            free(a, out);
+            free(b, out);
+        }
+        Expr::Not(x) => free(x, out),
+        Expr::Bind(_, v, body) => {
+            let mut inner = Vec::new();
+            free(body, &mut inner);
+            for n in inner {
+                if n != *v && !out.contains(&n) {
+                    out.push(n);
                 }
             }
-            Ok((name, args))
         }
-        _ => Err("not a predicate application".into()),
+    }
+}
+
+/// Every name in `e`, bound or not.
+fn names(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Name(n) => out.push(n.clone()),
+        Expr::Apply(a, b) | Expr::Binary(_, a, b) | Expr::Equal(a, b) => {
+            names(a, out);
+            names(b, out);
+        }
+        Expr::Not(x) => names(x, out),
+        Expr::Bind(_, v, body) => {
+            out.push(v.clone());
+            names(body, out);
+        }
+    }
+}
+
+/// `e` with `with` put in for the free occurrences of `v`, renaming a
+/// binder that would capture a variable of `with` (as the library does,
+/// to a fresh `z` name).
+fn replace(e: &Expr, v: &str, with: &Expr) -> Expr {
+    match e {
+        Expr::Name(n) if n == v => with.clone(),
+        Expr::Name(_) => e.clone(),
+        Expr::Apply(a, b) => Expr::Apply(Box::new(replace(a, v, with)), Box::new(replace(b, v, with))),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(*op, Box::new(replace(a, v, with)), Box::new(replace(b, v, with)))
+        }
+        Expr::Equal(a, b) => Expr::Equal(Box::new(replace(a, v, with)), Box::new(replace(b, v, with))),
+        Expr::Not(x) => Expr::Not(Box::new(replace(x, v, with))),
+        Expr::Bind(_, x, _) if x == v => e.clone(),
+        Expr::Bind(b, x, body) => {
+            let mut captured = Vec::new();
+            free(with, &mut captured);
+            if !captured.contains(x) {
+                return Expr::Bind(*b, x.clone(), Box::new(replace(body, v, with)));
+            }
+            let mut taken = Vec::new();
+            names(body, &mut taken);
+            names(with, &mut taken);
+            let fresh = (1..)
+                .map(|i| format!("z{i}"))
+                .find(|z| !taken.contains(z) && z != v)
+                .unwrap_or_default();
+            let renamed = replace(body, x, &Expr::Name(fresh.clone()));
+            Expr::Bind(*b, fresh, Box::new(replace(&renamed, v, with)))
+        }
     }
 }
 
@@ -494,5 +601,37 @@ mod tests {
         assert!(shape("all x1 x2.pred1(x1,x2)").starts_with("Bind"));
         assert!(shape("(p1 and p2").starts_with("refused"));
         assert!(shape("p1 p2").starts_with("refused"));
+        // An argument takes no equation outside parentheses.
+        assert!(shape("pred1(a = b)").starts_with("refused"));
+        assert!(shape("pred1((a = b))").starts_with("Apply"));
+    }
+
+    #[test]
+    fn lambdas_are_reduced_without_capture() {
+        let reduced = |t: &str| format!("{:?}", simplify(&parse(t).unwrap()));
+        assert_eq!(reduced(r"(\x.pred1(x))(p3)"), reduced("pred1(p3)"));
+        assert_eq!(reduced(r"(\x y.pred2(x,y))(p1,p2)"), reduced("pred2(p1,p2)"));
+        // The binder that would capture the argument's x is renamed.
+        assert_eq!(
+            reduced(r"(\y.all x.pred2(x,y))(x)"),
+            reduced("all z1.pred2(z1,x)")
+        );
+    }
+
+    #[test]
+    fn python_s_recursion_limit_is_where_the_public_code_measured_it() {
+        let parens = |k: usize| format!("{}p1{}", "(".repeat(k), ")".repeat(k));
+        assert!(parse(&parens(321)).is_ok());
+        assert!(parse(&parens(322)).is_err());
+        let quant = |k: usize| format!("{}pred1(x1)", "all x1.".repeat(k));
+        assert!(parse(&quant(320)).is_ok());
+        assert!(parse(&quant(321)).is_err());
+        let nested = |k: usize| format!("{}p2{}", "(p1 & ".repeat(k), ")".repeat(k));
+        assert!(parse(&nested(160)).is_ok());
+        assert!(parse(&nested(161)).is_err());
+        let p1 = parse("p1").unwrap();
+        let negs = |k: usize| parse(&format!("{}p1", "-".repeat(k))).unwrap();
+        assert!(too_deep_for_the_prover(&p1, &negs(241)).is_none());
+        assert!(too_deep_for_the_prover(&p1, &negs(242)).is_some());
     }
 }
