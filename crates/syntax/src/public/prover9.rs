@@ -24,30 +24,163 @@ fn is_variable(name: &str) -> bool {
     name.starts_with(['u', 'v', 'w', 'x', 'y', 'z'])
 }
 
-/// Why the prover cannot read `name`, if it cannot.
+/// Why the prover cannot read `name`, if it cannot: a character beyond
+/// ASCII (the prover's tokenizer knows none, and the public code then fails
+/// on its reply).
 fn unreadable(name: &str) -> Option<String> {
-    if !name.is_ascii() {
-        return Some(format!(
+    (!name.is_ascii()).then(|| {
+        format!(
             "{name:?} holds a character beyond ASCII, and the public code fails on the prover's reply"
-        ));
+        )
+    })
+}
+
+/// A character the prover's tokenizer puts in a name.
+fn ordinary(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '$')
+}
+
+/// A character the prover's tokenizer puts in an operator.
+fn special(c: char) -> bool {
+    "+-*/\\^<>=`~?@&|!#'\";%".contains(c)
+}
+
+/// The prover's operators of more than one character (its standard table).
+const LONG_OPERATORS: [&str; 14] = [
+    "->", "<->", "<-", "||", "&&", "!=", "==", "!==", "<=", ">=", "@<", "@<=", "@>", "@>=",
+];
+
+/// How an operator of the prover's standard table binds: its precedence
+/// and whether it chains to the right (the others chain not at all).
+fn infix(op: &str) -> Option<(u16, bool)> {
+    Some(match op {
+        "#" => (810, true),
+        "<->" | "->" | "<-" => (800, false),
+        "|" | "||" => (790, true),
+        "&" | "&&" => (780, true),
+        "=" | "!=" | "==" | "!==" | "<" | "<=" | ">" | ">=" | "@<" | "@<=" | "@>" | "@>=" => {
+            (700, false)
+        }
+        "+" | "*" | "@" | "/" | "\\" | "^" | "v" => (500, false),
+        _ => return None,
+    })
+}
+
+/// The tokens the prover cuts a name of the logic library into: names of
+/// its ordinary characters and operators, the longest it knows.
+fn prover_tokens(name: &str) -> Result<Vec<String>, String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = |ok: fn(char) -> bool| chars[i..].iter().take_while(|&&c| ok(c)).count();
+        let len = if ordinary(c) {
+            run(ordinary)
+        } else if special(c) && !matches!(c, '"' | '%') {
+            let most = run(|c| special(c) && !matches!(c, '"' | '%'));
+            (2..=most.min(3))
+                .rev()
+                .find(|&n| LONG_OPERATORS.contains(&chars[i..i + n].iter().collect::<String>().as_str()))
+                .unwrap_or(1)
+        } else {
+            return Err(format!(
+                "the prover cannot read the name {name:?} (its {c:?})"
+            ));
+        };
+        out.push(chars[i..i + len].iter().collect());
+        i += len;
     }
-    name.chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$')))
-        .map(|c| format!("the prover cannot read the name {name:?} (its {c:?})"))
+    Ok(out)
+}
+
+/// What the prover reads in a name of the logic library: the name itself,
+/// or, where it holds the prover's operators (`p+1`, `a<b`, `p'`), the term
+/// they make; a name the prover cannot parse is refused as it refuses it.
+fn read_name(name: &str) -> Result<Term, String> {
+    if let Some(why) = unreadable(name) {
+        return Err(why);
+    }
+    if name.chars().all(ordinary) {
+        return Ok(Term::Name(name.to_string()));
+    }
+    let toks = prover_tokens(name)?;
+    let mut pos = 0;
+    let t = operand(&toks, &mut pos, 999, name)?;
+    match toks.get(pos) {
+        None => Ok(t),
+        Some(tok) => Err(format!(
+            "the prover cannot parse the name {name:?} (at {tok:?})"
+        )),
+    }
+}
+
+/// One term of `toks` from `pos` whose operators bind tighter than `limit`.
+fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<Term, String> {
+    let syntax = || format!("the prover cannot parse the name {name:?}");
+    let tok = toks.get(*pos).ok_or_else(syntax)?;
+    *pos += 1;
+    let mut left = if tok == "-" && toks.get(*pos).is_some() {
+        let x = operand(toks, pos, 350, name)?;
+        Term::Apply {
+            function: NEGATION.into(),
+            args: vec![x],
+        }
+    } else if tok.chars().all(ordinary) || (infix(tok).is_none() && tok != "'") {
+        Term::Name(tok.clone())
+    } else {
+        return Err(syntax());
+    };
+    let mut last: Option<u16> = None;
+    while let Some(op) = toks.get(*pos) {
+        if op == "'" {
+            *pos += 1;
+            left = Term::Apply {
+                function: op.clone(),
+                args: vec![left],
+            };
+            continue;
+        }
+        let Some((prec, right)) = infix(op) else {
+            return Err(syntax());
+        };
+        if prec > limit || (last == Some(prec) && !right) {
+            break;
+        }
+        *pos += 1;
+        let rhs = operand(toks, pos, if right { prec } else { prec - 1 }, name)?;
+        left = Term::Apply {
+            function: op.clone(),
+            args: vec![left, rhs],
+        };
+        last = Some(prec);
+    }
+    Ok(left)
+}
+
+/// True for a symbol the prover's operators made.
+fn is_operator(name: &str) -> bool {
+    name == "'" || infix(name).is_some() && !name.chars().all(ordinary)
 }
 
 /// The formula the prover reads for `e` (simplified), with `bound` the
 /// variables bound above it.
 pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, String> {
     Ok(match e {
-        Expr::Name(n) => {
-            if bound.contains(n) || is_variable(n) {
-                return Err(format!(
-                    "{n} cannot be a proposition there: the prover takes it for a variable"
-                ));
+        Expr::Name(n) => match read_name(n)? {
+            Term::Name(n) => {
+                if bound.contains(&n) || is_variable(&n) {
+                    return Err(format!(
+                        "{n} cannot be a proposition there: the prover takes it for a variable"
+                    ));
+                }
+                Formula::prop(n)
             }
-            Formula::prop(n.as_str())
-        }
+            Term::Apply { function, args } => Formula::Atom {
+                name: function,
+                args,
+            },
+        },
         Expr::Apply(..) => {
             let (name, args) = uncurried(e, bound)?;
             Formula::Atom { name, args }
@@ -87,7 +220,14 @@ fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), S
     match e {
         Expr::Apply(f, arg) => {
             let (name, mut args) = match &**f {
-                Expr::Name(n) => (n.clone(), Vec::new()),
+                Expr::Name(n) => match read_name(n)? {
+                    Term::Name(n) => (n, Vec::new()),
+                    Term::Apply { .. } => {
+                        return Err(format!(
+                            "the prover cannot parse {n:?} applied to arguments"
+                        ))
+                    }
+                },
                 inner @ Expr::Apply(..) => uncurried(inner, bound)?,
                 _ => return Err("arguments after something that is no name".into()),
             };
@@ -101,7 +241,7 @@ fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), S
 /// The term the prover reads for an argument or a side of an equation.
 fn term(e: &Expr, bound: &mut Vec<String>) -> Result<Term, String> {
     Ok(match e {
-        Expr::Name(n) => Term::Name(n.clone()),
+        Expr::Name(n) => read_name(n)?,
         Expr::Apply(..) => {
             let (function, args) = uncurried(e, bound)?;
             Term::Apply { function, args }
@@ -219,7 +359,7 @@ pub(super) fn alone(f: &Formula) -> Option<String> {
     let mut names: Vec<&str> = all
         .iter()
         .map(|(n, _, _)| n.as_str())
-        .filter(|n| *n != NEGATION)
+        .filter(|n| *n != NEGATION && !is_operator(n))
         .collect();
     names.extend(binders.iter().map(String::as_str));
     // Names the prover takes for variables are read too.

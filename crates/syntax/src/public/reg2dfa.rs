@@ -356,9 +356,24 @@ fn isomorphic(a: &Shape, b: &Shape) -> Option<bool> {
     (found || tries <= MAX_MAPPINGS).then_some(found)
 }
 
-/// The public code's cleaning of an answer before reg2dfa reads it.
+/// The public code's cleaning of an answer before reg2dfa reads it:
+/// stripped as Python strips, then its spaces and backslashes removed.
 pub fn clean(answer: &str) -> String {
-    answer.trim().replace([' ', '\\'], "")
+    super::python::strip(answer).replace([' ', '\\'], "")
+}
+
+/// The symbols reg2dfa reads in `exp`: JavaScript's UTF-16 code units, so a
+/// character beyond the Basic Multilingual Plane is two symbols there. Each
+/// half is kept as a character of a private-use plane, which no symbol can
+/// otherwise be (every character of those planes is itself split in two).
+fn code_units(exp: &str) -> Vec<char> {
+    exp.encode_utf16()
+        .map(|unit| match unit {
+            0xD800..=0xDFFF => char::from_u32(0xF0000 + u32::from(unit - 0xD800)),
+            _ => char::from_u32(u32::from(unit)),
+        })
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
 }
 
 /// Whether the two expressions, as reg2dfa reads them, denote the same
@@ -390,8 +405,15 @@ pub fn language_equal(a: &str, b: &str) -> Result<bool, String> {
 /// crate: every character but `*`, `|`, `(` and `)` a symbol, or the error
 /// reg2dfa met. [`print`] writes it back in a form reg2dfa reads the same.
 pub fn read(answer: &str) -> Result<Regex, String> {
-    let exp: Vec<char> = clean(answer).chars().collect();
-    read_alternatives(&exp, &mut 0, 0)
+    let cleaned = clean(answer);
+    // The public code passes the expression on reg2dfa's command line, whose
+    // runner takes an argument beginning with `-` for an option of its own.
+    if cleaned.starts_with('-') {
+        return Err(
+            "the answer begins with '-', which reg2dfa's command line takes for an option".into(),
+        );
+    }
+    read_alternatives(&code_units(&cleaned), &mut 0, 0)
 }
 
 /// The alternatives up to a `)` or the end, as reg2dfa reads them: an
@@ -527,6 +549,17 @@ pub fn shape_equal(a: &str, b: &str) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbols_are_code_units_and_a_leading_dash_is_an_option() {
+        // One character beyond the BMP is two symbols: its star repeats the second.
+        let astral = read("𝟎*").unwrap();
+        assert_eq!(print(&astral).chars().count(), 3);
+        assert_eq!(shape_equal("𝟎*", "01*"), Ok(true));
+        assert_eq!(language_equal("𝟎𝟎", "𝟎𝟎"), Ok(true));
+        assert!(read("-0*1").is_err());
+        assert!(read(" \u{1f}0-1").is_ok());
+    }
 
     #[test]
     fn symbols_do_not_count_and_operators_are_few() {
