@@ -204,11 +204,9 @@ pub fn names(f: &Formula) -> BTreeSet<String> {
     atoms
         .iter()
         .flat_map(|a| match a {
-            Formula::Atom { name, args } => {
-                std::iter::once(name.clone())
-                    .chain(args.iter().map(ToString::to_string))
-                    .collect()
-            }
+            Formula::Atom { name, args } => std::iter::once(name.clone())
+                .chain(args.iter().map(ToString::to_string))
+                .collect(),
             _ => Vec::new(),
         })
         .collect()

@@ -86,11 +86,14 @@ fn judge_reading(
         ..stages.settings.clone()
     };
     let started = Instant::now();
+    let prover = stages.prover.as_ref();
     let outcome = match raw_answer {
         Some(answer) if public && kind != Kind::Regex => {
-            check_as_reference(&task.item.fs, answer, &settings, stages.prover.as_ref())
+            check_as_reference(&task.item.fs, answer, &settings, prover)
         }
-        _ => check(kind, &task.item.fs, phi1, &settings, stages.prover.as_ref()),
+        // The public reading of a regex is the raw answer's too.
+        Some(answer) if public => check(kind, &task.item.fs, answer, &settings, prover),
+        _ => check(kind, &task.item.fs, phi1, &settings, prover),
     };
     Judged {
         verify_ms: started.elapsed().as_secs_f64() * 1e3,

@@ -252,7 +252,12 @@ pub fn check(
 /// public reading ([`autoeval_syntax::public::read_pair`]), which also holds
 /// them to what the public prover refuses; the formulas it produced are
 /// then decided here, not read again by another parser.
-pub fn check_as_reference(phi0: &str, answer: &str, settings: &Settings, prover: &dyn Prover) -> Outcome {
+pub fn check_as_reference(
+    phi0: &str,
+    answer: &str,
+    settings: &Settings,
+    prover: &dyn Prover,
+) -> Outcome {
     use autoeval_syntax::public::{read_pair, PairError};
     match read_pair(phi0, answer) {
         Ok((f0, f1)) => check_names_folded(&f0, &f1, settings, prover),

@@ -142,7 +142,9 @@ impl Signature {
                 let terms = args.iter().map(|a| self.term(a, scope, used)).collect();
                 Sem::Atom(pred, terms)
             }
-            Formula::Equal(a, b) => Sem::Equal(self.term(a, scope, used), self.term(b, scope, used)),
+            Formula::Equal(a, b) => {
+                Sem::Equal(self.term(a, scope, used), self.term(b, scope, used))
+            }
             Formula::Group(x) => self.resolve_in(x, scope, used),
             Formula::Not(x) => Sem::Not(Box::new(self.resolve_in(x, scope, used))),
             Formula::And(xs) => {

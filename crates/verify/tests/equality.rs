@@ -31,7 +31,8 @@ fn term(rng: &mut Rng, scope: &[String], depth: u32) -> Term {
         if !scope.is_empty() && rng.below(2) == 0 {
             Term::Name(rng.pick(scope).clone())
         } else {
-            name(*rng.pick(&["a", "b", "c"]))
+            const CONSTANTS: [&str; 3] = ["a", "b", "c"];
+            name(CONSTANTS[rng.below(CONSTANTS.len())])
         }
     };
     match (depth, rng.below(4)) {
@@ -47,7 +48,11 @@ fn term(rng: &mut Rng, scope: &[String], depth: u32) -> Term {
 /// A random formula with equations, `P/1`, `R/2`, connectives and
 /// quantifiers over `x` and `y`.
 fn formula(rng: &mut Rng, scope: &mut Vec<String>, depth: u32) -> Formula {
-    let choice = if depth == 0 { rng.below(3) } else { rng.below(8) };
+    let choice = if depth == 0 {
+        rng.below(3)
+    } else {
+        rng.below(8)
+    };
     match choice {
         0 => Formula::Equal(term(rng, scope, 2), term(rng, scope, 2)),
         1 => Formula::Atom {
@@ -72,7 +77,12 @@ fn formula(rng: &mut Rng, scope: &mut Vec<String>, depth: u32) -> Formula {
             Box::new(formula(rng, scope, depth - 1)),
         ),
         _ => {
-            let v = if scope.contains(&"x".to_string()) { "y" } else { "x" }.to_string();
+            let v = if scope.contains(&"x".to_string()) {
+                "y"
+            } else {
+                "x"
+            }
+            .to_string();
             scope.push(v.clone());
             let body = formula(rng, scope, depth - 1);
             scope.pop();
@@ -118,10 +128,7 @@ fn substitute(f: &Formula, from: &str, to: &Term) -> Formula {
             Term::Name(_) => x.clone(),
             Term::Apply { function, args } => Term::Apply {
                 function: function.clone(),
-                args: args
-                    .iter()
-                    .map(|a| substitute_term(a, from, to))
-                    .collect(),
+                args: args.iter().map(|a| substitute_term(a, from, to)).collect(),
             },
         }
     };
@@ -184,7 +191,11 @@ fn pairs(count: usize) -> Vec<(Formula, Formula, Option<bool>)> {
             Formula::And(vec![same, substitute(&f, "a", &name("b"))]),
             Some(true),
         ));
-        out.push((f.clone(), substitute(&f, "a", &apply("f", vec![name("a")])), None));
+        out.push((
+            f.clone(),
+            substitute(&f, "a", &apply("f", vec![name("a")])),
+            None,
+        ));
     }
     out
 }

@@ -48,18 +48,15 @@ fn term(name: &str) -> Node {
 fn node(f: &Formula) -> Node {
     match f {
         Formula::Atom { name, args } if args.is_empty() => term(name),
-        Formula::Atom { name, args } => {
-            Node::App(
-                name.to_lowercase(),
-                args.iter().map(|a| term(&a.to_string())).collect(),
-            )
-        }
+        Formula::Atom { name, args } => Node::App(
+            name.to_lowercase(),
+            args.iter().map(|a| term(&a.to_string())).collect(),
+        ),
         // Only an answer read the public way has equations; a later round's
         // prompt names their sides as it names a predicate's arguments.
-        Formula::Equal(a, b) => Node::App(
-            "=".into(),
-            vec![term(&a.to_string()), term(&b.to_string())],
-        ),
+        Formula::Equal(a, b) => {
+            Node::App("=".into(), vec![term(&a.to_string()), term(&b.to_string())])
+        }
         Formula::Not(a) => Node::Not(Box::new(node(a))),
         Formula::Group(a) => node(a),
         Formula::And(xs) => chain(Op::And, xs),

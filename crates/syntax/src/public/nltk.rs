@@ -530,11 +530,17 @@ fn replace(e: &Expr, v: &str, with: &Expr) -> Expr {
     match e {
         Expr::Name(n) if n == v => with.clone(),
         Expr::Name(_) => e.clone(),
-        Expr::Apply(a, b) => Expr::Apply(Box::new(replace(a, v, with)), Box::new(replace(b, v, with))),
-        Expr::Binary(op, a, b) => {
-            Expr::Binary(*op, Box::new(replace(a, v, with)), Box::new(replace(b, v, with)))
+        Expr::Apply(a, b) => {
+            Expr::Apply(Box::new(replace(a, v, with)), Box::new(replace(b, v, with)))
         }
-        Expr::Equal(a, b) => Expr::Equal(Box::new(replace(a, v, with)), Box::new(replace(b, v, with))),
+        Expr::Binary(op, a, b) => Expr::Binary(
+            *op,
+            Box::new(replace(a, v, with)),
+            Box::new(replace(b, v, with)),
+        ),
+        Expr::Equal(a, b) => {
+            Expr::Equal(Box::new(replace(a, v, with)), Box::new(replace(b, v, with)))
+        }
         Expr::Not(x) => Expr::Not(Box::new(replace(x, v, with))),
         Expr::Bind(_, x, _) if x == v => e.clone(),
         Expr::Bind(b, x, body) => {
@@ -610,7 +616,10 @@ mod tests {
     fn lambdas_are_reduced_without_capture() {
         let reduced = |t: &str| format!("{:?}", simplify(&parse(t).unwrap()));
         assert_eq!(reduced(r"(\x.pred1(x))(p3)"), reduced("pred1(p3)"));
-        assert_eq!(reduced(r"(\x y.pred2(x,y))(p1,p2)"), reduced("pred2(p1,p2)"));
+        assert_eq!(
+            reduced(r"(\x y.pred2(x,y))(p1,p2)"),
+            reduced("pred2(p1,p2)")
+        );
         // The binder that would capture the argument's x is renamed.
         assert_eq!(
             reduced(r"(\y.all x.pred2(x,y))(x)"),

@@ -81,7 +81,9 @@ fn prover_tokens(name: &str) -> Result<Vec<String>, String> {
             let most = run(|c| special(c) && !matches!(c, '"' | '%'));
             (2..=most.min(3))
                 .rev()
-                .find(|&n| LONG_OPERATORS.contains(&chars[i..i + n].iter().collect::<String>().as_str()))
+                .find(|&n| {
+                    LONG_OPERATORS.contains(&chars[i..i + n].iter().collect::<String>().as_str())
+                })
                 .unwrap_or(1)
         } else {
             return Err(format!(
@@ -288,7 +290,9 @@ fn symbols(
             bound.truncate(at);
         }
         Formula::Not(x) | Formula::Group(x) => symbols(x, bound, out, binders),
-        Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| symbols(x, bound, out, binders)),
+        Formula::And(xs) | Formula::Or(xs) => {
+            xs.iter().for_each(|x| symbols(x, bound, out, binders))
+        }
         Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
             symbols(a, bound, out, binders);
             symbols(b, bound, out, binders);

@@ -82,7 +82,10 @@ mod tests {
 
     #[test]
     fn lines_end_where_python_ends_them() {
-        assert_eq!(splitlines("a\r\nb\rc\u{1c}d\u{2028}e\n"), ["a", "b", "c", "d", "e"]);
+        assert_eq!(
+            splitlines("a\r\nb\rc\u{1c}d\u{2028}e\n"),
+            ["a", "b", "c", "d", "e"]
+        );
         assert_eq!(splitlines("a\n\nb"), ["a", "", "b"]);
         assert_eq!(splitlines(""), Vec::<&str>::new());
         assert_eq!(splitlines("a\u{1f}b\u{200b}c"), ["a\u{1f}b\u{200b}c"]);
