@@ -165,7 +165,7 @@ fn rename_text(f: &Formula) -> Formula {
                 let args = args
                     .iter()
                     .map(|a| {
-                        let a = a.to_string();
+                        let a = a.text().into_owned();
                         if bound.contains(&a) {
                             a.into()
                         } else {
@@ -205,7 +205,7 @@ pub fn names(f: &Formula) -> BTreeSet<String> {
         .iter()
         .flat_map(|a| match a {
             Formula::Atom { name, args } => std::iter::once(name.clone())
-                .chain(args.iter().map(ToString::to_string))
+                .chain(args.iter().map(|a| a.text().into_owned()))
                 .collect(),
             _ => Vec::new(),
         })

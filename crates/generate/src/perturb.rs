@@ -201,7 +201,7 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
             (Rewrite::Rescope, outer @ (Formula::And(_) | Formula::Or(_))) => rescope(outer),
             (Rewrite::ConstantVariable, Formula::Atom { name, mut args }) => {
                 let i = rng.below(args.len());
-                let name_i = args[i].to_string();
+                let name_i = args[i].text();
                 let is_variable =
                     name_i.starts_with('x') && name_i[1..].chars().all(|c| c.is_ascii_digit());
                 args[i] = if is_variable { "p1" } else { "x1" }.into();
@@ -223,7 +223,7 @@ pub fn logic(f: &Formula, r: Rewrite, rng: &mut Rng) -> Option<Formula> {
                     }
                 } else {
                     let i = rng.below(args.len());
-                    args[i] = other_name(&args[i].to_string(), rng).into();
+                    args[i] = other_name(&args[i].text(), rng).into();
                     Formula::Atom { name, args }
                 }
             }

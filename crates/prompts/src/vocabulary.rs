@@ -38,7 +38,7 @@ fn collect(f: &Formula, scope: &mut Vec<String>, out: &mut Names) {
         }
         Formula::Atom { name, args } => {
             push_new(&mut out.predicates, (name.clone(), args.len()));
-            let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+            let args: Vec<String> = args.iter().map(|a| a.text().into_owned()).collect();
             for a in &args {
                 push_new(&mut out.arguments, a.clone());
             }
@@ -48,7 +48,7 @@ fn collect(f: &Formula, scope: &mut Vec<String>, out: &mut Names) {
         }
         Formula::Equal(a, b) => {
             for side in [a, b] {
-                let side = side.to_string();
+                let side = side.text().into_owned();
                 if !scope.contains(&side) {
                     push_new(&mut out.objects, side);
                 }

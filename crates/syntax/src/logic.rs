@@ -39,6 +39,14 @@ impl Term {
         }
     }
 
+    /// The term as written: a name without a copy, a function term printed.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Term::Name(n) => std::borrow::Cow::Borrowed(n),
+            Term::Apply { .. } => std::borrow::Cow::Owned(self.to_string()),
+        }
+    }
+
     /// The term with every symbol passed through `rename`.
     pub fn renamed(&self, rename: &impl Fn(&str) -> String) -> Term {
         match self {

@@ -328,7 +328,7 @@ fn assignment(row: u64, atoms: &truth_table::Atoms) -> Counterexample {
             let text = if args.is_empty() {
                 name.to_string()
             } else {
-                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+                let args: Vec<String> = args.iter().map(|a| a.text().into_owned()).collect();
                 format!("{name}({})", args.join(", "))
             };
             (text, row >> i & 1 == 1)

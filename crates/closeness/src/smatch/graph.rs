@@ -72,7 +72,7 @@ impl Builder {
             Formula::Atom { name, args } => {
                 let n = g.node(name);
                 for (i, arg) in args.iter().enumerate() {
-                    let term = self.term(g, &arg.to_string());
+                    let term = self.term(g, &arg.text());
                     g.edges.push((n, Role::Arg(i as u16 + 1), term));
                 }
                 n
@@ -80,7 +80,7 @@ impl Builder {
             Formula::Equal(a, b) => {
                 let n = g.node("=");
                 for (i, side) in [a, b].into_iter().enumerate() {
-                    let term = self.term(g, &side.to_string());
+                    let term = self.term(g, &side.text());
                     g.edges.push((n, Role::Arg(i as u16 + 1), term));
                 }
                 n

@@ -50,7 +50,7 @@ fn node(f: &Formula) -> Node {
         Formula::Atom { name, args } if args.is_empty() => term(name),
         Formula::Atom { name, args } => Node::App(
             name.to_lowercase(),
-            args.iter().map(|a| term(&a.to_string())).collect(),
+            args.iter().map(|a| term(&a.text())).collect(),
         ),
         // Only an answer read the public way has equations; a later round's
         // prompt names their sides as it names a predicate's arguments.
