@@ -273,7 +273,8 @@ fn smt_term(t: &Term, scope: &[String], consts: &mut BTreeSet<String>) -> String
             consts.insert(a.clone());
             format!("|o.{a}|")
         }
-        Term::Apply { function, args } => {
+        Term::Apply(app) => {
+            let (function, args) = (&app.function, &app.args);
             let key = format!("{function}#{}", args.len());
             consts.insert(key.clone());
             let args: Vec<String> = args.iter().map(|a| smt_term(a, scope, consts)).collect();
@@ -360,7 +361,8 @@ fn element_of(
             Some((_, e)) => return e.clone(),
             None => a.clone(),
         },
-        Term::Apply { function, args } => {
+        Term::Apply(app) => {
+            let (function, args) = (&app.function, &app.args);
             let vals: Vec<String> = args
                 .iter()
                 .map(|a| element_of(a, domain, constants, env))

@@ -38,7 +38,12 @@ pub fn describe_formula(f: &Formula) -> String {
             format!(
                 "predicate {name} holds for the {} {noun} {}",
                 number_words(args.len()),
-                list(&args.iter().map(|a| a.text().into_owned()).collect::<Vec<_>>())
+                list(
+                    &args
+                        .iter()
+                        .map(|a| a.text().into_owned())
+                        .collect::<Vec<_>>()
+                )
             )
         }
         // Only an answer read the public way has equations; the built-in

@@ -27,7 +27,7 @@ pub mod regex;
 pub use canonical::canonical;
 pub use error::{ParseError, Reason};
 pub use extract::Source;
-pub use logic::{Formula, Quantifier, Term};
+pub use logic::{Application, Formula, Quantifier, Term};
 pub use parse_logic::MAX_DEPTH;
 pub use print::Style;
 pub use regex::Regex;

@@ -21,21 +21,34 @@ pub enum Quantifier {
 pub enum Term {
     /// An object or a variable.
     Name(String),
-    /// A function symbol applied to one or more terms.
-    Apply {
-        /// The function symbol.
-        function: String,
-        /// Its arguments, in order.
-        args: Vec<Term>,
-    },
+    /// A function symbol applied to one or more terms (boxed, so that a
+    /// term is no larger than a name).
+    Apply(Box<Application>),
+}
+
+/// A function symbol applied to terms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Application {
+    /// The function symbol.
+    pub function: String,
+    /// Its arguments, in order.
+    pub args: Vec<Term>,
 }
 
 impl Term {
+    /// `function` applied to `args`.
+    pub fn apply(function: impl Into<String>, args: Vec<Term>) -> Term {
+        Term::Apply(Box::new(Application {
+            function: function.into(),
+            args,
+        }))
+    }
+
     /// The name, when the term is one.
     pub fn as_name(&self) -> Option<&str> {
         match self {
             Term::Name(n) => Some(n),
-            Term::Apply { .. } => None,
+            Term::Apply(_) => None,
         }
     }
 
@@ -43,7 +56,7 @@ impl Term {
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Term::Name(n) => std::borrow::Cow::Borrowed(n),
-            Term::Apply { .. } => std::borrow::Cow::Owned(self.to_string()),
+            Term::Apply(_) => std::borrow::Cow::Owned(self.to_string()),
         }
     }
 
@@ -51,10 +64,10 @@ impl Term {
     pub fn renamed(&self, rename: &impl Fn(&str) -> String) -> Term {
         match self {
             Term::Name(n) => Term::Name(rename(n)),
-            Term::Apply { function, args } => Term::Apply {
-                function: rename(function),
-                args: args.iter().map(|a| a.renamed(rename)).collect(),
-            },
+            Term::Apply(app) => Term::apply(
+                rename(&app.function),
+                app.args.iter().map(|a| a.renamed(rename)).collect(),
+            ),
         }
     }
 
@@ -62,9 +75,9 @@ impl Term {
     pub fn visit_names<'a>(&'a self, f: &mut impl FnMut(&'a str)) {
         match self {
             Term::Name(n) => f(n),
-            Term::Apply { function, args } => {
-                f(function);
-                args.iter().for_each(|a| a.visit_names(f));
+            Term::Apply(app) => {
+                f(&app.function);
+                app.args.iter().for_each(|a| a.visit_names(f));
             }
         }
     }
@@ -99,9 +112,9 @@ impl std::fmt::Display for Term {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Term::Name(n) => f.write_str(n),
-            Term::Apply { function, args } => {
-                write!(f, "{function}(")?;
-                for (i, a) in args.iter().enumerate() {
+            Term::Apply(app) => {
+                write!(f, "{}(", app.function)?;
+                for (i, a) in app.args.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
@@ -205,5 +218,17 @@ impl Formula {
                 b.visit(f);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_is_no_larger_than_a_name() {
+        // Atoms of the benchmark's formulas hold names only; a function
+        // term must not make every argument bigger.
+        assert_eq!(std::mem::size_of::<Term>(), std::mem::size_of::<String>());
     }
 }

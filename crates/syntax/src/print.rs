@@ -176,9 +176,9 @@ fn write_arguments(out: &mut String, args: &[Term], s: &Symbols) {
 fn write_term(out: &mut String, t: &Term, s: &Symbols) {
     match t {
         Term::Name(n) => out.push_str(n),
-        Term::Apply { function, args } => {
-            out.push_str(function);
-            write_arguments(out, args, s);
+        Term::Apply(app) => {
+            out.push_str(&app.function);
+            write_arguments(out, &app.args, s);
         }
     }
 }

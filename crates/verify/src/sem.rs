@@ -116,9 +116,10 @@ impl Signature {
                 }
                 None => Term::Const(self.constant(a)),
             },
-            autoeval_syntax::Term::Apply { function, args } => {
-                let id = self.function(function, args.len());
-                Term::Apply(id, args.iter().map(|a| self.term(a, scope, used)).collect())
+            autoeval_syntax::Term::Apply(app) => {
+                let id = self.function(&app.function, app.args.len());
+                let args = app.args.iter().map(|a| self.term(a, scope, used)).collect();
+                Term::Apply(id, args)
             }
         }
     }

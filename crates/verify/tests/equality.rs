@@ -18,10 +18,7 @@ fn name(n: &str) -> Term {
 }
 
 fn apply(f: &str, args: Vec<Term>) -> Term {
-    Term::Apply {
-        function: f.to_string(),
-        args,
-    }
+    Term::apply(f, args)
 }
 
 /// A random term over constants `a`–`c`, the variables in `scope`, and
@@ -126,10 +123,13 @@ fn substitute(f: &Formula, from: &str, to: &Term) -> Formula {
         match x {
             Term::Name(n) if n == from => to.clone(),
             Term::Name(_) => x.clone(),
-            Term::Apply { function, args } => Term::Apply {
-                function: function.clone(),
-                args: args.iter().map(|a| substitute_term(a, from, to)).collect(),
-            },
+            Term::Apply(app) => Term::apply(
+                app.function.clone(),
+                app.args
+                    .iter()
+                    .map(|a| substitute_term(a, from, to))
+                    .collect(),
+            ),
         }
     };
     match f {
@@ -166,10 +166,13 @@ fn substitute_term(x: &Term, from: &str, to: &Term) -> Term {
     match x {
         Term::Name(n) if n == from => to.clone(),
         Term::Name(_) => x.clone(),
-        Term::Apply { function, args } => Term::Apply {
-            function: function.clone(),
-            args: args.iter().map(|a| substitute_term(a, from, to)).collect(),
-        },
+        Term::Apply(app) => Term::apply(
+            app.function.clone(),
+            app.args
+                .iter()
+                .map(|a| substitute_term(a, from, to))
+                .collect(),
+        ),
     }
 }
 

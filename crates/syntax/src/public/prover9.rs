@@ -124,10 +124,7 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
     *pos += 1;
     let mut left = if tok == "-" && toks.get(*pos).is_some() {
         let x = operand(toks, pos, 350, name)?;
-        Term::Apply {
-            function: NEGATION.into(),
-            args: vec![x],
-        }
+        Term::apply(NEGATION, vec![x])
     } else if tok.chars().all(ordinary) || (infix(tok).is_none() && tok != "'") {
         Term::Name(tok.clone())
     } else {
@@ -137,10 +134,7 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
     while let Some(op) = toks.get(*pos) {
         if op == "'" {
             *pos += 1;
-            left = Term::Apply {
-                function: op.clone(),
-                args: vec![left],
-            };
+            left = Term::apply(op.clone(), vec![left]);
             continue;
         }
         let Some((prec, right)) = infix(op) else {
@@ -151,10 +145,7 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
         }
         *pos += 1;
         let rhs = operand(toks, pos, if right { prec } else { prec - 1 }, name)?;
-        left = Term::Apply {
-            function: op.clone(),
-            args: vec![left, rhs],
-        };
+        left = Term::apply(op.clone(), vec![left, rhs]);
         last = Some(prec);
     }
     Ok(left)
@@ -178,9 +169,9 @@ pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, Stri
                 }
                 Formula::prop(n)
             }
-            Term::Apply { function, args } => Formula::Atom {
-                name: function,
-                args,
+            Term::Apply(app) => Formula::Atom {
+                name: app.function,
+                args: app.args,
             },
         },
         Expr::Apply(..) => {
@@ -224,7 +215,7 @@ fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), S
             let (name, mut args) = match &**f {
                 Expr::Name(n) => match read_name(n)? {
                     Term::Name(n) => (n, Vec::new()),
-                    Term::Apply { .. } => {
+                    Term::Apply(_) => {
                         return Err(format!(
                             "the prover cannot parse {n:?} applied to arguments"
                         ))
@@ -246,12 +237,9 @@ fn term(e: &Expr, bound: &mut Vec<String>) -> Result<Term, String> {
         Expr::Name(n) => read_name(n)?,
         Expr::Apply(..) => {
             let (function, args) = uncurried(e, bound)?;
-            Term::Apply { function, args }
+            Term::apply(function, args)
         }
-        Expr::Not(x) => Term::Apply {
-            function: NEGATION.into(),
-            args: vec![term(x, bound)?],
-        },
+        Expr::Not(x) => Term::apply(NEGATION, vec![term(x, bound)?]),
         _ => return Err("a formula where the prover expects a term".into()),
     })
 }
@@ -308,9 +296,9 @@ fn term_symbols(t: &Term, bound: &[String], out: &mut Vec<(String, usize, Use)>)
                 out.push((n, 0, Use::Function));
             }
         }
-        Term::Apply { function, args } => {
-            out.push((function.to_lowercase(), args.len(), Use::Function));
-            args.iter().for_each(|a| term_symbols(a, bound, out));
+        Term::Apply(app) => {
+            out.push((app.function.to_lowercase(), app.args.len(), Use::Function));
+            app.args.iter().for_each(|a| term_symbols(a, bound, out));
         }
     }
 }
