@@ -9,17 +9,16 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
+mod common;
+
 use autoeval_generate::DatasetKind;
 use autoeval_prompts::{Family, PromptSet, Shots};
 use autoeval_proto::wire::TaskItem;
-use autoeval_proto::{CopyPolicy, ResultRecord, RoundTrip, TranslateTask, Verdict, VerifyTask};
-use autoeval_run_settings::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
-use autoeval_verify::InProcessZ3;
-use autoeval_verify_stage::{verify, verify_stage, VerifyStage};
+use autoeval_proto::{ResultRecord, RoundTrip, TranslateTask, Verdict, VerifyTask};
+use autoeval_verify_stage::{verify, VerifyStage};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 fn lines(file: &str) -> Vec<Value> {
     let path = format!(
@@ -31,26 +30,6 @@ fn lines(file: &str) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// The verify stage of `--protocol reference`.
-fn stage() -> VerifyStage {
-    let stages = StageSettings {
-        prompts: PromptSettings {
-            set: PromptSet::Reference,
-            overrides: Vec::new(),
-        },
-        translate: TranslateSettings {
-            max_attempts: 1,
-            models: Default::default(),
-            prices: Default::default(),
-        },
-        verify: VerifySettings {
-            copy_policy: CopyPolicy::Flag,
-            ..VerifySettings::default()
-        },
-    };
-    verify_stage(&stages, Arc::new(InProcessZ3)).unwrap()
 }
 
 fn dataset(name: &str) -> DatasetKind {
@@ -144,7 +123,7 @@ fn the_reference_reading_agrees_with_the_public_code_on_the_fuzzing_corpus() {
         .into_iter()
         .map(|v| (v["id"].as_str().unwrap().to_string(), v))
         .collect();
-    let stage = stage();
+    let stage = common::stage_for(PromptSet::Reference);
     let outcomes: Vec<(String, String, &'static str, Option<String>)> = verdicts
         .par_iter()
         .map(|(id, case)| {

@@ -6,14 +6,13 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
+mod common;
+
 use autoeval_generate::DatasetKind;
 use autoeval_prompts::{Family, PromptSet, Shots};
 use autoeval_proto::wire::TaskItem;
-use autoeval_proto::{CopyPolicy, ResultRecord, RoundTrip, TranslateTask, Verdict, VerifyTask};
-use autoeval_run_settings::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
-use autoeval_verify::InProcessZ3;
-use autoeval_verify_stage::{verify, verify_stage};
-use std::sync::Arc;
+use autoeval_proto::{ResultRecord, RoundTrip, TranslateTask, Verdict, VerifyTask};
+use autoeval_verify_stage::verify;
 
 const PHI0: &str = "(0*)";
 
@@ -53,22 +52,7 @@ fn round(answer: &str, set: PromptSet) -> ResultRecord {
         lenient: reading,
         ..RoundTrip::default()
     };
-    let stages = StageSettings {
-        prompts: PromptSettings {
-            set,
-            overrides: Vec::new(),
-        },
-        translate: TranslateSettings {
-            max_attempts: 1,
-            models: Default::default(),
-            prices: Default::default(),
-        },
-        verify: VerifySettings {
-            copy_policy: CopyPolicy::Flag,
-            ..VerifySettings::default()
-        },
-    };
-    let stage = verify_stage(&stages, Arc::new(InProcessZ3)).unwrap();
+    let stage = common::stage_for(set);
     verify(VerifyTask { task, translation }, &stage)
 }
 

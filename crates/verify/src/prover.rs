@@ -300,42 +300,55 @@ fn read_structure<'ctx>(
         .iter()
         .map(|c| element_of(&m.eval(c, true)?))
         .collect::<Option<Vec<usize>>>()?;
-    let mut tables = Vec::with_capacity(sig.predicates.len());
-    for (decl, (_, arity)) in enc.predicates.iter().zip(&sig.predicates) {
-        let count = size
-            .checked_pow(*arity as u32)
-            .filter(|&c| c <= MAX_TUPLES)?;
-        let mut table = Vec::with_capacity(count);
-        for idx in 0..count {
-            let args: Vec<&dyn Ast> = (0..*arity)
-                .rev()
-                .map(|i| &elements[idx / size.pow(i as u32) % size] as &dyn Ast)
-                .collect();
-            table.push(m.eval(&decl.apply(&args), true)?.as_bool()?.as_bool()?);
-        }
-        tables.push(table);
-    }
-    let mut functions = Vec::with_capacity(sig.functions.len());
-    for (decl, (_, arity)) in enc.functions.iter().zip(&sig.functions) {
-        let count = size
-            .checked_pow(*arity as u32)
-            .filter(|&c| c <= MAX_TUPLES)?;
-        let mut table = Vec::with_capacity(count);
-        for idx in 0..count {
-            let args: Vec<&dyn Ast> = (0..*arity)
-                .rev()
-                .map(|i| &elements[idx / size.pow(i as u32) % size] as &dyn Ast)
-                .collect();
-            table.push(element_of(&m.eval(&decl.apply(&args), true)?)?);
-        }
-        functions.push(table);
-    }
+    let tables = enc
+        .predicates
+        .iter()
+        .zip(&sig.predicates)
+        .map(|(decl, (_, arity))| {
+            table(elements, *arity, |args| {
+                m.eval(&decl.apply(args), true)?.as_bool()?.as_bool()
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let functions = enc
+        .functions
+        .iter()
+        .zip(&sig.functions)
+        .map(|(decl, (_, arity))| {
+            table(elements, *arity, |args| {
+                element_of(&m.eval(&decl.apply(args), true)?)
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
     Some(Structure {
         size,
         constants,
         tables,
         functions,
     })
+}
+
+/// `value` on every tuple of `arity` elements, in the order
+/// [`Structure`] keeps its tables (first argument most significant); `None`
+/// past [`MAX_TUPLES`] tuples or where the model gives no value.
+fn table<'ctx, T>(
+    elements: &[Dynamic<'ctx>],
+    arity: usize,
+    value: impl Fn(&[&dyn Ast<'ctx>]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let size = elements.len();
+    let count = size
+        .checked_pow(arity as u32)
+        .filter(|&c| c <= MAX_TUPLES)?;
+    (0..count)
+        .map(|idx| {
+            let args: Vec<&dyn Ast<'ctx>> = (0..arity)
+                .rev()
+                .map(|i| &elements[idx / size.pow(i as u32) % size] as &dyn Ast<'ctx>)
+                .collect();
+            value(&args)
+        })
+        .collect()
 }
 
 /// A structure in words: its domain, what each constant (and each function

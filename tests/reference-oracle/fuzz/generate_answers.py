@@ -331,20 +331,22 @@ def with_kids(n, ks):
     return n
 
 
-def subnodes(n, path=()):
-    """Yield (path, node) for every node in pre-order."""
+def subnodes(n, path=(), children=None):
+    """Yield (path, node) for every node in pre-order (`children` gives a node's children)."""
+    children = children or kids
     yield path, n
-    for i, k in enumerate(kids(n)):
-        yield from subnodes(k, path + (i,))
+    for i, k in enumerate(children(n)):
+        yield from subnodes(k, path + (i,), children)
 
 
-def replace_at(n, path, new):
-    """Return the tree with the node at path replaced."""
+def replace_at(n, path, new, children=None, rebuild=None):
+    """Return the tree with the node at path replaced (`children`/`rebuild` read and remake a node)."""
+    children, rebuild = children or kids, rebuild or with_kids
     if not path:
         return new
-    ks = kids(n)
-    ks[path[0]] = replace_at(ks[path[0]], path[1:], new)
-    return with_kids(n, ks)
+    ks = children(n)
+    ks[path[0]] = replace_at(ks[path[0]], path[1:], new, children, rebuild)
+    return rebuild(n, ks)
 
 
 def nodes_of(n, types):
@@ -1569,18 +1571,12 @@ def rwith(n, ks):
 
 def rnodes(n, path=()):
     """Yield (path, node) for every regex node."""
-    yield path, n
-    for i, k in enumerate(rkids(n)):
-        yield from rnodes(k, path + (i,))
+    return subnodes(n, path, rkids)
 
 
 def rreplace(n, path, new):
     """Replace the regex node at path."""
-    if not path:
-        return new
-    ks = rkids(n)
-    ks[path[0]] = rreplace(ks[path[0]], path[1:], new)
-    return rwith(n, ks)
+    return replace_at(n, path, new, rkids, rwith)
 
 
 def rpick(tree, rng, types):
