@@ -1,14 +1,16 @@
 //! Reading an answer as the public implementation that produced the paper's
-//! numbers reads it (`--protocol reference`): its text substitutions, its
-//! logic library's tokens, precedence and quantifier scope ([`nltk`]), and
-//! the refusals of the prover it hands both formulas to ([`prover9`]); for
-//! regular expressions, the automaton tool it runs and how it compares two
-//! automata ([`reg2dfa`]).
+//! numbers reads it (`--protocol reference`), rule for rule: its text
+//! substitutions, Python's lines and whitespace ([`python`]), its logic
+//! library's reader with its recursion limit and beta-reduction ([`nltk`]),
+//! and how the prover it hands both formulas to reads and refuses them
+//! ([`prover9`]); for regular expressions, the automaton tool it runs and
+//! how it compares two automata ([`reg2dfa`]).
 //!
 //! There is no extraction: the whole answer is one formula or none. What
 //! that library or that prover refused, this reading refuses with the reason
 //! in words; what they accepted, it returns as a [`Formula`] of the same
-//! structure, so the tool's own verifier decides it.
+//! structure (with equations and function terms where the prover takes
+//! them), so the tool's own verifier decides it, without reading it again.
 
 mod nltk;
 mod prover9;
