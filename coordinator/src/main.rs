@@ -65,7 +65,7 @@ static RETURN_FREED_MEMORY_PROMPTLY: extern "C" fn() = return_freed_memory_promp
 #[command(
     name = "autoeval",
     version,
-    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`, adding --fleet for a fleet run); 75 when a fleet run is paused at its budget (continue it with `autoeval resume DIR --fleet --budget-usd MORE`); 130 when Ctrl-C stopped the command (a fleet run goes on; the same command attaches again).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`, adding --fleet for a fleet run); 75 when a run is paused at its budget (continue it with `autoeval resume DIR --budget-usd MORE`, adding --fleet for a fleet run); 130 when Ctrl-C stopped the command (a fleet run goes on; the same command attaches again).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -80,7 +80,7 @@ enum Command {
     Report(report::Args),
     /// Redo the rounds of a run that ended in an API failure or a timeout.
     Rerun(rerun::Args),
-    /// Continue a fleet run paused at its cost or token cap, with a new cap.
+    /// Continue a run (one machine or fleet) paused at its cost or token cap, with a new cap.
     Resume(resume::Args),
     /// Where a fleet run stands: units per shard (done, failed, dead, in hand per stage, waiting), queue depths, dead letters and why.
     Status(status::Args),
@@ -88,7 +88,7 @@ enum Command {
     Fleet(fleet::Args),
     /// Metric A4: ask a model whether φ0 ≡ φ1 for a run's pairs and score it.
     Judge(judge::Args),
-    /// Write a run's results in the reference's verified layout or as CSV.
+    /// Write a run's results as Inspect logs, Parquet, CSV or the reference's verified layout.
     Export(export::Args),
     /// Generate a dataset of formulas balanced over complexity (paper Algorithm 1).
     Generate(generate::Args),
