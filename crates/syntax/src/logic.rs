@@ -89,12 +89,6 @@ impl PartialEq<str> for Term {
     }
 }
 
-impl PartialEq<&str> for Term {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_name() == Some(*other)
-    }
-}
-
 impl From<&str> for Term {
     fn from(name: &str) -> Term {
         Term::Name(name.to_string())
@@ -104,25 +98,6 @@ impl From<&str> for Term {
 impl From<String> for Term {
     fn from(name: String) -> Term {
         Term::Name(name)
-    }
-}
-
-impl std::fmt::Display for Term {
-    /// `name`, or `f(a, g(b))`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Term::Name(n) => f.write_str(n),
-            Term::Apply(app) => {
-                write!(f, "{}(", app.function)?;
-                for (i, a) in app.args.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{a}")?;
-                }
-                f.write_str(")")
-            }
-        }
     }
 }
 

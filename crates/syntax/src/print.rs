@@ -255,6 +255,15 @@ impl std::fmt::Display for Formula {
     }
 }
 
+impl std::fmt::Display for Term {
+    /// `name`, or `f(a, g(b))`, as the formula printer writes a term.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = String::new();
+        write_term(&mut out, self, &Style::Unicode.symbols());
+        f.write_str(&out)
+    }
+}
+
 impl std::fmt::Display for Regex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&regex(self))

@@ -72,16 +72,15 @@ fn expression(text: &str) -> Result<nltk::Expr, ParseError> {
     })
 }
 
-/// The formula the prover reads for an expression: beta-reduced, then as
-/// the prover takes it.
-fn prover_formula(e: &nltk::Expr) -> Result<Formula, ParseError> {
-    prover9::formula(&nltk::simplify(e), &mut Vec::new()).map_err(|why| public(0, &why))
+/// The formula the prover reads for a beta-reduced expression.
+fn prover_formula(simplified: &nltk::Expr) -> Result<Formula, ParseError> {
+    prover9::formula(simplified, &mut Vec::new()).map_err(|why| public(0, &why))
 }
 
 /// `text` read by the public logic library and beta-reduced, as the prover
-/// takes it, before the prover's refusals of names and symbols.
+/// takes it, before the prover's refusals of symbols.
 pub fn parse_formula(text: &str) -> Result<Formula, ParseError> {
-    prover_formula(&expression(text)?)
+    prover_formula(&nltk::simplify(&expression(text)?))
 }
 
 /// `answer` read as the public implementation reads an answer, alone:
@@ -91,10 +90,12 @@ pub fn parse_formula(text: &str) -> Result<Formula, ParseError> {
 /// adds what it refuses of φ0 beside φ1.
 pub fn read_formula(answer: &str) -> Result<Formula, ParseError> {
     let e = expression(answer)?;
-    if let Some(why) = nltk::too_deep_for_the_prover(&nltk::Expr::Name("p".into()), &e) {
+    let simplified = nltk::simplify(&e);
+    let p = nltk::Expr::Name("p".into());
+    if let Some(why) = nltk::too_deep_for_the_prover([(&p, &p), (&e, &simplified)]) {
         return Err(public(0, &why));
     }
-    let f = prover_formula(&e)?;
+    let f = prover_formula(&simplified)?;
     if let Some(why) = prover9::alone(&f) {
         return Err(public(0, &why));
     }
@@ -108,13 +109,15 @@ pub fn read_formula(answer: &str) -> Result<Formula, ParseError> {
 /// limit. φ0 that the public code cannot read is an error of φ0's.
 pub fn read_pair(phi0: &str, answer: &str) -> Result<(Formula, Formula), PairError> {
     let e0 = expression(phi0).map_err(PairError::Phi0)?;
-    let f0 = prover_formula(&e0).map_err(PairError::Phi0)?;
+    let s0 = nltk::simplify(&e0);
+    let f0 = prover_formula(&s0).map_err(PairError::Phi0)?;
     let e1 = expression(answer).map_err(PairError::Phi1)?;
+    let s1 = nltk::simplify(&e1);
     let refuse = |why: String| PairError::Phi1(public(0, &why));
-    if let Some(why) = nltk::too_deep_for_the_prover(&e0, &e1) {
+    if let Some(why) = nltk::too_deep_for_the_prover([(&e0, &s0), (&e1, &s1)]) {
         return Err(refuse(why));
     }
-    let f1 = prover_formula(&e1).map_err(PairError::Phi1)?;
+    let f1 = prover_formula(&s1).map_err(PairError::Phi1)?;
     if let Some(why) = prover9::alone(&f1) {
         return Err(refuse(why));
     }

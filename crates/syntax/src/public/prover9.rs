@@ -151,11 +151,6 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
     Ok(left)
 }
 
-/// True for a symbol the prover's operators made.
-fn is_operator(name: &str) -> bool {
-    name == "'" || infix(name).is_some() && !name.chars().all(ordinary)
-}
-
 /// The formula the prover reads for `e` (simplified), with `bound` the
 /// variables bound above it.
 pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, String> {
@@ -190,6 +185,9 @@ pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, Stri
         }
         Expr::Equal(a, b) => Formula::Equal(term(a, bound)?, term(b, bound)?),
         Expr::Bind(binder @ (Binder::All | Binder::Exists), v, body) => {
+            if let Some(why) = unreadable(v) {
+                return Err(why);
+            }
             bound.push(v.clone());
             let body = formula(body, bound);
             bound.pop();
@@ -253,14 +251,9 @@ enum Use {
     Function,
 }
 
-/// Every symbol of `f` with its arity and use, and every name it binds;
-/// bound and prover variables standing as objects are no symbols.
-fn symbols(
-    f: &Formula,
-    bound: &mut Vec<String>,
-    out: &mut Vec<(String, usize, Use)>,
-    binders: &mut Vec<String>,
-) {
+/// Every symbol of `f` with its arity and use; bound and prover variables
+/// standing as objects are no symbols.
+fn symbols(f: &Formula, bound: &mut Vec<String>, out: &mut Vec<(String, usize, Use)>) {
     match f {
         Formula::Atom { name, args } => {
             out.push((name.to_lowercase(), args.len(), Use::Relation));
@@ -273,17 +266,14 @@ fn symbols(
         Formula::Quant { vars, body, .. } => {
             let at = bound.len();
             bound.extend(vars.iter().map(|v| v.to_lowercase()));
-            binders.extend(vars.iter().map(|v| v.to_lowercase()));
-            symbols(body, bound, out, binders);
+            symbols(body, bound, out);
             bound.truncate(at);
         }
-        Formula::Not(x) | Formula::Group(x) => symbols(x, bound, out, binders),
-        Formula::And(xs) | Formula::Or(xs) => {
-            xs.iter().for_each(|x| symbols(x, bound, out, binders))
-        }
+        Formula::Not(x) | Formula::Group(x) => symbols(x, bound, out),
+        Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| symbols(x, bound, out)),
         Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
-            symbols(a, bound, out, binders);
-            symbols(b, bound, out, binders);
+            symbols(a, bound, out);
+            symbols(b, bound, out);
         }
     }
 }
@@ -344,39 +334,12 @@ fn conflict(all: &[(String, usize, Use)]) -> Option<String> {
     })
 }
 
-/// Why the prover refuses `f` whatever it is compared with, if it does.
+/// Why the prover refuses `f` (a formula [`formula`] read, so every name
+/// in it is one the prover reads) whatever it is compared with, if it does:
+/// a symbol of two arities or two uses.
 pub(super) fn alone(f: &Formula) -> Option<String> {
-    let (mut all, mut binders) = (Vec::new(), Vec::new());
-    symbols(f, &mut Vec::new(), &mut all, &mut binders);
-    let mut names: Vec<&str> = all
-        .iter()
-        .map(|(n, _, _)| n.as_str())
-        .filter(|n| *n != NEGATION && !is_operator(n))
-        .collect();
-    names.extend(binders.iter().map(String::as_str));
-    // Names the prover takes for variables are read too.
-    let mut variables = Vec::new();
-    f.visit(&mut |node| {
-        let mut each = |t: &Term| {
-            t.visit_names(&mut |n| {
-                if is_variable(n) {
-                    variables.push(n.to_string());
-                }
-            })
-        };
-        match node {
-            Formula::Atom { args, .. } => args.iter().for_each(&mut each),
-            Formula::Equal(a, b) => {
-                each(a);
-                each(b);
-            }
-            _ => {}
-        }
-    });
-    names.extend(variables.iter().map(String::as_str));
-    if let Some(why) = names.iter().find_map(|n| unreadable(n)) {
-        return Some(why);
-    }
+    let mut all = Vec::new();
+    symbols(f, &mut Vec::new(), &mut all);
     conflict(&all)
 }
 
@@ -385,7 +348,7 @@ pub(super) fn alone(f: &Formula) -> Option<String> {
 /// if it does. φ0's names are taken lowercased, as the public code takes them.
 pub fn clash(phi0: &Formula, phi1: &Formula) -> Option<String> {
     let mut all = Vec::new();
-    symbols(phi0, &mut Vec::new(), &mut all, &mut Vec::new());
-    symbols(phi1, &mut Vec::new(), &mut all, &mut Vec::new());
+    symbols(phi0, &mut Vec::new(), &mut all);
+    symbols(phi1, &mut Vec::new(), &mut all);
     conflict(&all)
 }
