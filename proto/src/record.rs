@@ -105,8 +105,15 @@ impl Verdict {
 pub struct Tokens {
     /// Prompt tokens.
     pub prompt_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens, thinking included.
     pub completion_tokens: u64,
+    /// Of the completion tokens, those the model spent thinking.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The same answer read leniently: its φ1 and verdict, beside the strict
@@ -193,7 +200,7 @@ pub struct ResultRecord {
     #[serde(default)]
     pub copied: bool,
     /// Why the model stopped, per call answered (informalization first):
-    /// `stop`, `length`, `end_turn`, `max_tokens`, …, or `unreported`.
+    /// `complete`, `truncated`, `filtered`, `other` or `unreported`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub finish_reasons: Vec<String>,
     /// Evidence that φ_r and φ0 differ.
@@ -224,6 +231,10 @@ pub struct ResultRecord {
     /// Cost of both calls in USD; null when the price table has no price for the model.
     #[serde(default)]
     pub cost: Option<f64>,
+    /// Of the cost, what the model's thinking cost, when the provider
+    /// reported thinking tokens and the price table prices the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_cost: Option<f64>,
     /// Wall time of both calls in milliseconds.
     #[serde(default)]
     pub latency_ms: f64,

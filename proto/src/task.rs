@@ -182,14 +182,17 @@ pub struct RoundTrip {
     pub lenient: Reading,
     /// Why a call failed for good; such an item is an API failure, not non-compliant.
     pub api_failure: Option<String>,
-    /// Why the model stopped, per call answered (informalization first), as
-    /// the provider says it; `unreported` where it did not say.
+    /// Why the model stopped, per call answered (informalization first):
+    /// `complete`, `truncated`, `filtered`, `other` or `unreported`.
     #[serde(default)]
     pub finish_reasons: Vec<String>,
     /// Tokens of both calls.
     pub usage: Tokens,
     /// Cost of both calls in USD, when known.
     pub cost: Option<f64>,
+    /// Of the cost, what thinking cost, when the provider reported thinking tokens.
+    #[serde(default)]
+    pub reasoning_cost: Option<f64>,
     /// Wall-clock time of both calls.
     pub latency_ms: f64,
     /// Attempts of both calls (0 for cached replies).

@@ -50,8 +50,7 @@ pub async fn ask(
             let cut = reply.too_long
                 || reply
                     .finish_reason
-                    .as_deref()
-                    .is_some_and(autoeval_models::is_truncation);
+                    .is_some_and(autoeval_models::Finish::is_truncation);
             let verdict = match parse_judgement(&reply.text) {
                 _ if cut => "unparseable",
                 Judgement::Yes => "yes",

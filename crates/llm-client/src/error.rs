@@ -51,6 +51,10 @@ pub struct Reply {
     /// Cost in USD, when the price table knows the model and the server
     /// reported usage (zero when cached).
     pub cost: Option<f64>,
+    /// Of the cost, what the model's thinking cost (its reasoning tokens
+    /// at the output price), when it reported any and the model is priced.
+    #[serde(default)]
+    pub reasoning_cost: Option<f64>,
     /// Wall-clock time of the call, retries included.
     pub latency_ms: f64,
     /// Attempts made (0 when the cache answered).
@@ -66,10 +70,9 @@ pub struct Reply {
     /// answer non-compliant ("answer too long").
     #[serde(default)]
     pub too_long: bool,
-    /// Why the model stopped, as the provider says it (`stop`, `length`,
-    /// `end_turn`, `max_tokens`, …); `None` when it did not say.
+    /// Why the model stopped; `None` when the provider did not say.
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<autoeval_models::Finish>,
     /// True when the provider's batch API answered, and `cost` is at its price.
     #[serde(default)]
     pub batched: bool,

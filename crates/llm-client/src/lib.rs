@@ -36,5 +36,7 @@ pub use backend::{Backend, ADAPTIVE_FLOOR, DEFAULT_MAX_REPLY_BYTES};
 pub use error::{CallError, Reply};
 pub use options::{BackendOptions, BaseUrls};
 
-pub(crate) use backend::http::{address_of, parse_answer, refusal, root_cause, Answer, Failure};
+pub(crate) use backend::http::{
+    address_of, parse_answer, refusal, root_cause, Answer, Failure, Refused,
+};
 pub(crate) use backend::turns::jitter;

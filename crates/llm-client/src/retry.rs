@@ -3,7 +3,8 @@
 
 use crate::health::{Cause, Failed, Health};
 use crate::provider::{Class, Reason};
-use crate::{jitter, ApiKey, CallError, Failure};
+use crate::secret::Credentials;
+use crate::{jitter, CallError, Failure};
 use autoeval_models::RetryPolicy;
 use std::time::Duration;
 
@@ -17,8 +18,8 @@ pub(crate) enum Next {
 
 /// Who made the attempt, for the words of the failure.
 pub(crate) struct Caller<'a> {
-    /// The key the request carried, removed from any text kept.
-    pub key: Option<&'a ApiKey>,
+    /// What the request carried, removed from any text kept.
+    pub credentials: &'a Credentials,
     /// Where the key comes from, for the fix.
     pub key_variable: Option<&'static str>,
     /// What was asked, put before the failure's words ("" for a chat call).
@@ -39,10 +40,7 @@ pub(crate) fn after_failure(
     caller: &Caller<'_>,
 ) -> Next {
     // A server may echo the key in its error body: no text keeps it.
-    let mut message = match caller.key {
-        Some(k) => k.redact(&failure.message),
-        None => failure.message.clone(),
-    };
+    let mut message = caller.credentials.redact(&failure.message);
     if !caller.what.is_empty() {
         message = format!("{}: {message}", caller.what);
     }

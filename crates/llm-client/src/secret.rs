@@ -40,3 +40,49 @@ impl ApiKey {
         text.replace(&self.0, "***")
     }
 }
+
+/// What a provider's requests are authorized or signed with, as its
+/// module found them ([`crate::provider::Provider::credentials`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Credentials {
+    /// The key sent with each request, and the variable it came from (a
+    /// provider with two kinds of key sends each its own way).
+    pub key: Option<(ApiKey, &'static str)>,
+    /// The keys each request is signed with.
+    pub signing: Option<SigningKeys>,
+    /// The region the provider is asked in, for a provider with regions.
+    pub region: Option<String>,
+}
+
+/// Keys a request is signed with (AWS Signature Version 4).
+#[derive(Clone, Debug)]
+pub(crate) struct SigningKeys {
+    /// The access key's id (not a secret: it names the key).
+    pub access_key_id: String,
+    /// The secret access key.
+    pub secret: ApiKey,
+    /// A temporary credential's session token.
+    pub session_token: Option<ApiKey>,
+}
+
+impl Credentials {
+    /// The key alone, when there is one.
+    pub(crate) fn key(&self) -> Option<&ApiKey> {
+        self.key.as_ref().map(|(k, _)| k)
+    }
+
+    /// `text` with every secret of these credentials replaced by `***`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        let mut out = match self.key() {
+            Some(k) => k.redact(text),
+            None => text.to_string(),
+        };
+        if let Some(s) = &self.signing {
+            out = s.secret.redact(&out);
+            if let Some(t) = &s.session_token {
+                out = t.redact(&out);
+            }
+        }
+        out
+    }
+}

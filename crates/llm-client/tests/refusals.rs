@@ -72,8 +72,28 @@ fn spec_of(provider: &str) -> ModelSpec {
     match provider {
         "anthropic" => "anthropic:claude-sonnet-4-5".parse().unwrap(),
         "openai" => "openai:gpt-4o".parse().unwrap(),
+        "openai-responses" => "openai-responses:o4-mini".parse().unwrap(),
+        "gemini" => "gemini:gemini-2.5-flash".parse().unwrap(),
+        "azure" => "azure:gpt-4o@https://example.openai.azure.com"
+            .parse()
+            .unwrap(),
+        "bedrock" => "bedrock:anthropic.claude-3-haiku-20240307-v1:0"
+            .parse()
+            .unwrap(),
         _ => "openai-compatible:m@http://127.0.0.1:1/v1".parse().unwrap(),
     }
+}
+
+/// A fixture's headers, as a reply carries them.
+fn headers_of(fixture: &Value) -> reqwest::header::HeaderMap {
+    let mut headers = reqwest::header::HeaderMap::new();
+    for (k, v) in fixture["headers"].as_object().into_iter().flatten() {
+        headers.insert(
+            reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+            reqwest::header::HeaderValue::from_str(v.as_str().unwrap()).unwrap(),
+        );
+    }
+    headers
 }
 
 #[test]
@@ -91,7 +111,13 @@ fn every_recorded_provider_error_is_read_as_the_cause_and_class_it_documents() {
             Value::String(text) => text.clone().into_bytes(),
             json => json.to_string().into_bytes(),
         };
-        let reason = reason_of(&spec_of(f["provider"].as_str().unwrap()), status, &body);
+        let headers = headers_of(f);
+        let reason = reason_of(
+            &spec_of(f["provider"].as_str().unwrap()),
+            status,
+            &headers,
+            &body,
+        );
         let (fresh, seasoned) = (reason.class(false), reason.class(true));
         println!(
             "{name:<58} {status:>6}  {:<26} {fresh:?} / {seasoned:?}",

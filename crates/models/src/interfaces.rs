@@ -1,7 +1,7 @@
 //! What a backend is given from outside: a cache of replies (on disk for one
 //! machine, in Redis for a fleet) and an observer of its calls (metrics).
 
-use crate::{ModelSpec, Usage};
+use crate::{Finish, ModelSpec, Usage};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
@@ -19,12 +19,30 @@ pub struct CachedReply {
     pub prompt_tokens: u64,
     /// Completion tokens it cost.
     pub completion_tokens: u64,
+    /// Of them, tokens spent thinking.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
     /// The reply passed the size limit and was not kept.
     #[serde(default)]
     pub too_long: bool,
-    /// Why the model stopped, as the provider said it.
+    /// Why the model stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Finish>,
+}
+
+impl CachedReply {
+    /// The tokens it cost.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The cache cannot be asked now (its server is away): a call that needs it

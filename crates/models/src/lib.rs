@@ -5,6 +5,7 @@
 //! jitter that honours Retry-After).
 
 mod batch;
+mod finish;
 mod gate;
 mod interfaces;
 mod max_tokens;
@@ -18,6 +19,7 @@ pub use batch::{
     BatchCall, BatchCounts, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings,
     BatchSpend, BatchStatus, CallState, JournalBook, JournalUnavailable, LARGEST_BATCH,
 };
+pub use finish::Finish;
 pub use gate::{estimate_tokens, Cell, LocalGate, RateGate, RateLimits, TokenHistory};
 pub use interfaces::{
     AttemptOutcome, CacheFuture, CacheUnavailable, CachedReply, CallClaim, CallObserver,
@@ -36,12 +38,6 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-/// True when a provider's finish reason says the reply was cut at the
-/// token cap: OpenAI-style `length`, Anthropic's `max_tokens`.
-pub fn is_truncation(finish_reason: &str) -> bool {
-    matches!(finish_reason, "length" | "max_tokens")
-}
-
 /// Sampling settings of one request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenerationParams {
@@ -58,6 +54,17 @@ pub struct GenerationParams {
     /// A system message sent before each prompt.
     #[serde(default)]
     pub system: Option<String>,
+    /// How hard a reasoning model thinks (`minimal`, `low`, `medium`,
+    /// `high`), sent in each API's own field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Most tokens a model may spend thinking, sent in each API's own field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+    /// The version of its API a provider that versions requests by query
+    /// (`api-version`) is asked under; `None` for its unversioned path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     /// More request-body fields (`top_p`, `stop`, …), sent as given; they
     /// replace fields of the same name.
     #[serde(default)]
@@ -72,6 +79,9 @@ impl Default for GenerationParams {
             seed: None,
             reasoning: false,
             system: None,
+            reasoning_effort: None,
+            thinking_budget: None,
+            api_version: None,
             extra: BTreeMap::new(),
         }
     }
@@ -131,6 +141,12 @@ pub fn cache_key(
     if let Some(system) = &params.system {
         canonical["system"] = Value::String(system.clone());
     }
+    if let Some(effort) = &params.reasoning_effort {
+        canonical["reasoning_effort"] = Value::String(effort.clone());
+    }
+    if let Some(budget) = params.thinking_budget {
+        canonical["thinking_budget"] = Value::from(budget);
+    }
     if !params.extra.is_empty() {
         canonical["extra"] = serde_json::to_value(&params.extra).unwrap_or_default();
     }
@@ -143,8 +159,23 @@ pub fn cache_key(
 pub struct Usage {
     /// Prompt tokens.
     pub prompt_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens: every output token billed, thinking included.
     pub completion_tokens: u64,
+    /// Of the completion tokens, those spent thinking (0 when the provider
+    /// reports none).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// `prompt` and `completion` tokens, none of them reported as thinking.
+    pub fn new(prompt: u64, completion: u64) -> Usage {
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            reasoning_tokens: 0,
+        }
+    }
 }
 
 /// When to retry a failed call and how long to wait.

@@ -32,6 +32,11 @@ impl Price {
         }
     }
 
+    /// What the thinking in `usage` cost at this price, in USD (a part of [`Price::cost`]).
+    pub fn reasoning_cost(self, usage: Usage) -> f64 {
+        usage.reasoning_tokens as f64 * self.output / 1e6
+    }
+
     /// What `usage` costs at this price, in USD.
     pub fn cost(self, usage: Usage) -> f64 {
         (usage.prompt_tokens as f64 * self.input + usage.completion_tokens as f64 * self.output)
@@ -101,7 +106,7 @@ impl PriceTable {
         self.models
             .get(&spec.to_string())
             .copied()
-            .or_else(|| self.price(&spec.model()))
+            .or_else(|| self.price(&spec.provider().price_key(&spec.model())))
     }
 
     /// Cost of `usage` on the model `spec` calls, when the table prices it.
@@ -197,10 +202,7 @@ mod tests {
             assert_eq!(p.batch_output, Some(p.output / 2.0), "{name}");
         }
         let spec: crate::ModelSpec = "openai:gpt-4o-mini".parse().unwrap();
-        let usage = Usage {
-            prompt_tokens: 1234,
-            completion_tokens: 567,
-        };
+        let usage = Usage::new(1234, 567);
         let direct = t.cost_of(&spec, usage).unwrap();
         let batched = t.batch_cost_of(&spec, usage).unwrap();
         assert_eq!(batched * 2.0, direct);

@@ -22,6 +22,20 @@ pub struct ModelSettings {
     pub reasoning: Option<bool>,
     /// A system message sent before each prompt.
     pub system: Option<String>,
+    /// How hard a reasoning model thinks: `minimal`, `low`, `medium` or
+    /// `high` (OpenAI's `reasoning_effort` and `reasoning.effort`, Gemini's
+    /// `thinkingLevel`); marks the model a reasoning model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Most tokens a model may spend thinking (Gemini's `thinkingBudget`,
+    /// Anthropic's and Bedrock's `thinking.budget_tokens`); 0 turns
+    /// thinking off where the model allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+    /// The `api-version` of a provider that versions its API by query (an
+    /// Azure deployment's path); unset, its unversioned `v1` path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     /// Requests in flight at once to this model.
     pub concurrency: Option<usize>,
     /// Time limit of one request, in seconds.
@@ -90,6 +104,12 @@ impl ModelSettings {
                     out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
                 }
                 "system" => out.system = Some(raw.to_string()),
+                "reasoning-effort" => out.reasoning_effort = Some(effort(raw).map_err(|w| bad(w))?),
+                "thinking-budget" => {
+                    out.thinking_budget =
+                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
+                "api-version" => out.api_version = Some(raw.to_string()),
                 "concurrency" => {
                     out.concurrency = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
@@ -140,6 +160,9 @@ impl ModelSettings {
             seed: over.seed.or(self.seed),
             reasoning: over.reasoning.or(self.reasoning),
             system: over.system.or(self.system),
+            reasoning_effort: over.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: over.thinking_budget.or(self.thinking_budget),
+            api_version: over.api_version.or(self.api_version),
             concurrency: over.concurrency.or(self.concurrency),
             request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
             max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
@@ -179,10 +202,48 @@ impl ModelSettings {
             temperature: self.temperature.unwrap_or(base.temperature),
             max_tokens: self.max_tokens.map_or(base.max_tokens, MaxTokens::cap),
             seed: self.seed.or(base.seed),
-            reasoning: self.reasoning.unwrap_or(base.reasoning),
+            // An effort is asked only of a reasoning model.
+            reasoning: self
+                .reasoning
+                .unwrap_or(base.reasoning || self.reasoning_effort.is_some()),
             system: self.system.clone().or_else(|| base.system.clone()),
+            reasoning_effort: self
+                .reasoning_effort
+                .clone()
+                .or_else(|| base.reasoning_effort.clone()),
+            thinking_budget: self.thinking_budget.or(base.thinking_budget),
+            api_version: self
+                .api_version
+                .clone()
+                .or_else(|| base.api_version.clone()),
             extra,
         }
+    }
+}
+
+/// The efforts a reasoning model is asked at.
+pub const REASONING_EFFORTS: [&str; 5] = ["none", "minimal", "low", "medium", "high"];
+
+/// `raw` as a reasoning effort, or why not.
+fn effort(raw: &str) -> Result<String, String> {
+    if REASONING_EFFORTS.contains(&raw) {
+        Ok(raw.to_string())
+    } else {
+        Err(format!(
+            "reasoning-effort must be one of {}, not {raw:?}",
+            REASONING_EFFORTS.join(", ")
+        ))
+    }
+}
+
+impl ModelSettings {
+    /// Why these settings cannot be sent, when they cannot: an effort
+    /// that is none of [`REASONING_EFFORTS`] (a config file's table is read
+    /// by serde, which does not check it).
+    pub fn invalid(&self) -> Option<String> {
+        self.reasoning_effort
+            .as_deref()
+            .and_then(|e| effort(e).err())
     }
 }
 
@@ -243,6 +304,17 @@ impl ModelSettings {
             .is_some_and(|t| t > 10_000_000)
         {
             return out_of("max-tokens", "at most 10000000");
+        }
+        if self.thinking_budget.is_some_and(|t| t > 10_000_000) {
+            return out_of("thinking-budget", "at most 10000000");
+        }
+        if let Some(why) = self.invalid() {
+            return Some(why);
+        }
+        let version_ok =
+            |v: &String| v.len() <= 32 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if self.api_version.as_ref().is_some_and(|v| !version_ok(v)) {
+            return out_of("api-version", "letters, digits and '-', at most 32");
         }
         if self.request_timeout_s.is_some_and(|t| t > 86_400) {
             return out_of("request-timeout-s", "at most 86400");

@@ -161,10 +161,7 @@ fn distinct_samples_never_share_a_key_even_with_one_prompt() {
 
 #[test]
 fn prices_are_extensible() {
-    let usage = Usage {
-        prompt_tokens: 1_000_000,
-        completion_tokens: 500_000,
-    };
+    let usage = Usage::new(1_000_000, 500_000);
     let table = PriceTable::builtin();
     assert_eq!(table.cost("gpt-4o", usage), Some(2.5 + 5.0));
     assert_eq!(table.cost("my-model", usage), None);
@@ -177,10 +174,7 @@ fn prices_are_extensible() {
 
 #[test]
 fn a_price_matches_by_spec_as_written_or_by_model_name_and_a_stray_entry_is_named() {
-    let usage = Usage {
-        prompt_tokens: 2_000_000,
-        completion_tokens: 1_000_000,
-    };
+    let usage = Usage::new(2_000_000, 1_000_000);
     let local: ModelSpec = "openai-compatible:qwen@http://127.0.0.1:8080/v1"
         .parse()
         .unwrap();

@@ -185,8 +185,9 @@ mod tests {
             text: "p".into(),
             prompt_tokens: 3,
             completion_tokens: 1,
+            reasoning_tokens: 0,
             too_long: false,
-            finish_reason: Some("stop".into()),
+            finish_reason: Some(autoeval_models::Finish::Complete),
         });
         let failed = BatchOutcome::Failed {
             message: "expired".into(),

@@ -16,7 +16,7 @@ pub use settings::{
 pub use stage::{translate, Translator};
 
 use autoeval_llm_client::{CallError, Reply};
-use autoeval_models::{Sample, Stage};
+use autoeval_models::{Finish, Sample, Stage};
 use autoeval_prompts::{copy_check, Family, Shots};
 use autoeval_syntax::{canonical, parse_formula, parse_regex, print, Mode, Style};
 
@@ -89,10 +89,17 @@ pub struct Request<'a> {
 fn add(out: &mut RoundTrip, reply: &Reply, first: bool) {
     out.usage.prompt_tokens += reply.usage.prompt_tokens;
     out.usage.completion_tokens += reply.usage.completion_tokens;
+    out.usage.reasoning_tokens += reply.usage.reasoning_tokens;
     if !reply.cached {
         out.paid_usage.prompt_tokens += reply.usage.prompt_tokens;
         out.paid_usage.completion_tokens += reply.usage.completion_tokens;
+        out.paid_usage.reasoning_tokens += reply.usage.reasoning_tokens;
     }
+    // Thinking's cost adds up where any call reported it.
+    out.reasoning_cost = match (out.reasoning_cost, reply.reasoning_cost) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
     // The cost is known only when every call's cost is.
     out.cost = if first {
         reply.cost
@@ -120,9 +127,9 @@ fn unreadable(mut out: RoundTrip, why: &str) -> RoundTrip {
 
 /// Notes why the model stopped; true when it was cut at the token cap.
 fn finished(out: &mut RoundTrip, reply: &Reply) -> bool {
-    let reason = reply.finish_reason.as_deref().unwrap_or("unreported");
-    out.finish_reasons.push(reason.to_string());
-    autoeval_models::is_truncation(reason)
+    let finish = reply.finish_reason.unwrap_or(Finish::Unreported);
+    out.finish_reasons.push(finish.name().to_string());
+    finish.is_truncation()
 }
 
 fn failed(mut out: RoundTrip, e: CallError) -> RoundTrip {

@@ -215,6 +215,7 @@ fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
         verify_ms: 0.0,
         usage: t.usage,
         cost: t.cost,
+        reasoning_cost: t.reasoning_cost,
         latency_ms: t.latency_ms,
         attempts: t.attempts,
         cached: t.cached,

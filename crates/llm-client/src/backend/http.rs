@@ -3,6 +3,7 @@
 
 use crate::provider::{self, base_url_of, request_body};
 use crate::{estimate_tokens, Backend, Cause, Reason};
+use autoeval_models::Finish;
 use autoeval_models::{parse_retry_after, ModelSpec, Usage};
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
@@ -52,15 +53,19 @@ pub(crate) struct Answer {
     pub(crate) usage: Option<Usage>,
     /// The reply passed [`BackendOptions::max_reply_bytes`] and was not read whole.
     pub(crate) too_long: bool,
-    /// Why the model stopped, as the provider says it.
-    pub(crate) finish_reason: Option<String>,
+    /// Why the model stopped, when the provider said.
+    pub(crate) finish_reason: Option<Finish>,
 }
 
 impl Backend {
     /// The request for `prompt`, its JSON body written off the async
     /// runtime when the prompt is long (a prompt carries the model's own
     /// English, which may be megabytes).
-    pub(crate) async fn request(&self, prompt: &str) -> reqwest::RequestBuilder {
+    /// The request for `prompt`, built whole and signed where the
+    /// provider signs requests; its JSON body written off the async
+    /// runtime when the prompt is long (a prompt carries the model's own
+    /// English, which may be megabytes).
+    pub(crate) async fn request(&self, prompt: &str) -> Result<reqwest::Request, Failure> {
         let (builder, body) = self.request_parts(prompt);
         let bytes = if prompt.len() <= PARSE_INLINE_BYTES {
             serde_json::to_vec(&body)
@@ -69,33 +74,51 @@ impl Backend {
                 .await
                 .unwrap_or_else(|e| Err(serde::ser::Error::custom(e)))
         };
-        match bytes {
+        // A JSON value always writes out; were it not to, the request
+        // goes without a body and the server's refusal says so.
+        let builder = match bytes {
             Ok(bytes) => builder
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(bytes),
-            // A JSON value always writes out; were it not to, the request
-            // goes without a body and the server's refusal says so.
             Err(e) => {
                 tracing::error!(error = %e, "cannot write a request body");
                 builder
             }
-        }
+        };
+        let mut request = builder.build().map_err(|e| self.transport_failure(e))?;
+        provider::of(&self.spec)
+            .sign(&mut request, &self.credentials)
+            .map_err(|why| Failure::transport(Cause::Other, why))?;
+        Ok(request)
     }
 
     /// The request for `prompt` without its body, and the body.
     pub(crate) fn request_parts(&self, prompt: &str) -> (reqwest::RequestBuilder, Value) {
-        let body = request_body(&self.spec, &self.options.params, prompt);
-        let base = base_url_of(&self.spec, self.options.base_url.as_deref());
+        let params = &self.options.params;
+        let body = request_body(&self.spec, params, prompt);
+        let base = self.base_url();
         let base = base.trim_end_matches('/');
         let api = provider::of(&self.spec);
-        let r = self.http.post(format!("{base}{}", api.chat_path()));
-        let r = api.authorize(r, self.key.as_ref());
+        let r = self.http.post(format!(
+            "{base}{}",
+            api.chat_path(&self.spec.model(), params)
+        ));
+        let r = api.authorize(r, &self.credentials);
         (r, body)
+    }
+
+    /// The API's base address.
+    pub(crate) fn base_url(&self) -> String {
+        base_url_of(
+            &self.spec,
+            self.options.base_url.as_deref(),
+            &self.credentials,
+        )
     }
 
     /// Where requests go, for messages about failures to reach it.
     pub(crate) fn address(&self) -> String {
-        address_of(&base_url_of(&self.spec, self.options.base_url.as_deref()))
+        address_of(&self.base_url())
     }
 
     /// A transport error in words that name its real cause and the address.
@@ -150,13 +173,14 @@ impl Backend {
     }
 
     pub(crate) async fn attempt(&self, prompt: &str) -> Result<Answer, Failure> {
+        let request = self.request(prompt).await?;
         let response = self
-            .request(prompt)
-            .await
-            .send()
+            .http
+            .execute(request)
             .await
             .map_err(|e| self.transport_failure(e))?;
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -170,10 +194,10 @@ impl Backend {
                 "a reply too long to read"
             );
             let unread = estimate_tokens("", self.options.max_reply_bytes as u64);
-            let usage = Usage {
-                prompt_tokens: estimate_tokens(prompt, 0),
-                completion_tokens: self.options.params.max_tokens.map_or(unread, u64::from),
-            };
+            let usage = Usage::new(
+                estimate_tokens(prompt, 0),
+                self.options.params.max_tokens.map_or(unread, u64::from),
+            );
             return Ok(Answer {
                 text: String::new(),
                 usage: Some(usage),
@@ -185,8 +209,11 @@ impl Backend {
             return Err(refusal(
                 &self.spec,
                 &self.address(),
-                status,
-                &body,
+                Refused {
+                    status,
+                    headers: &headers,
+                    body: &body,
+                },
                 retry_after,
             ));
         }
@@ -207,16 +234,30 @@ impl Backend {
     }
 }
 
-/// The failure of a reply with an error `status`, its reason read by the
-/// provider's module from `body`.
+/// A reply with an error status, as it came.
+pub(crate) struct Refused<'a> {
+    /// Its status.
+    pub(crate) status: u16,
+    /// Its headers.
+    pub(crate) headers: &'a reqwest::header::HeaderMap,
+    /// Its body.
+    pub(crate) body: &'a [u8],
+}
+
+/// The failure of a reply with an error status, its reason read by the
+/// provider's module.
 pub(crate) fn refusal(
     spec: &ModelSpec,
     address: &str,
-    status: u16,
-    body: &[u8],
+    refused: Refused<'_>,
     retry_after: Option<Duration>,
 ) -> Failure {
-    let reason = provider::reason_of(spec, status, body);
+    let Refused {
+        status,
+        headers,
+        body,
+    } = refused;
+    let reason = provider::reason_of(spec, status, headers, body);
     let words = reqwest::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -257,7 +298,7 @@ pub(crate) fn parse_answer(spec: &ModelSpec, status: u16, body: &[u8]) -> Result
         Failure::malformed(status, format!("malformed response ({what}): {excerpt}"))
     };
     let v: Value = serde_json::from_str(&text).map_err(|_| malformed("not JSON"))?;
-    provider::of(spec).read_answer(&v).map_err(malformed)
+    provider::of(spec).read_answer(&v, spec).map_err(malformed)
 }
 
 /// The innermost error's words: reqwest's own say only "error sending request".

@@ -3,17 +3,18 @@
 //! `turns.rs` holds a direct call's turns and retries, `http.rs` one attempt
 //! over HTTP.
 
+use crate::secret::Credentials;
 use crate::{
-    adaptive, batch, claim, estimate_tokens, Answer, ApiKey, BackendOptions, BatchSettings,
-    CachedReply, CallError, Halt, LocalGate, MemoryJournal, RateGate, Reply, TokenHistory,
+    adaptive, batch, claim, estimate_tokens, Answer, BackendOptions, BatchSettings, CachedReply,
+    CallError, Halt, LocalGate, MemoryJournal, RateGate, Reply, TokenHistory,
 };
 pub(crate) mod http;
 pub(crate) mod turns;
 
 use crate::claim::while_cache_away;
 use crate::health::Health;
-use crate::provider::{base_url_of, request_body};
-use autoeval_models::{cache_key, ModelSpec, Sample, Usage};
+use crate::provider::{base_url_of, credentials_of, request_body};
+use autoeval_models::{cache_key, Finish, ModelSpec, Sample, Usage};
 use http::PARSE_INLINE_BYTES;
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,7 +23,8 @@ use std::time::Instant;
 pub struct Backend {
     pub(crate) spec: ModelSpec,
     pub(crate) http: reqwest::Client,
-    pub(crate) key: Option<ApiKey>,
+    /// What requests are authorized or signed with.
+    pub(crate) credentials: Credentials,
     /// Turns of direct calls: the concurrency limit, adaptive or fixed.
     pub(crate) limiter: adaptive::Limiter,
     pub(crate) options: BackendOptions,
@@ -40,7 +42,7 @@ impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backend")
             .field("spec", &self.spec.to_string())
-            .field("key", &self.key)
+            .field("credentials", &self.credentials)
             .finish()
     }
 }
@@ -57,15 +59,11 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 1 << 20;
 impl Backend {
     /// A backend for `spec`; a provider that requires a key needs it.
     pub fn new(spec: ModelSpec, options: BackendOptions) -> Result<Backend, CallError> {
-        let key = spec
-            .key_variable()
-            .and_then(|var| ApiKey::lookup(var, options.secrets_file.as_deref()));
-        if key.is_none() && spec.provider().requires_key() {
-            let var = spec.key_variable().unwrap_or("the API key variable");
-            return Err(CallError::Setup(format!(
-                "{spec} needs an API key: set {var} in the environment or in the secrets file"
-            )));
-        }
+        let credentials = if spec.is_builtin() {
+            Credentials::default()
+        } else {
+            credentials_of(&spec, options.secrets_file.as_deref()).map_err(CallError::Setup)?
+        };
         let http = reqwest::Client::builder()
             .timeout(options.request_timeout)
             .build()
@@ -89,8 +87,8 @@ impl Backend {
                 settings,
                 batch::Connection {
                     http: http.clone(),
-                    key: key.clone(),
-                    base: base_url_of(&spec, options.base_url.as_deref()),
+                    credentials: credentials.clone(),
+                    base: base_url_of(&spec, options.base_url.as_deref(), &credentials),
                     max_reply_bytes: options.max_reply_bytes,
                 },
                 batch::Books {
@@ -114,7 +112,7 @@ impl Backend {
             gate_key: gate_key(&spec, options.base_url.as_deref()),
             spec,
             http,
-            key,
+            credentials,
             options,
             health,
             gate,
@@ -178,11 +176,9 @@ impl Backend {
                     o.cached(&self.spec);
                 }
                 return Ok(Reply {
+                    reasoning_cost: (hit.reasoning_tokens > 0).then_some(0.0),
+                    usage: hit.usage(),
                     text: hit.text,
-                    usage: Usage {
-                        prompt_tokens: hit.prompt_tokens,
-                        completion_tokens: hit.completion_tokens,
-                    },
                     cost: Some(0.0),
                     latency_ms: started.elapsed().as_secs_f64() * 1e3,
                     attempts: 0,
@@ -207,6 +203,7 @@ impl Backend {
                 text: reply.text.clone(),
                 prompt_tokens: reply.usage.prompt_tokens,
                 completion_tokens: reply.usage.completion_tokens,
+                reasoning_tokens: reply.usage.reasoning_tokens,
                 too_long: reply.too_long,
                 finish_reason: reply.finish_reason.clone(),
             };
@@ -243,10 +240,7 @@ impl Backend {
             0 => prompt_tokens,
             seen => seen,
         };
-        let estimated = Usage {
-            prompt_tokens,
-            completion_tokens,
-        };
+        let estimated = Usage::new(prompt_tokens, completion_tokens);
         let call = batch::Call {
             custom_id: key.to_string(),
             sample: sample.clone(),
@@ -292,7 +286,7 @@ impl Backend {
                     text,
                     usage: Some(Usage::default()),
                     too_long: false,
-                    finish_reason: Some("stop".into()),
+                    finish_reason: Some(Finish::Complete),
                 },
                 1,
             ),
@@ -324,10 +318,8 @@ impl Backend {
         let usage_estimated = builtin.is_none() && (reported.is_none() || too_long);
         // A reply without usage is paid for all the same: it is charged by
         // an estimate, marked so, rather than nothing.
-        let usage = reported.unwrap_or_else(|| Usage {
-            prompt_tokens: estimate_tokens(prompt, 0),
-            completion_tokens: estimate_tokens(&text, 0),
-        });
+        let usage = reported
+            .unwrap_or_else(|| Usage::new(estimate_tokens(prompt, 0), estimate_tokens(&text, 0)));
         let cost = match builtin {
             Some(zero) => Some(zero),
             None if batched => self.options.prices.batch_cost_of(&self.spec, usage),
@@ -336,8 +328,17 @@ impl Backend {
         if let Some(o) = &self.options.observer {
             o.paid(&self.spec, usage, cost);
         }
+        let reasoning_cost = match builtin {
+            _ if usage.reasoning_tokens == 0 => None,
+            Some(zero) => Some(zero),
+            None => self.options.prices.price_of(&self.spec).map(|p| {
+                let price = if batched { p.batched() } else { p };
+                price.reasoning_cost(usage)
+            }),
+        };
         Reply {
             cost,
+            reasoning_cost,
             text,
             usage,
             latency_ms: started.elapsed().as_secs_f64() * 1e3,

@@ -72,7 +72,7 @@ impl Backend {
             };
             let is_429 = failure.cause == Cause::Status(429);
             let caller = retry::Caller {
-                key: self.key.as_ref(),
+                credentials: &self.credentials,
                 key_variable: self.spec.key_variable(),
                 what: "",
             };

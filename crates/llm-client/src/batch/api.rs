@@ -3,8 +3,11 @@
 //! are sent, with the key, the size limit and the failures of every call.
 
 use crate::health::Cause;
-use crate::provider::{self, BatchResults, BatchState, FileBatches, Line, Provider, Submission};
-use crate::{address_of, parse_answer, refusal, Answer, ApiKey, Failure};
+use crate::provider::{
+    self, BatchListing, BatchResults, BatchState, FileBatches, Line, Provider, Submission,
+};
+use crate::secret::Credentials;
+use crate::{address_of, parse_answer, refusal, Answer, Failure, Refused};
 use autoeval_models::ModelSpec;
 use serde_json::Value;
 
@@ -12,8 +15,8 @@ use serde_json::Value;
 pub(crate) struct Connection {
     /// The HTTP client.
     pub http: reqwest::Client,
-    /// The key, when the provider takes one.
-    pub key: Option<ApiKey>,
+    /// What requests are authorized or signed with.
+    pub credentials: Credentials,
     /// The API's base address.
     pub base: String,
     /// The largest reply text kept; past it a result is "too long".
@@ -24,7 +27,15 @@ pub(crate) struct Connection {
 const NEWEST_LOOKED_AT: usize = 1000;
 
 /// What one request of an ended batch got.
-pub(crate) type Outcome = Result<Answer, (Option<u16>, String)>;
+pub(crate) type Outcome = Result<Answer, Missed>;
+
+/// Why a request of an ended batch has no answer.
+pub(crate) enum Missed {
+    /// The batch's window closed before it ran.
+    Expired,
+    /// It failed: the status when the line gives one, and why.
+    Failed(Option<u16>, String),
+}
 
 /// One provider's batch API for one model.
 pub(crate) struct BatchApi {
@@ -34,6 +45,11 @@ pub(crate) struct BatchApi {
 }
 
 impl BatchApi {
+    /// How `requests` are submitted as one batch of this model's.
+    pub(crate) fn submission(&self, requests: &[(String, Value)]) -> Submission {
+        self.provider.batch_submission(&self.spec.model(), requests)
+    }
+
     /// The batch API of `spec`'s provider over `conn`.
     pub(crate) fn new(spec: &ModelSpec, conn: Connection) -> BatchApi {
         BatchApi {
@@ -41,6 +57,11 @@ impl BatchApi {
             spec: spec.clone(),
             conn,
         }
+    }
+
+    /// What its requests carry, removed from any text kept.
+    pub(crate) fn credentials(&self) -> &Credentials {
+        &self.conn.credentials
     }
 
     /// Its name, as the journal keeps it.
@@ -61,14 +82,25 @@ impl BatchApi {
     }
 
     fn with_headers(&self, r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        self.provider.authorize(r, self.conn.key.as_ref())
+        self.provider.authorize(r, &self.conn.credentials)
     }
 
     /// Sends `request` and reads its whole body; an error status or a
     /// transport failure is a [`Failure`], with any key removed.
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<Vec<u8>, Failure> {
         let address = address_of(&self.conn.base);
-        let response = request.send().await.map_err(|e| {
+        let built = request.build().and_then(|mut r| {
+            // A provider that signs requests signs each whole.
+            if let Err(why) = self.provider.sign(&mut r, &self.conn.credentials) {
+                tracing::error!(%why, "cannot sign a batch request");
+            }
+            Ok(r)
+        });
+        let response = match built {
+            Ok(r) => self.conn.http.execute(r).await,
+            Err(e) => Err(e),
+        };
+        let response = response.map_err(|e| {
             let root = crate::root_cause(&e);
             let cause = if root.contains("refused") {
                 Cause::Refused(address.clone())
@@ -83,6 +115,7 @@ impl BatchApi {
             )
         })?;
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -98,8 +131,11 @@ impl BatchApi {
             let mut failure = refusal(
                 &self.spec,
                 &format!("the batch API at {address}"),
-                status,
-                &body,
+                Refused {
+                    status,
+                    headers: &headers,
+                    body: &body,
+                },
                 retry_after,
             );
             failure.message = self.redact(&failure.message);
@@ -109,13 +145,9 @@ impl BatchApi {
     }
 
     fn redact(&self, text: &str) -> String {
-        match &self.conn.key {
-            Some(k) => k.redact(text),
-            None => text.to_string(),
-        }
+        self.conn.credentials.redact(text)
     }
 
-    /// A reply that is not the JSON expected.
     /// The provider's file batches: only a provider that submits files
     /// ever has a file to make a batch of.
     fn file_batches(&self) -> Result<&'static dyn FileBatches, Failure> {
@@ -124,6 +156,14 @@ impl BatchApi {
             .ok_or_else(|| self.malformed("a file from an API that takes batches inline"))
     }
 
+    /// How the provider lists batches, for one whose creation's reply was lost.
+    fn listing(&self) -> Result<&'static dyn BatchListing, Failure> {
+        self.provider
+            .batch_listing()
+            .ok_or_else(|| self.malformed("a lookup of batches from an API that lists none"))
+    }
+
+    /// A reply that is not the JSON expected.
     fn malformed(&self, what: &str) -> Failure {
         Failure::malformed(200, format!("the batch API's reply is malformed ({what})"))
     }
@@ -136,14 +176,14 @@ impl BatchApi {
     /// as one batch: the batch's id when the API takes them inline, the
     /// uploaded file's when it makes a batch of a file. Repeating an upload
     /// costs nothing: a file is not a batch.
-    pub(crate) async fn submit(&self, requests: &[(String, Value)]) -> Result<Submitted, Failure> {
-        match self.provider.batch_submission(requests) {
-            Submission::Inline { path, body } => {
-                let request = self.post(&self.url(path)).json(&body);
+    pub(crate) async fn submit(&self, submission: &Submission) -> Result<Submitted, Failure> {
+        match submission {
+            Submission::Inline { path, body, .. } => {
+                let request = self.post(&self.url(path)).json(body);
                 Ok(Submitted::Batch(self.id_of(request, "no batch id").await?))
             }
             Submission::File { path, jsonl } => {
-                let file = reqwest::multipart::Part::bytes(jsonl)
+                let file = reqwest::multipart::Part::bytes(jsonl.clone())
                     .file_name("batch.jsonl")
                     .mime_str("application/jsonl")
                     .map_err(|_| self.malformed("a file part"))?;
@@ -159,33 +199,30 @@ impl BatchApi {
     /// Makes a batch of the requests in uploaded file `file_id`; its id.
     pub(crate) async fn create(&self, file_id: &str) -> Result<String, Failure> {
         let (path, body) = self.file_batches()?.batch_of_file(file_id);
-        self.id_of(self.post(&self.url(path)).json(&body), "no batch id")
+        self.id_of(self.post(&self.url(&path)).json(&body), "no batch id")
             .await
     }
 
-    /// The batch already made of file `file_id`, among the
-    /// [`NEWEST_LOOKED_AT`] newest: a creation whose reply was lost may
-    /// have made it.
-    pub(crate) async fn made_of(&self, file_id: &str) -> Result<Option<String>, Failure> {
-        let mut after: Option<String> = None;
+    /// The batch already made of `made_of` (an uploaded file's id, or the
+    /// marker an inline batch carries), among the [`NEWEST_LOOKED_AT`]
+    /// newest: a creation whose reply was lost may have made it.
+    pub(crate) async fn made_of(&self, made_of: &str) -> Result<Option<String>, Failure> {
+        let listing = self.listing()?;
+        let mut next: Option<String> = None;
         let mut looked_at = 0;
         while looked_at < NEWEST_LOOKED_AT {
-            let mut url = self.url(self.file_batches()?.batch_listing());
-            if let Some(last) = &after {
-                url.push_str(&format!("&after={last}"));
-            }
+            let url = self.url(&listing.page_path(next.as_deref()));
             let page = self.send(self.get(&url)).await?;
             let page = self.json(&page, "not a list of batches")?;
-            let data = page["data"]
-                .as_array()
+            let (batches, after) = listing
+                .page(&page)
                 .ok_or_else(|| self.malformed("not a list of batches"))?;
-            let files = self.file_batches()?;
-            if let Some(made) = data.iter().find(|b| files.made_of(b, file_id)) {
-                return Ok(made["id"].as_str().map(String::from));
+            if let Some(made) = batches.iter().find(|b| listing.made_of(b, made_of)) {
+                return Ok(listing.id(made));
             }
-            looked_at += data.len();
-            after = data.last().and_then(|b| b["id"].as_str()).map(String::from);
-            if data.is_empty() || page["has_more"] != true || after.is_none() {
+            looked_at += batches.len();
+            next = after;
+            if batches.is_empty() || next.is_none() {
                 break;
             }
         }
@@ -201,8 +238,10 @@ impl BatchApi {
     ) -> Result<String, Failure> {
         let made = self.send(request).await?;
         let made = self.json(&made, missing)?;
+        // A batch is named by its `id`, or by its `name` (an operation's).
         made["id"]
             .as_str()
+            .or_else(|| made["name"].as_str())
             .map(String::from)
             .ok_or_else(|| self.malformed(missing))
     }
@@ -233,6 +272,7 @@ impl BatchApi {
                 }
             }
             BatchResults::Url(url) => bodies.push(self.send(self.get(url)).await?),
+            BatchResults::Lines(lines) => bodies.push(lines.join("\n").into_bytes()),
         }
         let mut out = Vec::new();
         for body in bodies {
@@ -251,9 +291,10 @@ impl BatchApi {
             Line::Answered { status, body } => {
                 parse_answer(&self.spec, status.unwrap_or(200), body.as_bytes())
                     .map(|a| self.kept(a))
-                    .map_err(|f| (status, f.message))
+                    .map_err(|f| Missed::Failed(status, f.message))
             }
-            Line::Failed { status, why } => Err((status, self.redact(&why))),
+            Line::Expired => Err(Missed::Expired),
+            Line::Failed { status, why } => Err(Missed::Failed(status, self.redact(&why))),
         }
     }
 

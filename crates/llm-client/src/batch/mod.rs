@@ -14,12 +14,12 @@ pub use memory::MemoryJournal;
 
 use crate::claim::while_cache_away;
 use crate::health::Health;
-use crate::provider::{BatchResults, BatchState};
+use crate::provider::{BatchResults, BatchState, Submission};
 use crate::{Answer, CallError, Failure};
-use api::{BatchApi, Submitted};
+use api::{BatchApi, Missed, Submitted};
 use autoeval_models::{
     BatchCall, BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchSettings, BatchSpend,
-    CacheUnavailable, CachedReply, CallState, ModelSpec, PriceTable, RetryPolicy, Sample, Usage,
+    CacheUnavailable, CachedReply, CallState, ModelSpec, PriceTable, RetryPolicy, Sample,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -350,8 +350,29 @@ impl Batcher {
     /// inline carries nothing to find it by, so a retry after a lost reply
     /// may make a second.)
     async fn submit_once(&self, requests: &[(String, Value)]) -> Result<String, CallError> {
+        let submission = self.api.submission(requests);
+        let marker = match &submission {
+            Submission::Inline { marker, .. } => marker.clone(),
+            Submission::File { .. } => None,
+        };
+        let tried = std::sync::atomic::AtomicBool::new(false);
         let file = match self
-            .retried("submitting a batch", || self.api.submit(requests))
+            .retried("submitting a batch", || {
+                let (tried, marker, submission) = (&tried, &marker, &submission);
+                async move {
+                    // A batch that carries its marker is found by it when
+                    // the reply to its submission was lost.
+                    if let Some(marker) = marker {
+                        if tried.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            if let Some(made) = self.api.made_of(marker).await? {
+                                tracing::info!(batch = %made, "a batch whose submission's reply was lost was made: following it");
+                                return Ok(Submitted::Batch(made));
+                            }
+                        }
+                    }
+                    self.api.submit(submission).await
+                }
+            })
             .await?
         {
             Submitted::Batch(id) => return Ok(id),
@@ -461,12 +482,15 @@ impl Batcher {
                     end.succeeded += 1;
                     BatchOutcome::Answered(cached_of(&answer))
                 }
-                Some(Err((status, message))) => {
-                    if message.starts_with("expired") || message.starts_with("batch_expired") {
-                        end.expired += 1;
-                    } else {
-                        end.failed += 1;
+                Some(Err(Missed::Expired)) => {
+                    end.expired += 1;
+                    BatchOutcome::Failed {
+                        message: "expired: the batch ended before this request was run".into(),
+                        status: None,
                     }
+                }
+                Some(Err(Missed::Failed(status, message))) => {
+                    end.failed += 1;
                     BatchOutcome::Failed { message, status }
                 }
                 None => {
@@ -481,10 +505,7 @@ impl Batcher {
                 }
             };
             if let BatchOutcome::Answered(r) = &outcome {
-                let usage = Usage {
-                    prompt_tokens: r.prompt_tokens,
-                    completion_tokens: r.completion_tokens,
-                };
+                let usage = r.usage();
                 end.tokens += r.prompt_tokens + r.completion_tokens;
                 cost = cost
                     .zip(self.prices.batch_cost_of(&self.spec, usage))
@@ -567,7 +588,7 @@ impl Batcher {
                 Err(f) => f,
             };
             let caller = crate::retry::Caller {
-                key: None,
+                credentials: &self.api.credentials(),
                 key_variable: self.spec.key_variable(),
                 what,
             };
@@ -619,6 +640,7 @@ fn cached_of(a: &Answer) -> CachedReply {
         text: a.text.clone(),
         prompt_tokens: usage.prompt_tokens,
         completion_tokens: usage.completion_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
         too_long: a.too_long,
         finish_reason: a.finish_reason.clone(),
     }
@@ -627,11 +649,8 @@ fn cached_of(a: &Answer) -> CachedReply {
 /// The answer the journal kept.
 fn answer_of(r: CachedReply) -> Answer {
     Answer {
+        usage: Some(r.usage()),
         text: r.text,
-        usage: Some(Usage {
-            prompt_tokens: r.prompt_tokens,
-            completion_tokens: r.completion_tokens,
-        }),
         too_long: r.too_long,
         finish_reason: r.finish_reason,
     }

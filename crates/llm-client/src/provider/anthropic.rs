@@ -3,11 +3,13 @@
 //! errors as `{"type": "error", "error": {"type", "message"}}`.
 
 use super::{
-    add_extra, message_of, openai::too_long_for_context, reported_usage, BatchResults, BatchState,
-    Line, Provider, Reason, Submission,
+    add_extra, finish_of, message_of, openai::too_long_for_context, reported_usage, with_key,
+    BatchResults, BatchState, Line, Provider, Reason, Submission,
 };
-use crate::{Answer, ApiKey};
-use autoeval_models::GenerationParams;
+use crate::secret::Credentials;
+use crate::Answer;
+use autoeval_models::{GenerationParams, ModelSpec};
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 /// The version of Anthropic's API the requests are written for.
@@ -17,24 +19,17 @@ pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub(crate) struct Anthropic;
 
 impl Provider for Anthropic {
-    fn default_base(&self) -> &'static str {
-        "https://api.anthropic.com"
-    }
-
-    fn chat_path(&self) -> &'static str {
-        "/v1/messages"
+    fn chat_path(&self, _model: &str, _params: &GenerationParams) -> String {
+        "/v1/messages".into()
     }
 
     fn authorize(
         &self,
         r: reqwest::RequestBuilder,
-        key: Option<&ApiKey>,
+        credentials: &Credentials,
     ) -> reqwest::RequestBuilder {
         let r = r.header("anthropic-version", ANTHROPIC_VERSION);
-        match key {
-            Some(k) => r.header("x-api-key", k.expose()),
-            None => r,
-        }
+        with_key(r, credentials, Some("x-api-key"))
     }
 
     fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
@@ -48,7 +43,10 @@ impl Provider for Anthropic {
         if let Some(system) = &p.system {
             body["system"] = json!(system);
         }
-        if p.reasoning {
+        if let Some(budget) = p.thinking_budget {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        }
+        if p.reasoning || p.thinking_budget.is_some() {
             // Extended thinking takes no temperature other than the default.
             body.as_object_mut().map(|b| b.remove("temperature"));
         }
@@ -56,7 +54,7 @@ impl Provider for Anthropic {
         body
     }
 
-    fn read_answer(&self, v: &Value) -> Result<Answer, &'static str> {
+    fn read_answer(&self, v: &Value, spec: &ModelSpec) -> Result<Answer, &'static str> {
         let text: String = v["content"]
             .as_array()
             .ok_or("no content")?
@@ -67,11 +65,11 @@ impl Provider for Anthropic {
             text,
             usage: reported_usage(&v["usage"], "input_tokens", "output_tokens"),
             too_long: false,
-            finish_reason: v["stop_reason"].as_str().map(String::from),
+            finish_reason: finish_of(spec, v["stop_reason"].as_str()),
         })
     }
 
-    fn reason(&self, status: u16, body: &Value) -> Reason {
+    fn reason(&self, status: u16, _headers: &HeaderMap, body: &Value) -> Reason {
         let kind = body["error"]["type"].as_str().unwrap_or_default();
         let message = message_of(body);
         // A spend cap comes as a rate limit that no wait within the month mends.
@@ -102,14 +100,15 @@ impl Provider for Anthropic {
         "anthropic"
     }
 
-    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission {
+    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
         let list: Vec<Value> = requests
             .iter()
             .map(|(custom_id, body)| json!({"custom_id": custom_id, "params": body}))
             .collect();
         Submission::Inline {
-            path: "/v1/messages/batches",
+            path: "/v1/messages/batches".into(),
             body: json!({ "requests": list }),
+            marker: None,
         }
     }
 
@@ -156,7 +155,7 @@ impl Provider for Anthropic {
                     e["message"].as_str().unwrap_or("failed in its batch")
                 ))
             }
-            "expired" => failed("expired: the batch ended before this request was run".into()),
+            "expired" => Line::Expired,
             other => failed(format!("{other}: not run in its batch")),
         };
         Some((custom_id, got))

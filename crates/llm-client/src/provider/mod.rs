@@ -5,43 +5,88 @@
 //! built-in models never reach HTTP.
 
 mod anthropic;
+mod azure;
+mod bedrock;
+mod gemini;
 mod openai;
 mod refusal;
+mod responses;
 
 pub use refusal::{Class, Reason};
 
+use crate::secret::Credentials;
 use crate::{Answer, ApiKey};
 use autoeval_models::provider::Api;
 use autoeval_models::{GenerationParams, ModelSpec};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 /// One provider's HTTP API.
 pub(crate) trait Provider: Sync {
-    /// The address of its API when none is configured.
-    fn default_base(&self) -> &'static str;
-    /// The path of a chat request under the base address.
-    fn chat_path(&self) -> &'static str;
+    /// The address of its API when neither the spec, a variable nor the
+    /// provider's own entry gives one (Bedrock's, from the region).
+    fn default_base(&self, _credentials: &Credentials) -> Option<String> {
+        None
+    }
+    /// The path of a chat request to `model` under the base address.
+    fn chat_path(&self, model: &str, params: &GenerationParams) -> String;
+    /// Its credentials, each variable's value read by `lookup` (the
+    /// environment, then the secrets file); why not, when it needs some
+    /// and has none.
+    fn credentials(
+        &self,
+        spec: &ModelSpec,
+        lookup: &dyn Fn(&str) -> Option<ApiKey>,
+    ) -> Result<Credentials, String> {
+        let key = spec
+            .key_variable()
+            .and_then(|var| Some((lookup(var)?, var)));
+        if key.is_none() && spec.provider().requires_key() {
+            let var = spec.key_variable().unwrap_or("the API key variable");
+            return Err(format!(
+                "{spec} needs an API key: set {var} in the environment or in the secrets file"
+            ));
+        }
+        Ok(Credentials {
+            key,
+            ..Credentials::default()
+        })
+    }
     /// `r` carrying the key and any header the API requires.
     fn authorize(
         &self,
         r: reqwest::RequestBuilder,
-        key: Option<&ApiKey>,
+        credentials: &Credentials,
     ) -> reqwest::RequestBuilder;
+    /// Signs `request`, built whole, when the API signs each request
+    /// rather than carry a key.
+    fn sign(
+        &self,
+        _request: &mut reqwest::Request,
+        _credentials: &Credentials,
+    ) -> Result<(), String> {
+        Ok(())
+    }
     /// The body of one chat request for `prompt` to `model`.
     fn request_body(&self, model: &str, params: &GenerationParams, prompt: &str) -> Value;
-    /// The answer in a successful reply, or what it lacks.
-    fn read_answer(&self, reply: &Value) -> Result<Answer, &'static str>;
-    /// Why the API refused a request with `status` and `body`.
-    fn reason(&self, status: u16, body: &Value) -> Reason;
+    /// The answer in a successful reply, or what it lacks; `spec`'s
+    /// provider says what its finish reasons mean.
+    fn read_answer(&self, reply: &Value, spec: &ModelSpec) -> Result<Answer, &'static str>;
+    /// Why the API refused a request with `status`, `headers` and `body`.
+    fn reason(&self, status: u16, headers: &HeaderMap, body: &Value) -> Reason;
 
     /// Its batch API's name, as the journal keeps it.
     fn batch_name(&self) -> &'static str;
-    /// How `requests` (custom id, request body) are submitted as one batch.
-    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission;
+    /// How `requests` (custom id, request body) to `model` are submitted as one batch.
+    fn batch_submission(&self, model: &str, requests: &[(String, Value)]) -> Submission;
     /// Its API's way of making a batch of an uploaded file, when it
     /// submits batches as files ([`Submission::File`]); none when it takes
     /// them inline.
     fn file_batches(&self) -> Option<&dyn FileBatches> {
+        None
+    }
+    /// How its batches are listed, to find the one a lost reply made.
+    fn batch_listing(&self) -> Option<&dyn BatchListing> {
         None
     }
     /// The path of batch `id`'s state.
@@ -57,36 +102,47 @@ pub(crate) trait Provider: Sync {
 /// How a batch is submitted.
 pub(crate) enum Submission {
     /// The requests in one JSON `body` posted to `path`; the reply's `id`
-    /// names the batch. Such a batch carries nothing to find it by, so a
-    /// retry after a lost reply may make a second.
+    /// (or `name`) names the batch. A batch with a `marker` (a name made
+    /// of its requests) is found by it after a lost reply; one without
+    /// carries nothing to find it by, so a retry after a lost reply may
+    /// make a second.
     Inline {
         /// Where the body goes.
-        path: &'static str,
+        path: String,
         /// The requests.
         body: Value,
+        /// The name the batch carries, when the API keeps one.
+        marker: Option<String>,
     },
     /// The requests uploaded as a JSONL file (`jsonl`) to `path`, then a
     /// batch made of the file ([`FileBatches::batch_of_file`]); a retry finds
     /// the batch a lost reply made by its file ([`FileBatches::made_of`]).
     File {
         /// Where the file goes.
-        path: &'static str,
+        path: String,
         /// The file: one request a line.
         jsonl: Vec<u8>,
     },
 }
 
 /// The batch API of a provider that makes a batch of an uploaded file
-/// ([`Submission::File`]): the batch made of the file, and, for a retry
-/// after a lost reply, the batch a file already made.
+/// ([`Submission::File`]).
 pub(crate) trait FileBatches: Sync {
     /// The path and body that make a batch of file `file_id`.
-    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value);
-    /// The path listing batches, newest first, a page of a hundred
-    /// (`after=ID` pages on).
-    fn batch_listing(&self) -> &'static str;
-    /// Whether `batch`, as listed, was made of file `file_id`.
-    fn made_of(&self, batch: &Value, file_id: &str) -> bool;
+    fn batch_of_file(&self, file_id: &str) -> (String, Value);
+}
+
+/// How a provider lists its batches, newest first: a retry after a lost
+/// reply finds the batch that reply was for by its file or its marker.
+pub(crate) trait BatchListing: Sync {
+    /// The path of the first page (`None`) or of the page after `next`.
+    fn page_path(&self, next: Option<&str>) -> String;
+    /// The batches a page lists, and what names the page after it.
+    fn page(&self, page: &Value) -> Option<(Vec<Value>, Option<String>)>;
+    /// Whether `batch`, as listed, was made of `made_of`: a file's id or a marker.
+    fn made_of(&self, batch: &Value, made_of: &str) -> bool;
+    /// A listed batch's id.
+    fn id(&self, batch: &Value) -> Option<String>;
 }
 
 /// A batch's state at the provider.
@@ -113,6 +169,8 @@ pub(crate) enum BatchResults {
     },
     /// One address of result lines.
     Url(String),
+    /// The result lines themselves, in the state's reply.
+    Lines(Vec<String>),
     /// None: the batch as a whole failed, for this reason.
     Refused(String),
 }
@@ -126,6 +184,8 @@ pub(crate) enum Line {
         /// The reply's body.
         body: String,
     },
+    /// No reply: the batch ended (its window closed) before this request ran.
+    Expired,
     /// No reply: why, and the status when the line gives one.
     Failed {
         /// Its HTTP status.
@@ -139,28 +199,54 @@ pub(crate) enum Line {
 pub(crate) fn of(spec: &ModelSpec) -> &'static dyn Provider {
     match spec.api() {
         Api::Messages => &anthropic::Anthropic,
+        Api::Responses => &responses::Responses,
+        Api::DeploymentChat => &azure::Azure,
+        Api::GenerateContent => &gemini::Gemini,
+        Api::Converse => &bedrock::Bedrock,
         Api::ChatCompletions | Api::InProcess => &openai::OpenAiCompatible,
     }
 }
 
-/// Why `spec`'s provider refused a request with `status` and this body.
-pub fn reason_of(spec: &ModelSpec, status: u16, body: &[u8]) -> Reason {
+/// Why `spec`'s provider refused a request with `status`, `headers` and this body.
+pub fn reason_of(spec: &ModelSpec, status: u16, headers: &HeaderMap, body: &[u8]) -> Reason {
     let body: Value = serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
-    of(spec).reason(status, &body)
+    of(spec).reason(status, headers, &body)
 }
 
-/// The API's base address: the spec's own, the configured one, or the provider's.
-pub(crate) fn base_url_of(spec: &ModelSpec, configured: Option<&str>) -> String {
+/// The API's base address: the spec's own, the configured one, the
+/// provider's, or the one its module computes (none: an empty address,
+/// which the first request's failure names).
+pub(crate) fn base_url_of(
+    spec: &ModelSpec,
+    configured: Option<&str>,
+    credentials: &Credentials,
+) -> String {
     spec.base_url()
         .or(configured)
-        .unwrap_or(of(spec).default_base())
-        .to_string()
+        .or(spec.provider().default_base_url())
+        .map(String::from)
+        .or_else(|| of(spec).default_base(credentials))
+        .unwrap_or_default()
 }
 
 /// The body of one chat request for `prompt`, in the shape of `spec`'s API.
 pub(crate) fn request_body(spec: &ModelSpec, params: &GenerationParams, prompt: &str) -> Value {
     of(spec).request_body(&spec.model(), params, prompt)
+}
+
+/// The credentials of `spec`'s provider, each variable read from the
+/// environment or `secrets_file`.
+pub(crate) fn credentials_of(
+    spec: &ModelSpec,
+    secrets_file: Option<&std::path::Path>,
+) -> Result<Credentials, String> {
+    of(spec).credentials(spec, &|var| ApiKey::lookup(var, secrets_file))
+}
+
+/// What `spec`'s provider means by its finish reason `word`, if it gave one.
+fn finish_of(spec: &ModelSpec, word: Option<&str>) -> Option<autoeval_models::Finish> {
+    word.map(|w| spec.provider().finish(w))
 }
 
 /// Adds the extra body fields, replacing fields of the same name.
@@ -174,10 +260,24 @@ fn add_extra(body: &mut Value, params: &GenerationParams) {
 
 /// Token counts from a reply's usage object, when the server sent one.
 fn reported_usage(usage: &Value, prompt: &str, completion: &str) -> Option<autoeval_models::Usage> {
-    Some(autoeval_models::Usage {
-        prompt_tokens: usage.get(prompt)?.as_u64()?,
-        completion_tokens: usage.get(completion)?.as_u64()?,
-    })
+    Some(autoeval_models::Usage::new(
+        usage.get(prompt)?.as_u64()?,
+        usage.get(completion)?.as_u64()?,
+    ))
+}
+
+/// The bearer or header key of `credentials` on `r`: `header` names the
+/// header, `None` for `Authorization: Bearer`.
+fn with_key(
+    r: reqwest::RequestBuilder,
+    credentials: &Credentials,
+    header: Option<&str>,
+) -> reqwest::RequestBuilder {
+    match (credentials.key(), header) {
+        (Some(k), None) => r.bearer_auth(k.expose()),
+        (Some(k), Some(name)) => r.header(name, k.expose()),
+        (None, _) => r,
+    }
 }
 
 /// The error's words in a body, wherever the provider puts them, lowercased.

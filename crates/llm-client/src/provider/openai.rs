@@ -5,207 +5,177 @@
 //! "message", "type", "code"}` (older vLLM) or `{"error": "…"}` (Ollama's own).
 
 use super::{
-    add_extra, message_of, reported_usage, BatchResults, BatchState, FileBatches, Line, Provider,
-    Reason, Submission,
+    add_extra, finish_of, message_of, reported_usage, with_key, BatchListing, BatchResults,
+    BatchState, FileBatches, Line, Provider, Reason, Submission,
 };
-use crate::{Answer, ApiKey};
-use autoeval_models::GenerationParams;
+use crate::secret::Credentials;
+use crate::Answer;
+use autoeval_models::{GenerationParams, ModelSpec};
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
 /// Any OpenAI-compatible chat-completions server.
 pub(crate) struct OpenAiCompatible;
 
-impl Provider for OpenAiCompatible {
-    fn default_base(&self) -> &'static str {
-        "https://api.openai.com/v1"
-    }
+/// OpenAI's Batch API for chat completions.
+const CHAT_BATCHES: FileBatchApi = FileBatchApi {
+    prefix: "",
+    endpoint: "/v1/chat/completions",
+};
 
-    fn chat_path(&self) -> &'static str {
-        "/chat/completions"
+impl Provider for OpenAiCompatible {
+    fn chat_path(&self, _model: &str, _params: &GenerationParams) -> String {
+        "/chat/completions".into()
     }
 
     fn authorize(
         &self,
         r: reqwest::RequestBuilder,
-        key: Option<&ApiKey>,
+        credentials: &Credentials,
     ) -> reqwest::RequestBuilder {
-        match key {
-            Some(k) => r.bearer_auth(k.expose()),
-            None => r,
-        }
+        with_key(r, credentials, None)
     }
 
     fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
-        let mut messages = Vec::new();
-        if let Some(system) = &p.system {
-            messages.push(json!({"role": "system", "content": system}));
-        }
-        messages.push(json!({"role": "user", "content": prompt}));
-        let mut body = json!({"model": model, "messages": messages});
-        // No cap at all when the settings give none: a local server then
-        // fills the model's context, as the public implementation asked it.
-        if p.reasoning {
-            // o1/o3-style models reject max_tokens and any temperature.
-            if let Some(cap) = p.max_tokens {
-                body["max_completion_tokens"] = json!(cap);
-            }
-        } else {
-            body["temperature"] = json!(p.temperature);
-            if let Some(cap) = p.max_tokens {
-                body["max_tokens"] = json!(cap);
-            }
-        }
-        if let Some(seed) = p.seed {
-            body["seed"] = json!(seed);
-        }
-        add_extra(&mut body, p);
-        body
+        chat_body(model, p, prompt)
     }
 
-    fn read_answer(&self, v: &Value) -> Result<Answer, &'static str> {
-        let message = v["choices"][0].get("message").ok_or("no choices")?;
-        // A null content (a reasoning model that ran out of tokens, a refusal)
-        // is an empty answer: the model's, not the API's, failure.
-        let text = message["content"].as_str().unwrap_or_default();
-        Ok(Answer {
-            text: text.to_string(),
-            usage: reported_usage(&v["usage"], "prompt_tokens", "completion_tokens"),
-            too_long: false,
-            finish_reason: v["choices"][0]["finish_reason"].as_str().map(String::from),
-        })
+    fn read_answer(&self, v: &Value, spec: &ModelSpec) -> Result<Answer, &'static str> {
+        read_chat_answer(v, spec)
     }
 
-    fn reason(&self, status: u16, body: &Value) -> Reason {
-        let error = if body["error"].is_object() {
-            &body["error"]
-        } else {
-            body
-        };
-        let word = |field: &str| error[field].as_str().unwrap_or_default().to_lowercase();
-        let (code, kind) = (word("code"), word("type"));
-        let message = message_of(body);
-        let is = |w: &str| code == w || kind == w;
-        if is("insufficient_quota") || BILLING_CODES.iter().any(|c| is(c)) || spent(&message) {
-            return Reason::QuotaExhausted;
-        }
-        // OpenAI: one request larger than the whole tokens-per-minute
-        // budget, under the same code as a rate limit; no wait helps it.
-        if message.starts_with("request too large for") {
-            return Reason::TooLarge;
-        }
-        if is("context_length_exceeded")
-            || is("exceed_context_size_error")
-            || too_long_for_context(&message)
-        {
-            return Reason::ContextLength;
-        }
-        if is("invalid_api_key") || is("authentication_error") {
-            return Reason::Auth;
-        }
-        // llama.cpp's router answers an unknown model with 400, Ollama's
-        // type said `api_error` for everything before 0.18.
-        let unknown_model = message.contains("model")
-            && (message.contains("not found") || message.contains("does not exist"));
-        if is("model_not_found") || (unknown_model && matches!(status, 400 | 404)) {
-            return Reason::UnknownModel;
-        }
-        if is("not_supported_error") || cannot_serve(&message) {
-            return Reason::Unservable;
-        }
-        match status {
-            429 => Reason::RateLimit,
-            // Unavailable for now: overloaded, busy, loading the model.
-            503 | 529 => Reason::Overloaded,
-            _ => super::refusal_of_status(status),
-        }
+    fn reason(&self, status: u16, _headers: &HeaderMap, body: &Value) -> Reason {
+        chat_reason(status, body)
     }
 
     fn batch_name(&self) -> &'static str {
         "openai"
     }
 
-    fn batch_submission(&self, requests: &[(String, Value)]) -> Submission {
-        let mut jsonl = Vec::new();
-        for (custom_id, body) in requests {
-            let line = json!({
-                "custom_id": custom_id,
-                "method": "POST",
-                "url": "/v1/chat/completions",
-                "body": body,
-            });
-            jsonl.extend_from_slice(line.to_string().as_bytes());
-            jsonl.push(b'\n');
-        }
-        Submission::File {
-            path: "/files",
-            jsonl,
-        }
+    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
+        CHAT_BATCHES.submission(requests)
     }
 
     fn file_batches(&self) -> Option<&dyn FileBatches> {
-        Some(self)
+        Some(&CHAT_BATCHES)
+    }
+
+    fn batch_listing(&self) -> Option<&dyn BatchListing> {
+        Some(&CHAT_BATCHES)
     }
 
     fn batch_path(&self, id: &str) -> String {
-        format!("/batches/{id}")
+        CHAT_BATCHES.batch_path(id)
     }
 
     fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
-        let status = v["status"].as_str().unwrap_or_default().to_string();
-        let file = |k: &str| v[k].as_str().map(String::from);
-        Ok(match status.as_str() {
-            "completed" | "expired" | "cancelled" => BatchState::Ended {
-                results: BatchResults::Files {
-                    output: file("output_file_id"),
-                    errors: file("error_file_id"),
-                },
-                status,
-            },
-            "failed" => {
-                let why = v["errors"]["data"]
-                    .as_array()
-                    .and_then(|d| d.first())
-                    .and_then(|e| e["message"].as_str())
-                    .unwrap_or("the provider refused the batch")
-                    .to_string();
-                BatchState::Ended {
-                    results: BatchResults::Refused(why),
-                    status,
-                }
-            }
-            _ => BatchState::InFlight,
-        })
+        batch_state(v)
     }
 
     fn results_file_path(&self, file_id: &str) -> String {
-        format!("/files/{file_id}/content")
+        CHAT_BATCHES.results_file_path(file_id)
     }
 
     fn batch_line(&self, line: &str) -> Option<(String, Line)> {
-        let v: Value = serde_json::from_str(line).ok()?;
-        let custom_id = v["custom_id"].as_str()?.to_string();
-        let response = &v["response"];
-        let status = response["status_code"].as_u64().map(|s| s as u16);
-        let got = match status {
-            Some(s) if (200..300).contains(&s) => Line::Answered {
-                status,
-                body: response["body"].to_string(),
-            },
-            _ => {
-                let message = v["error"]["message"]
-                    .as_str()
-                    .or_else(|| response["body"]["error"]["message"].as_str())
-                    .unwrap_or("failed in its batch");
-                let code = v["error"]["code"].as_str().unwrap_or_default();
-                let why = if code.is_empty() {
-                    message.to_string()
-                } else {
-                    format!("{code}: {message}")
-                };
-                Line::Failed { status, why }
-            }
-        };
-        Some((custom_id, got))
+        batch_line(line)
+    }
+}
+
+/// A chat-completions request body.
+pub(super) fn chat_body(model: &str, p: &GenerationParams, prompt: &str) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &p.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    messages.push(json!({"role": "user", "content": prompt}));
+    let mut body = json!({"model": model, "messages": messages});
+    // No cap at all when the settings give none: a local server then
+    // fills the model's context, as the public implementation asked it.
+    if p.reasoning {
+        // o1/o3-style models reject max_tokens and any temperature.
+        if let Some(cap) = p.max_tokens {
+            body["max_completion_tokens"] = json!(cap);
+        }
+    } else {
+        body["temperature"] = json!(p.temperature);
+        if let Some(cap) = p.max_tokens {
+            body["max_tokens"] = json!(cap);
+        }
+    }
+    if let Some(seed) = p.seed {
+        body["seed"] = json!(seed);
+    }
+    if let Some(effort) = &p.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
+    add_extra(&mut body, p);
+    body
+}
+
+/// A chat-completions reply's answer; reasoning tokens from
+/// `completion_tokens_details`, where the server reports them.
+pub(super) fn read_chat_answer(v: &Value, spec: &ModelSpec) -> Result<Answer, &'static str> {
+    let message = v["choices"][0].get("message").ok_or("no choices")?;
+    // A null content (a reasoning model that ran out of tokens, a refusal)
+    // is an empty answer: the model's, not the API's, failure.
+    let text = message["content"].as_str().unwrap_or_default();
+    let usage = reported_usage(&v["usage"], "prompt_tokens", "completion_tokens").map(|mut u| {
+        u.reasoning_tokens = v["usage"]["completion_tokens_details"]["reasoning_tokens"]
+            .as_u64()
+            .unwrap_or(0);
+        u
+    });
+    Ok(Answer {
+        text: text.to_string(),
+        usage,
+        too_long: false,
+        finish_reason: finish_of(spec, v["choices"][0]["finish_reason"].as_str()),
+    })
+}
+
+/// Why a chat-completions server refused a request.
+pub(super) fn chat_reason(status: u16, body: &Value) -> Reason {
+    let error = if body["error"].is_object() {
+        &body["error"]
+    } else {
+        body
+    };
+    let word = |field: &str| error[field].as_str().unwrap_or_default().to_lowercase();
+    let (code, kind) = (word("code"), word("type"));
+    let message = message_of(body);
+    let is = |w: &str| code == w || kind == w;
+    if is("insufficient_quota") || BILLING_CODES.iter().any(|c| is(c)) || spent(&message) {
+        return Reason::QuotaExhausted;
+    }
+    // OpenAI: one request larger than the whole tokens-per-minute
+    // budget, under the same code as a rate limit; no wait helps it.
+    if message.starts_with("request too large for") {
+        return Reason::TooLarge;
+    }
+    if is("context_length_exceeded")
+        || is("exceed_context_size_error")
+        || too_long_for_context(&message)
+    {
+        return Reason::ContextLength;
+    }
+    if is("invalid_api_key") || is("authentication_error") {
+        return Reason::Auth;
+    }
+    // llama.cpp's router answers an unknown model with 400, Ollama's
+    // type said `api_error` for everything before 0.18.
+    let unknown_model = message.contains("model")
+        && (message.contains("not found") || message.contains("does not exist"));
+    if is("model_not_found") || (unknown_model && matches!(status, 400 | 404)) {
+        return Reason::UnknownModel;
+    }
+    if is("not_supported_error") || cannot_serve(&message) {
+        return Reason::Unservable;
+    }
+    match status {
+        429 => Reason::RateLimit,
+        // Unavailable for now: overloaded, busy, loading the model.
+        503 | 529 => Reason::Overloaded,
+        _ => super::refusal_of_status(status),
     }
 }
 
@@ -254,21 +224,141 @@ pub(super) fn too_long_for_context(message: &str) -> bool {
     .any(|words| message.contains(words))
 }
 
-impl FileBatches for OpenAiCompatible {
-    fn batch_of_file(&self, file_id: &str) -> (&'static str, Value) {
-        let body = json!({
-            "input_file_id": file_id,
-            "endpoint": "/v1/chat/completions",
-            "completion_window": "24h",
-        });
-        ("/batches", body)
+/// OpenAI's Batch API (and the same API elsewhere) for one endpoint:
+/// a JSONL file of requests uploaded to `{prefix}/files`, a batch made
+/// of it at `{prefix}/batches`, its output and error files.
+pub(super) struct FileBatchApi {
+    /// What the API's paths start with under the base address.
+    pub(super) prefix: &'static str,
+    /// The endpoint each request goes to, as a batch line names it.
+    pub(super) endpoint: &'static str,
+}
+
+impl FileBatchApi {
+    /// `requests` as one uploaded file.
+    pub(super) fn submission(&self, requests: &[(String, Value)]) -> Submission {
+        let mut jsonl = Vec::new();
+        for (custom_id, body) in requests {
+            let line = json!({
+                "custom_id": custom_id,
+                "method": "POST",
+                "url": self.endpoint,
+                "body": body,
+            });
+            jsonl.extend_from_slice(line.to_string().as_bytes());
+            jsonl.push(b'\n');
+        }
+        Submission::File {
+            path: format!("{}/files", self.prefix),
+            jsonl,
+        }
     }
 
-    fn batch_listing(&self) -> &'static str {
-        "/batches?limit=100"
+    /// The path of batch `id`.
+    pub(super) fn batch_path(&self, id: &str) -> String {
+        format!("{}/batches/{id}", self.prefix)
+    }
+
+    /// The path of a file's content.
+    pub(super) fn results_file_path(&self, file_id: &str) -> String {
+        format!("{}/files/{file_id}/content", self.prefix)
+    }
+}
+
+impl FileBatches for FileBatchApi {
+    fn batch_of_file(&self, file_id: &str) -> (String, Value) {
+        let body = json!({
+            "input_file_id": file_id,
+            "endpoint": self.endpoint,
+            "completion_window": "24h",
+        });
+        (format!("{}/batches", self.prefix), body)
+    }
+}
+
+impl BatchListing for FileBatchApi {
+    fn page_path(&self, next: Option<&str>) -> String {
+        match next {
+            None => format!("{}/batches?limit=100", self.prefix),
+            Some(after) => format!("{}/batches?limit=100&after={after}", self.prefix),
+        }
+    }
+
+    fn page(&self, page: &Value) -> Option<(Vec<Value>, Option<String>)> {
+        let data = page["data"].as_array()?.clone();
+        let next = match page["has_more"] == true {
+            true => data.last().and_then(|b| b["id"].as_str()).map(String::from),
+            false => None,
+        };
+        Some((data, next))
     }
 
     fn made_of(&self, batch: &Value, file_id: &str) -> bool {
         batch["input_file_id"] == file_id
     }
+
+    fn id(&self, batch: &Value) -> Option<String> {
+        batch["id"].as_str().map(String::from)
+    }
+}
+
+/// A Batch API batch's state.
+pub(super) fn batch_state(v: &Value) -> Result<BatchState, &'static str> {
+    let status = v["status"].as_str().unwrap_or_default().to_string();
+    let file = |k: &str| v[k].as_str().map(String::from);
+    Ok(match status.as_str() {
+        "completed" | "expired" | "cancelled" => BatchState::Ended {
+            results: BatchResults::Files {
+                output: file("output_file_id"),
+                errors: file("error_file_id"),
+            },
+            status,
+        },
+        "failed" => {
+            let why = v["errors"]["data"]
+                .as_array()
+                .and_then(|d| d.first())
+                .and_then(|e| e["message"].as_str())
+                .unwrap_or("the provider refused the batch")
+                .to_string();
+            BatchState::Ended {
+                results: BatchResults::Refused(why),
+                status,
+            }
+        }
+        _ => BatchState::InFlight,
+    })
+}
+
+/// One line of a Batch API output or error file.
+pub(super) fn batch_line(line: &str) -> Option<(String, Line)> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    let custom_id = v["custom_id"].as_str()?.to_string();
+    let response = &v["response"];
+    let status = response["status_code"].as_u64().map(|s| s as u16);
+    let got = match status {
+        Some(s) if (200..300).contains(&s) => Line::Answered {
+            status,
+            body: response["body"].to_string(),
+        },
+        _ => {
+            let message = v["error"]["message"]
+                .as_str()
+                .or_else(|| response["body"]["error"]["message"].as_str())
+                .unwrap_or("failed in its batch");
+            let code = v["error"]["code"].as_str().unwrap_or_default();
+            let expired = code == "batch_expired";
+            let why = if code.is_empty() {
+                message.to_string()
+            } else {
+                format!("{code}: {message}")
+            };
+            if expired {
+                Line::Expired
+            } else {
+                Line::Failed { status, why }
+            }
+        }
+    };
+    Some((custom_id, got))
 }

@@ -2,7 +2,7 @@
 //! requires and its ceiling, its Message Batches' limits.
 
 use super::{model_name, Api, BatchLimits, Named, Provider};
-use crate::MaxTokens;
+use crate::{Finish, MaxTokens};
 
 /// The most tokens its models reply without a beta flag (8,192 for Claude
 /// 3.5): the cap its API requires is never set higher.
@@ -39,6 +39,10 @@ impl Provider for Anthropic {
         true
     }
 
+    fn default_base_url(&self) -> Option<&'static str> {
+        Some("https://api.anthropic.com")
+    }
+
     fn base_url_variable(&self) -> Option<&'static str> {
         Some("ANTHROPIC_BASE_URL")
     }
@@ -58,5 +62,14 @@ impl Provider for Anthropic {
             requests: crate::LARGEST_BATCH,
             bytes: 250_000_000,
         })
+    }
+
+    fn finish(&self, word: &str) -> Finish {
+        match word {
+            "end_turn" | "stop_sequence" => Finish::Complete,
+            "max_tokens" | "model_context_window_exceeded" => Finish::Truncated,
+            "refusal" => Finish::Filtered,
+            _ => Finish::Other,
+        }
     }
 }

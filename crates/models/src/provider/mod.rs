@@ -5,14 +5,20 @@
 //! Nothing outside these modules names a provider.
 
 mod anthropic;
+mod azure;
+mod bedrock;
 mod builtin;
+mod gemini;
+mod hosts;
 mod openai;
 mod openai_compatible;
+mod responses;
 
 pub use anthropic::OUTPUT_CEILING as ANTHROPIC_OUTPUT_CEILING;
 pub use builtin::Builtin;
+pub use hosts::Host;
 
-use crate::MaxTokens;
+use crate::{Finish, MaxTokens};
 
 /// The shape of a provider's chat API: which request and reply it speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +28,17 @@ pub enum Api {
     ChatCompletions,
     /// Messages (`/v1/messages`, `content` blocks), with its Message Batches.
     Messages,
+    /// Responses (`/v1/responses`, `output` items, `reasoning.effort`),
+    /// with the Batch API.
+    Responses,
+    /// Chat completions on a deployment of a cloud resource (its own paths,
+    /// key header and `api-version`), with its batch API.
+    DeploymentChat,
+    /// `models/MODEL:generateContent` (`contents` of `parts`,
+    /// `generationConfig`), with its Batch Mode.
+    GenerateContent,
+    /// Converse (`/model/MODEL/converse`), signed per request.
+    Converse,
     /// None: the model runs in this process.
     InProcess,
 }
@@ -55,9 +72,20 @@ pub trait Provider: Send + Sync {
     fn key_variable(&self) -> Option<&'static str> {
         None
     }
+    /// Every variable holding a credential of it (its key, and any other
+    /// way it takes to sign or authorize), for the secrets file and `NAME_FILE`.
+    fn credential_variables(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Whether a call without a key is refused before it is sent.
     fn requires_key(&self) -> bool {
         false
+    }
+    /// Its API's address when neither the spec nor a variable gives one;
+    /// `None` when the model client computes it (from a region) or the
+    /// spec must give it.
+    fn default_base_url(&self) -> Option<&'static str> {
+        None
     }
     /// The variable holding another address for its API (a proxy, a gateway).
     fn base_url_variable(&self) -> Option<&'static str> {
@@ -81,6 +109,35 @@ pub trait Provider: Send + Sync {
     fn metric_label(&self) -> &'static str {
         self.name()
     }
+    /// What its API's word for why a model stopped means.
+    fn finish(&self, word: &str) -> Finish {
+        chat_completions_finish(word)
+    }
+    /// The name its model is priced under in the price table (a Bedrock
+    /// model id names the vendor's model inside it).
+    fn price_key(&self, model: &str) -> String {
+        model.to_string()
+    }
+}
+
+/// The chat-completions API's finish reasons, which OpenAI-compatible
+/// servers share.
+pub(crate) fn chat_completions_finish(word: &str) -> Finish {
+    match word {
+        "stop" => Finish::Complete,
+        "length" => Finish::Truncated,
+        "content_filter" => Finish::Filtered,
+        _ => Finish::Other,
+    }
+}
+
+/// What a finish reason an earlier version stored (the provider's own
+/// word) means: the first provider that knows the word says.
+pub(crate) fn finish_of_stored_word(word: &str) -> Finish {
+    all()
+        .map(|p| p.finish(word))
+        .find(|f| *f != Finish::Other)
+        .unwrap_or(Finish::Other)
 }
 
 /// What a spec names at its provider.
@@ -94,20 +151,38 @@ pub struct Named {
     pub builtin: Option<Builtin>,
 }
 
-/// Every provider, the built-in models first.
-pub(crate) const PROVIDERS: [&dyn Provider; 7] = [
+/// Every provider with a module of its own, the built-in models first.
+const PROVIDERS: [&dyn Provider; 11] = [
     &builtin::REFERENCE,
     &builtin::NOISY,
     &builtin::JUDGE_NOISY,
     &builtin::CHATTY,
     &openai::OpenAi,
+    &responses::Responses,
     &anthropic::Anthropic,
+    &gemini::Gemini,
+    &azure::Azure,
+    &bedrock::Bedrock,
     &openai_compatible::OpenAiCompatible,
 ];
 
+/// Every provider: those with a module, then the named OpenAI-compatible hosts.
+pub(crate) fn all() -> impl Iterator<Item = &'static dyn Provider> {
+    PROVIDERS
+        .iter()
+        .copied()
+        .chain(hosts::HOSTS.iter().map(|h| h as &dyn Provider))
+}
+
 /// The provider whose spec prefix is `name`.
 pub(crate) fn named(name: &str) -> Option<&'static dyn Provider> {
-    PROVIDERS.iter().copied().find(|p| p.name() == name)
+    all().find(|p| p.name() == name)
+}
+
+/// The named OpenAI-compatible hosts: name, base address, key variable,
+/// and whether it offers the Batch API; for the README's table and `--help`.
+pub fn hosts() -> impl Iterator<Item = &'static Host> {
+    hosts::HOSTS.iter()
 }
 
 /// The provider of a model on an OpenAI-compatible server.
@@ -120,6 +195,7 @@ pub fn forms() -> String {
     PROVIDERS
         .iter()
         .map(|p| p.form())
+        .chain(std::iter::once("HOST:MODEL"))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -130,17 +206,76 @@ pub fn served_form(model: &str) -> String {
     format!("{}:{model}@URL", server().name())
 }
 
-/// The variables that hold providers' API keys.
+/// The variables that hold providers' API keys and other credentials.
 pub fn key_variables() -> Vec<&'static str> {
-    PROVIDERS.iter().filter_map(|p| p.key_variable()).collect()
+    let mut names: Vec<&'static str> = all()
+        .flat_map(|p| {
+            p.key_variable()
+                .into_iter()
+                .chain(p.credential_variables().iter().copied())
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// The variables that hold providers' other addresses, with their providers' names.
 pub fn base_url_variables() -> Vec<(&'static str, &'static str)> {
-    PROVIDERS
-        .iter()
+    all()
         .filter_map(|p| Some((p.name(), p.base_url_variable()?)))
         .collect()
+}
+
+/// A model name and, after its last `@http` (or its only `@`), the
+/// server's address, read from `rest`; `url_required` when the spec must
+/// give one. Model names may hold `:`, `/` or even `@` (llama3:8b,
+/// org/model, a Bedrock ARN).
+fn model_at(
+    provider: &dyn Provider,
+    rest: Option<&str>,
+    url_required: bool,
+) -> Result<Named, String> {
+    let form = provider.form();
+    let rest = rest.ok_or_else(|| format!("write it as {form}"))?;
+    let split = rest
+        .rfind("@http")
+        .or_else(|| url_required.then(|| rest.find('@')).flatten());
+    let (model, url) = match split {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None if url_required => return Err(format!("write it as {form}")),
+        None => (rest, None),
+    };
+    if model.trim().is_empty() {
+        return Err("the model name is missing".into());
+    }
+    let base_url = match url {
+        Some(url) => Some(checked_url(url, provider.key_variable())?),
+        None => None,
+    };
+    Ok(Named {
+        model: model.to_string(),
+        base_url,
+        builtin: None,
+    })
+}
+
+/// A server's address as a spec gives it: http or https, without a
+/// user or password, without a trailing `/`.
+fn checked_url(url: &str, key_variable: Option<&str>) -> Result<String, String> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err("the URL must start with http:// or https://".into());
+    }
+    // A spec travels in messages, queue names, Redis and every record:
+    // a credential in it would travel too.
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+    if authority.contains('@') {
+        let variable = key_variable.unwrap_or("its key variable");
+        return Err(format!("the URL holds a user or password, which would be written wherever the spec is; give the server's key in {variable} (or the secrets file) instead"));
+    }
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 /// A model name read from `rest`, which must hold one.

@@ -39,6 +39,10 @@ impl Provider for OpenAi {
         true
     }
 
+    fn default_base_url(&self) -> Option<&'static str> {
+        Some("https://api.openai.com/v1")
+    }
+
     fn base_url_variable(&self) -> Option<&'static str> {
         Some("OPENAI_BASE_URL")
     }
