@@ -35,9 +35,15 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pad_reply_bytes: usize,
     /// Fraction of prompts (by a hash of the prompt) answered cut at the
-    /// token cap: half the reply, with finish_reason "length".
+    /// token cap: half the reply, with each API's finish reason for it.
     #[arg(long, default_value_t = 0.0)]
     truncate_rate: f64,
+    /// Play a reasoning model: this fraction of prompts (by a hash of the
+    /// prompt) it thinks about until the token cap and answers nothing;
+    /// the rest it thinks about three tokens a word, reported in each
+    /// API's reasoning-token field.
+    #[arg(long, default_value_t = 0.0)]
+    thinking_rate: f64,
     /// Answer 401 to requests without `Authorization: Bearer KEY`, echoing
     /// what they sent in the error (as some providers do), to try a
     /// client's redaction.
@@ -92,6 +98,9 @@ pub fn run(args: Args) -> Result<()> {
     if !(0.0..=1.0).contains(&args.truncate_rate) {
         bail!("--truncate-rate must be between 0 and 1");
     }
+    if !(0.0..=1.0).contains(&args.thinking_rate) {
+        bail!("--thinking-rate must be between 0 and 1");
+    }
     if !(0.0..=1.0).contains(&args.batch_failure_rate) {
         bail!("--batch-failure-rate must be between 0 and 1");
     }
@@ -116,6 +125,7 @@ pub fn run(args: Args) -> Result<()> {
         retry_after: Some(args.retry_after),
         pad_reply_bytes: args.pad_reply_bytes,
         truncate_rate: args.truncate_rate,
+        thinking_rate: args.thinking_rate,
         require_key: args.require_key,
         max_concurrent: args.max_concurrent,
         batch_delay: Duration::from_millis(args.batch_delay_ms),

@@ -1,8 +1,9 @@
 //! Batch mode on one machine, from the outside, through the mock server's
 //! OpenAI Batch API: the same verdicts as direct calls at half the cost, a
 //! run killed with batches in flight that resumes without submitting any
-//! request twice, and expired and failed requests retried, then left to
-//! `rerun --failed`.
+//! request twice (through the Batch API for chat completions and for the
+//! Responses API, and through Gemini's Batch Mode), and expired and failed
+//! requests retried, then left to `rerun --failed`.
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
@@ -62,20 +63,30 @@ fn get_json(port: u16, path: &str) -> Value {
 struct Setup {
     dir: PathBuf,
     port: u16,
+    model: String,
 }
 
 impl Setup {
     fn new(name: &str, port: u16) -> Setup {
+        Setup::with_model(name, port, MODEL.to_string())
+    }
+
+    /// The files of a run of `model`.
+    fn with_model(name: &str, port: u16, model: String) -> Setup {
         let dir = scratch(name);
-        std::fs::write(dir.join("secrets.json"), r#"{"OPENAI_API_KEY": "sk-test"}"#).unwrap();
+        std::fs::write(
+            dir.join("secrets.json"),
+            r#"{"OPENAI_API_KEY": "sk-test", "GEMINI_API_KEY": "gm-test"}"#,
+        )
+        .unwrap();
         std::fs::write(
             dir.join("batch.toml"),
             format!(
-                "[model.\"{MODEL}\"]\nbatch = true\nbatch-size = 400\nbatch-wait-s = 0.3\nbatch-poll-s = 0.1\n"
+                "[model.\"{model}\"]\nbatch = true\nbatch-size = 400\nbatch-wait-s = 0.3\nbatch-poll-s = 0.1\n"
             ),
         )
         .unwrap();
-        Setup { dir, port }
+        Setup { dir, port, model }
     }
 
     /// `autoeval ARGS` with the mock server as OpenAI's address.
@@ -96,7 +107,7 @@ impl Setup {
         let mut args: Vec<String> = [
             "run",
             "--model",
-            MODEL,
+            &self.model,
             "--secrets",
             self.dir.join("secrets.json").to_str().unwrap(),
             "--quiet",
@@ -212,9 +223,30 @@ fn a_batched_run_gives_the_direct_runs_verdicts_unit_by_unit_at_exactly_half_the
 
 #[test]
 fn a_run_killed_with_batches_in_flight_resumes_without_submitting_any_request_twice() {
+    killed_twice_then_resumed("batch-killed", |_| MODEL.to_string());
+}
+
+#[test]
+fn a_run_through_the_responses_batch_api_killed_in_flight_resumes_without_paying_twice() {
+    killed_twice_then_resumed("batch-killed-responses", |port| {
+        format!("openai-responses:o4-mini@http://127.0.0.1:{port}/v1")
+    });
+}
+
+#[test]
+fn a_run_through_gemini_batch_mode_killed_in_flight_resumes_without_paying_twice() {
+    killed_twice_then_resumed("batch-killed-gemini", |port| {
+        format!("gemini:gemini-2.5-flash@http://127.0.0.1:{port}")
+    });
+}
+
+/// A batched run of the model `model_at` names for the mock's port,
+/// killed twice with a batch of its own in flight, then resumed: each
+/// call submitted once in all, none sent directly.
+fn killed_twice_then_resumed(name: &str, model_at: fn(u16) -> String) {
     let port = free_port();
     let _server = mock_server(port, &["--batch-delay-ms", "1500"]);
-    let setup = Setup::new("batch-killed", port);
+    let setup = Setup::with_model(name, port, model_at(port));
     let out = setup.dir.join("run");
     let items = [
         "--batches",
@@ -281,10 +313,12 @@ fn a_run_killed_with_batches_in_flight_resumes_without_submitting_any_request_tw
     );
     assert_eq!(stats["completions"].as_u64().unwrap(), 0);
     eprintln!(
-        "killed twice with batches in flight (journal after each kill: submitted, ended = {kills:?}); the resumed run recorded {} units; server: {} batches, {} requests submitted for {calls} calls, each custom_id once",
+        "{}: killed twice with batches in flight (journal after each kill: submitted, ended = {kills:?}); the resumed run recorded {} units; server: {} batches, {} requests submitted for {calls} calls, each custom_id once, {} direct completions",
+        setup.model,
         rs.len(),
         stats["batches"],
-        stats["batch_requests"]
+        stats["batch_requests"],
+        stats["completions"]
     );
 }
 

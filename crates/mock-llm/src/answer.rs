@@ -1,6 +1,6 @@
 //! Answering a direct request, and the counts the server reports.
 
-use crate::shared::{draw, failing_body, last_user_message, Shared, API_ERROR};
+use crate::shared::{draw, failing_body, Shared, API_ERROR};
 use crate::wire::{Completion, Wire};
 use crate::{Arrival, Stats};
 use axum::extract::State;
@@ -56,9 +56,10 @@ pub(crate) async fn answer(
         )
             .into_response();
     }
-    let prompt = last_user_message(&req);
+    let prompt = wire.prompt(&req);
+    let cap = wire.max_tokens(&req);
     s.count_prompt(&prompt);
-    if let Some(refused) = refused(&s, &req, &prompt, n, now_in_flight, arrived) {
+    if let Some(refused) = refused(&s, cap, &prompt, n, now_in_flight, arrived) {
         return refused;
     }
     tokio::time::sleep(s.config.latency).await;
@@ -85,17 +86,18 @@ pub(crate) async fn answer(
         // The A4 question is proved, off the async runtime.
         let shared = s.clone();
         let asked = prompt.clone();
-        match tokio::task::spawn_blocking(move || shared.complete(&asked)).await {
+        match tokio::task::spawn_blocking(move || shared.complete(&asked, cap)).await {
             Ok(done) => done,
             Err(e) => Completion {
                 text: format!("I could not decide ({e})."),
-                finish_reason: "stop",
+                cut: false,
                 prompt_tokens: prompt.split_whitespace().count(),
                 completion_tokens: 4,
+                reasoning_tokens: 0,
             },
         }
     } else {
-        s.complete(&prompt)
+        s.complete(&prompt, cap)
     };
     s.completions.fetch_add(1, Ordering::Relaxed);
     s.log(
@@ -112,7 +114,7 @@ pub(crate) async fn answer(
 /// or past the rate; `None` to answer it.
 fn refused(
     s: &Shared,
-    req: &serde_json::Value,
+    cap: Option<u64>,
     prompt: &str,
     n: u64,
     now_in_flight: u64,
@@ -127,7 +129,7 @@ fn refused(
         );
         return Some(refusal.response());
     }
-    if let Some(refused) = s.over_context(req, prompt) {
+    if let Some(refused) = s.over_context(cap, prompt) {
         s.log(arrived, StatusCode::BAD_REQUEST, 0);
         return Some(refused);
     }

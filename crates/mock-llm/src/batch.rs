@@ -6,7 +6,7 @@
 //! creation is lost.
 
 use crate::shared::Shared;
-use crate::store::{unix_now, Batch, Ended, Request, Store};
+use crate::store::{unix_now, Batch, Ended, Origin, Request, Store};
 use crate::wire::{Got, Wire};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -42,7 +42,7 @@ impl Shared {
     pub(crate) fn make_batch(
         &self,
         wire: &'static dyn Wire,
-        input_file_id: Option<String>,
+        origin: Origin,
         requests: Vec<Request>,
     ) -> Result<(String, bool), String> {
         if requests.is_empty() {
@@ -61,8 +61,7 @@ impl Shared {
         let mut store = self.batch_store();
         for r in &requests {
             *store.submitted.entry(r.custom_id.clone()).or_default() += 1;
-            let prompt = crate::shared::last_user_message(&r.body);
-            self.count_prompt(&prompt);
+            self.count_prompt(&wire.prompt(&r.body));
         }
         store.batches.insert(
             id.clone(),
@@ -71,7 +70,7 @@ impl Shared {
                 made: Instant::now(),
                 order: n,
                 created_at: unix_now(),
-                input_file_id,
+                origin,
                 requests,
                 ended: None,
                 expires,
@@ -95,7 +94,7 @@ impl Shared {
         let wire = batch.wire;
         for (i, r) in batch.requests.iter().enumerate() {
             let n = self.batch_draws.fetch_add(1, Ordering::Relaxed);
-            let model = r.body["model"].as_str().unwrap_or_default();
+            let model = r.model.as_str();
             let done;
             let got = if batch.expires && i >= half {
                 expired += 1;
@@ -105,7 +104,7 @@ impl Shared {
                 Got::Errored
             } else {
                 succeeded += 1;
-                done = self.complete(&crate::shared::last_user_message(&r.body));
+                done = self.complete(&wire.prompt(&r.body), wire.max_tokens(&r.body));
                 Got::Answered(&done, model)
             };
             let (line, to_errors) = wire.result_line(n, &r.custom_id, got);

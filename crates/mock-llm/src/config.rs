@@ -49,6 +49,11 @@ pub struct MockConfig {
     /// answered 502: the reply to their creation is lost on the way, as
     /// when a connection drops after the provider acted.
     pub lose_batch_replies: Vec<usize>,
+    /// Fraction of prompts (by a hash of the prompt) a reasoning model
+    /// thinks about until the token cap, answering nothing (cut at the
+    /// cap, every output token a thinking token); when above 0, the other
+    /// answers are thought about too, three thinking tokens a word.
+    pub thinking_rate: f64,
     /// A provider's error reply given to every chat request past the
     /// first few: a spent quota, an absurd Retry-After, an unknown model.
     pub refusal: Option<Refusal>,
@@ -131,6 +136,7 @@ impl std::fmt::Debug for MockConfig {
             .field("retry_after", &self.retry_after)
             .field("pad_reply_bytes", &self.pad_reply_bytes)
             .field("truncate_rate", &self.truncate_rate)
+            .field("thinking_rate", &self.thinking_rate)
             .field("require_key", &self.require_key.as_ref().map(|_| "***"))
             .field("max_concurrent", &self.max_concurrent)
             .field("batch_delay", &self.batch_delay)
@@ -153,6 +159,7 @@ impl Default for MockConfig {
             retry_after: None,
             pad_reply_bytes: 0,
             truncate_rate: 0.0,
+            thinking_rate: 0.0,
             require_key: None,
             max_concurrent: None,
             batch_delay: Duration::ZERO,

@@ -1,7 +1,10 @@
-//! A local model server that answers with the reference model, in
-//! OpenAI's chat-completions shape and Anthropic's messages shape, and
-//! through both providers' batch APIs (`batch.rs`; each provider's shapes
-//! and routes in `provider/`). Tests and benchmarks
+//! A local model server that answers with the reference model in each
+//! API the model client speaks: OpenAI's chat completions and Responses,
+//! Azure OpenAI's paths, Anthropic's messages, Gemini's generateContent and
+//! Bedrock's Converse; and through the batch APIs of OpenAI (and Azure),
+//! Anthropic and Gemini (`batch.rs`; each provider's shapes and routes in
+//! `provider/`). It can play a reasoning model that spends its cap
+//! thinking on a share of the prompts. Tests and benchmarks
 //! use it to drive the real HTTP path: it can add latency, answer 429 with
 //! Retry-After past a request rate or past a number of requests at once,
 //! answer 500, drop connections, fail or expire batched requests, and it
@@ -26,11 +29,14 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// The server's routes: `POST /v1/chat/completions` and `POST
-/// /v1/messages`; the batch APIs (`POST /v1/files`, `POST /v1/batches`,
-/// `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, `POST
-/// /v1/messages/batches`, `GET /v1/messages/batches/{id}` and its
-/// `/results`); `GET /stats`, `GET /prompts` (requests per
+/// The server's routes: `POST /v1/chat/completions`, `/v1/responses`,
+/// `/v1/messages`, `/v1beta/models/MODEL:generateContent`,
+/// `/model/MODEL/converse`, and Azure's `/openai/…`; the batch APIs (`POST
+/// /v1/files`, `POST /v1/batches`, `GET /v1/batches/{id}`, `GET
+/// /v1/files/{id}/content`, `POST /v1/messages/batches`, `GET
+/// /v1/messages/batches/{id}` and its `/results`, `POST
+/// /v1beta/models/MODEL:batchGenerateContent`, `GET /v1beta/batches/{id}`);
+/// `GET /recorded-requests` (Converse requests as they came); `GET /stats`, `GET /prompts` (requests per
 /// [`prompt_digest`]), `GET /batch-submissions` (times each `custom_id`
 /// was submitted) and `GET /timeline` (every [`Arrival`], in order).
 pub fn router(config: MockConfig) -> Router {
@@ -59,6 +65,7 @@ pub fn router(config: MockConfig) -> Router {
         batch_polls: AtomicU64::new(0),
         batch_draws: AtomicU64::new(0),
         batches: Mutex::default(),
+        recorded: Mutex::default(),
     });
     Router::new()
         .merge(provider::routes())

@@ -45,7 +45,15 @@ pub(crate) struct Shared {
     pub(crate) batch_draws: AtomicU64,
     /// Files and batches.
     pub(crate) batches: Mutex<crate::store::Store>,
+    /// Signed requests as they came, for `GET /recorded-requests`.
+    pub(crate) recorded: Mutex<Vec<serde_json::Value>>,
 }
+
+/// Tokens a reasoning model thinks per word of its answer.
+const THOUGHT_PER_WORD: usize = 3;
+
+/// Tokens a reasoning model spends thinking when it thinks until a cap and none was set.
+const THINKING_WITHOUT_CAP: usize = 32_768;
 
 /// The message of an injected failure.
 pub(crate) const API_ERROR: &str = "injected failure";
@@ -70,13 +78,10 @@ pub(crate) fn last_user_message(body: &serde_json::Value) -> String {
 
 impl Shared {
     /// vLLM's 400 for a request longer than the model's context.
-    pub(crate) fn over_context(&self, req: &serde_json::Value, prompt: &str) -> Option<Response> {
+    pub(crate) fn over_context(&self, cap: Option<u64>, prompt: &str) -> Option<Response> {
         let context = self.config.context_length?;
         let input = (prompt.chars().count() as u64).div_ceil(4);
-        let output = req["max_tokens"]
-            .as_u64()
-            .or_else(|| req["max_completion_tokens"].as_u64())
-            .unwrap_or(0);
+        let output = cap.unwrap_or(0);
         if input + output <= context {
             return None;
         }
@@ -93,18 +98,25 @@ impl Shared {
         Some((StatusCode::BAD_REQUEST, Json(body)).into_response())
     }
 
-    /// A 401 for a request without the required key (bearer or `x-api-key`).
+    /// A 401 for a request without the required key (bearer, `x-api-key`,
+    /// `api-key`, `x-goog-api-key`, or a signature by that access key id).
     pub(crate) fn refuse_unauthorized(&self, headers: &axum::http::HeaderMap) -> Option<Response> {
         let key = self.config.require_key.as_ref()?;
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        let x_api_key = headers
-            .get("x-api-key")
-            .and_then(|v| v.to_str().ok())
+        // Each API's own header for a key; a signed request names its
+        // access key's id, which stands for the key here.
+        let x_api_key = ["x-api-key", "api-key", "x-goog-api-key"]
+            .into_iter()
+            .find_map(|name| headers.get(name).and_then(|v| v.to_str().ok()))
             .unwrap_or_default();
-        if bearer == format!("Bearer {key}") || x_api_key == key {
+        let signed_by = bearer
+            .strip_prefix("AWS4-HMAC-SHA256 Credential=")
+            .and_then(|c| c.split('/').next());
+        if bearer == format!("Bearer {key}") || x_api_key == key || signed_by == Some(key.as_str())
+        {
             return None;
         }
         self.unauthorized.fetch_add(1, Ordering::Relaxed);
@@ -129,35 +141,58 @@ impl Shared {
             .or_default() += 1;
     }
 
-    /// The answer to `prompt` as configured: padded, cut when its hash says so.
-    pub(crate) fn complete(&self, prompt: &str) -> Completion {
+    /// The answer to `prompt` under a cap of `cap` tokens, as configured:
+    /// padded, cut when its hash says so, thought about by a reasoning model.
+    pub(crate) fn complete(&self, prompt: &str, cap: Option<u64>) -> Completion {
         let text = pad(reply(&self.config, prompt), self.config.pad_reply_bytes);
+        let prompt_tokens = prompt.split_whitespace().count();
+        // A reasoning model that thinks until the cap answers nothing.
+        let thinking = self.config.thinking_rate > 0.0;
+        if thinking && prompt_share(&format!("think:{prompt}")) < self.config.thinking_rate {
+            self.truncated.fetch_add(1, Ordering::Relaxed);
+            let spent = cap.map_or(THINKING_WITHOUT_CAP, |c| c as usize);
+            return Completion {
+                text: String::new(),
+                cut: true,
+                prompt_tokens,
+                completion_tokens: spent,
+                reasoning_tokens: spent,
+            };
+        }
         let cut = prompt_share(prompt) < self.config.truncate_rate;
         if cut {
             self.truncated.fetch_add(1, Ordering::Relaxed);
         }
-        let (text, finish_reason) = match (cut, text.rsplit_once('\n')) {
+        let (text, cut) = match (cut, text.rsplit_once('\n')) {
             // A judge cut while explaining after its verdict: the verdict
             // is there to read, and must not be read.
             (true, Some((why, verdict))) if autoeval_reference_model::is_judge_prompt(prompt) => {
                 let half = why.chars().count() / 2;
                 let explained: String = why.chars().take(half).collect();
-                (format!("{verdict}, because {explained}"), "length")
+                (format!("{verdict}, because {explained}"), true)
             }
             (true, _) => {
                 let half = text
                     .char_indices()
                     .nth(text.chars().count() / 2)
                     .map_or(0, |(i, _)| i);
-                (text[..half].to_string(), "length")
+                (text[..half].to_string(), true)
             }
-            (false, _) => (text, "stop"),
+            (false, _) => (text, false),
+        };
+        let words = text.split_whitespace().count();
+        // A reasoning model thinks a while before it answers.
+        let reasoning_tokens = if thinking {
+            THOUGHT_PER_WORD * words.max(1)
+        } else {
+            0
         };
         Completion {
-            prompt_tokens: prompt.split_whitespace().count(),
-            completion_tokens: text.split_whitespace().count(),
+            prompt_tokens,
+            completion_tokens: words + reasoning_tokens,
+            reasoning_tokens,
             text,
-            finish_reason,
+            cut,
         }
     }
 

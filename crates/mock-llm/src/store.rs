@@ -8,7 +8,22 @@ use std::time::{Instant, SystemTime};
 /// One request of a batch.
 pub(crate) struct Request {
     pub(crate) custom_id: String,
+    /// The model asked, from the body or, where the API names it in the path, from there.
+    pub(crate) model: String,
     pub(crate) body: Value,
+}
+
+/// What a batch was made of, beside its requests.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Origin {
+    /// The uploaded file its requests came in (a file batch's).
+    pub(crate) input_file_id: Option<String>,
+    /// The endpoint its requests go to (a file batch's).
+    pub(crate) endpoint: Option<String>,
+    /// The name its maker gave it.
+    pub(crate) display_name: Option<String>,
+    /// The model it asks, where the batch (not each request) names it.
+    pub(crate) model: Option<String>,
 }
 
 /// One batch, until its results are read.
@@ -18,7 +33,8 @@ pub(crate) struct Batch {
     /// Its place in the order batches were made.
     pub(crate) order: u64,
     pub(crate) created_at: u64,
-    pub(crate) input_file_id: Option<String>,
+    /// What it was made of, beside its requests.
+    pub(crate) origin: Origin,
     pub(crate) requests: Vec<Request>,
     /// Set once the batch ended: its result lines, the output and error
     /// files' ids (OpenAI), and its counts.

@@ -6,9 +6,13 @@ use serde_json::Value;
 /// One answer, to be written in a provider's shape.
 pub(crate) struct Completion {
     pub(crate) text: String,
-    pub(crate) finish_reason: &'static str,
+    /// Cut at the token cap: each shape says so in its own word.
+    pub(crate) cut: bool,
     pub(crate) prompt_tokens: usize,
+    /// Output tokens, thinking included.
     pub(crate) completion_tokens: usize,
+    /// Of them, tokens spent thinking.
+    pub(crate) reasoning_tokens: usize,
 }
 
 /// One provider's API shape, as far as the shared code needs it.
@@ -17,6 +21,16 @@ pub(crate) trait Wire: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether a direct request is one it takes.
     fn well_formed(&self, req: &Value) -> bool;
+    /// The prompt a request asks: its last user message.
+    fn prompt(&self, req: &Value) -> String {
+        crate::shared::last_user_message(req)
+    }
+    /// The most output tokens a request asks for.
+    fn max_tokens(&self, req: &Value) -> Option<u64> {
+        req["max_tokens"]
+            .as_u64()
+            .or_else(|| req["max_completion_tokens"].as_u64())
+    }
     /// `done` written as its reply to request `n` for `model`.
     fn reply(&self, done: &Completion, n: u64, model: &str) -> Value;
     /// The id of the `n`th batch made.

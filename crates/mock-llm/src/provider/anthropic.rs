@@ -5,7 +5,7 @@
 use crate::answer::answer;
 use crate::batch::{error, lost_reply};
 use crate::shared::{Shared, API_ERROR};
-use crate::store::Request;
+use crate::store::{Origin, Request};
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -29,11 +29,7 @@ impl Wire for Messages {
     }
 
     fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
-        let stop = if done.finish_reason == "length" {
-            "max_tokens"
-        } else {
-            "end_turn"
-        };
+        let stop = if done.cut { "max_tokens" } else { "end_turn" };
         json!({
             "id": format!("msg_mock{n}"),
             "type": "message",
@@ -122,10 +118,11 @@ async fn create(
         }
         requests.push(Request {
             custom_id: r["custom_id"].as_str().unwrap_or_default().to_string(),
+            model: params["model"].as_str().unwrap_or_default().to_string(),
             body: params.clone(),
         });
     }
-    match s.make_batch(&Messages, None, requests) {
+    match s.make_batch(&Messages, Origin::default(), requests) {
         Ok((_, true)) => lost_reply(),
         Ok((id, false)) => object(&s, &id, &headers),
         Err(why) => error(StatusCode::BAD_REQUEST, &why),

@@ -4,6 +4,8 @@
 //! ended after their delay, some failed or expired) are `batch.rs`'s.
 
 mod anthropic;
+mod bedrock;
+mod gemini;
 mod openai;
 
 use crate::shared::Shared;
@@ -12,5 +14,8 @@ use std::sync::Arc;
 
 /// Every provider's routes.
 pub(crate) fn routes() -> Router<Arc<Shared>> {
-    openai::routes().merge(anthropic::routes())
+    openai::routes()
+        .merge(anthropic::routes())
+        .merge(gemini::routes())
+        .merge(bedrock::routes())
 }

@@ -1,12 +1,14 @@
-//! OpenAI's chat completions and Batch API, as the mock server plays them
-//! (and as OpenAI-compatible servers speak them): `/v1/chat/completions`;
-//! a JSONL file uploaded to `/v1/files`, a batch made of it on
-//! `/v1/batches`, its output and error files.
+//! OpenAI's chat completions, Responses API and Batch API, as the mock
+//! server plays them (and as OpenAI-compatible servers and Azure OpenAI
+//! speak them): `/v1/chat/completions`, `/v1/responses`; a JSONL file
+//! uploaded to `/v1/files`, a batch made of it on `/v1/batches`, its output
+//! and error files. Azure's paths are the same under `/openai`, with a
+//! deployment's own path beside them.
 
 use crate::answer::answer;
 use crate::batch::{error, lost_reply};
 use crate::shared::{Shared, API_ERROR};
-use crate::store::{unix_now, Request};
+use crate::store::{unix_now, Origin, Request};
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -31,12 +33,18 @@ impl Wire for ChatCompletions {
     }
 
     fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
+        let mut usage = json!({"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens, "total_tokens": done.prompt_tokens + done.completion_tokens});
+        if done.reasoning_tokens > 0 {
+            usage["completion_tokens_details"] = json!({"reasoning_tokens": done.reasoning_tokens});
+        }
+        let finish = if done.cut { "length" } else { "stop" };
         json!({
             "id": format!("mock-{n}"),
             "object": "chat.completion",
+            "created": unix_now(),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": done.text}, "finish_reason": done.finish_reason}],
-            "usage": {"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens, "total_tokens": done.prompt_tokens + done.completion_tokens},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": done.text}, "finish_reason": finish}],
+            "usage": usage,
         })
     }
 
@@ -45,18 +53,7 @@ impl Wire for ChatCompletions {
     }
 
     fn result_line(&self, n: u64, custom_id: &str, got: Got<'_>) -> (String, bool) {
-        let line = match &got {
-            Got::Expired => {
-                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
-            }
-            Got::Errored => {
-                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 500, "request_id": format!("req_{n}"), "body": {"error": {"message": API_ERROR, "type": "server_error"}}}, "error": null})
-            }
-            Got::Answered(done, model) => {
-                json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": self.reply(done, n, model)}, "error": null})
-            }
-        };
-        (line.to_string(), !matches!(got, Got::Answered(..)))
+        file_result_line(self, n, custom_id, got)
     }
 
     fn ended_status(&self, expired: bool) -> &'static str {
@@ -72,14 +69,144 @@ impl Wire for ChatCompletions {
     }
 }
 
+/// The Responses API.
+pub(crate) struct Responses;
+
+impl Wire for Responses {
+    fn name(&self) -> &'static str {
+        "openai-responses"
+    }
+
+    fn well_formed(&self, req: &Value) -> bool {
+        req["model"].is_string() && (req["input"].is_string() || req["input"].is_array())
+    }
+
+    fn prompt(&self, req: &Value) -> String {
+        match &req["input"] {
+            Value::String(s) => s.clone(),
+            input => crate::shared::last_user_message(&json!({ "messages": input })),
+        }
+    }
+
+    fn max_tokens(&self, req: &Value) -> Option<u64> {
+        req["max_output_tokens"].as_u64()
+    }
+
+    fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
+        let mut output = Vec::new();
+        if done.reasoning_tokens > 0 {
+            output.push(json!({"type": "reasoning", "id": format!("rs_mock{n}"), "summary": []}));
+        }
+        if !done.text.is_empty() {
+            output.push(json!({"type": "message", "id": format!("msg_mock{n}"), "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": done.text, "annotations": []}]}));
+        }
+        let (status, incomplete) = if done.cut {
+            ("incomplete", json!({"reason": "max_output_tokens"}))
+        } else {
+            ("completed", Value::Null)
+        };
+        json!({
+            "id": format!("resp_mock{n}"), "object": "response", "created_at": unix_now(),
+            "status": status, "incomplete_details": incomplete, "error": null,
+            "model": model, "output": output, "instructions": null, "metadata": {},
+            "parallel_tool_calls": true, "temperature": 1.0, "top_p": 1.0,
+            "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": done.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": done.completion_tokens,
+                "output_tokens_details": {"reasoning_tokens": done.reasoning_tokens},
+                "total_tokens": done.prompt_tokens + done.completion_tokens},
+        })
+    }
+
+    fn batch_id(&self, n: u64) -> String {
+        format!("batch_mock{n}")
+    }
+
+    fn result_line(&self, n: u64, custom_id: &str, got: Got<'_>) -> (String, bool) {
+        file_result_line(self, n, custom_id, got)
+    }
+
+    fn ended_status(&self, expired: bool) -> &'static str {
+        ChatCompletions.ended_status(expired)
+    }
+
+    fn results_in_files(&self) -> bool {
+        true
+    }
+}
+
+/// A line of a Batch API output (or error) file, for either endpoint.
+fn file_result_line(wire: &dyn Wire, n: u64, custom_id: &str, got: Got<'_>) -> (String, bool) {
+    let line = match &got {
+        Got::Expired => {
+            json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": null, "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
+        }
+        Got::Errored => {
+            json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 500, "request_id": format!("req_{n}"), "body": {"error": {"message": API_ERROR, "type": "server_error"}}}, "error": null})
+        }
+        Got::Answered(done, model) => {
+            json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": wire.reply(done, n, model)}, "error": null})
+        }
+    };
+    (line.to_string(), !matches!(got, Got::Answered(..)))
+}
+
+/// The wire a Batch API endpoint's requests speak.
+fn wire_of_endpoint(endpoint: &str) -> Option<&'static dyn Wire> {
+    match endpoint {
+        "/v1/chat/completions" | "/chat/completions" => Some(&ChatCompletions),
+        "/v1/responses" | "/responses" => Some(&Responses),
+        _ => None,
+    }
+}
+
 /// Its routes.
 pub(super) fn routes() -> Router<Arc<Shared>> {
-    Router::new()
+    let api = Router::new()
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/responses", post(responses))
         .route("/v1/files", post(upload))
         .route("/v1/files/{id}/content", get(file_content))
         .route("/v1/batches", post(create).get(list))
-        .route("/v1/batches/{id}", get(get_batch))
+        .route("/v1/batches/{id}", get(get_batch));
+    // Azure's resource: the same API under `/openai`, and a deployment's own path.
+    let resource = api.clone().route(
+        "/deployments/{deployment}/chat/completions",
+        post(deployment_chat),
+    );
+    api.nest("/openai", resource)
+}
+
+/// `POST /v1/responses`.
+async fn responses(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    answer(s, headers, body, &Responses).await
+}
+
+/// `POST /openai/deployments/{deployment}/chat/completions?api-version=…`:
+/// the deployment is the model.
+async fn deployment_chat(
+    State(s): State<Arc<Shared>>,
+    Path(deployment): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if !query.contains_key("api-version") {
+        return error(
+            StatusCode::NOT_FOUND,
+            "api-version is required on a deployment's path",
+        );
+    }
+    let body = body.map(|Json(mut v)| {
+        v["model"] = Value::String(deployment);
+        Json(v)
+    });
+    answer(s, headers, body, &ChatCompletions).await
 }
 
 /// `POST /v1/chat/completions`.
@@ -143,12 +270,13 @@ async fn create(
     if let Some(refused) = s.refuse_unauthorized(&headers) {
         return refused;
     }
-    if body["endpoint"] != "/v1/chat/completions" {
+    let endpoint = body["endpoint"].as_str().unwrap_or_default().to_string();
+    let Some(wire) = wire_of_endpoint(&endpoint) else {
         return error(
             StatusCode::BAD_REQUEST,
-            "endpoint must be /v1/chat/completions",
+            "endpoint must be /v1/chat/completions or /v1/responses",
         );
-    }
+    };
     if body["completion_window"] != "24h" {
         return error(StatusCode::BAD_REQUEST, "completion_window must be 24h");
     }
@@ -167,22 +295,27 @@ async fn create(
             );
         };
         let ok = v["method"] == "POST"
-            && v["url"] == "/v1/chat/completions"
+            && v["url"] == endpoint.as_str()
             && v["custom_id"].is_string()
-            && v["body"]["messages"].is_array()
-            && v["body"]["model"].is_string();
+            && wire.well_formed(&v["body"]);
         if !ok {
             return error(
                 StatusCode::BAD_REQUEST,
-                &format!("line {} is not a chat-completions batch request", i + 1),
+                &format!("line {} is not a batch request to {endpoint}", i + 1),
             );
         }
         requests.push(Request {
             custom_id: v["custom_id"].as_str().unwrap_or_default().to_string(),
+            model: v["body"]["model"].as_str().unwrap_or_default().to_string(),
             body: v["body"].clone(),
         });
     }
-    match s.make_batch(&ChatCompletions, Some(file_id.to_string()), requests) {
+    let origin = Origin {
+        input_file_id: Some(file_id.to_string()),
+        endpoint: Some(endpoint),
+        ..Origin::default()
+    };
+    match s.make_batch(wire, origin, requests) {
         Ok((_, true)) => lost_reply(),
         Ok((id, false)) => object(&s, &id),
         Err(why) => error(StatusCode::BAD_REQUEST, &why),
@@ -208,7 +341,7 @@ async fn list(
         let mut made: Vec<(u64, &String)> = store
             .batches
             .iter()
-            .filter(|(_, b)| b.wire.name() == ChatCompletions.name())
+            .filter(|(_, b)| b.origin.input_file_id.is_some())
             .map(|(id, b)| (b.order, id))
             .collect();
         made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
@@ -277,7 +410,7 @@ fn described(s: &Shared, id: &str) -> Option<Value> {
     let b = store
         .batches
         .get(id)
-        .filter(|b| b.wire.name() == ChatCompletions.name())?;
+        .filter(|b| b.origin.input_file_id.is_some())?;
     let total = b.requests.len() as u64;
     let (status, completed, failed, output, errors, ended_at) = match &b.ended {
         None => ("in_progress", 0, 0, None, None, None),
@@ -291,8 +424,8 @@ fn described(s: &Shared, id: &str) -> Option<Value> {
         ),
     };
     Some(json!({
-        "id": id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": null,
-        "input_file_id": b.input_file_id, "completion_window": "24h", "status": status,
+        "id": id, "object": "batch", "endpoint": b.origin.endpoint, "errors": null,
+        "input_file_id": b.origin.input_file_id, "completion_window": "24h", "status": status,
         "output_file_id": output, "error_file_id": errors, "created_at": b.created_at,
         "in_progress_at": b.created_at, "expires_at": b.created_at + 86_400,
         "completed_at": if status == "completed" { ended_at } else { None },
