@@ -100,6 +100,9 @@ fn backend_charging(
             Some(secrets("OPENAI_API_KEY", "openai")),
             Some(format!("{base}/v1")),
         ),
+        "openai-responses" => (Some(secrets("OPENAI_API_KEY", "responses")), None),
+        "gemini" => (Some(secrets("GEMINI_API_KEY", "gemini")), None),
+        "azure" => (Some(secrets("AZURE_OPENAI_API_KEY", "azure")), None),
         _ => (None, None),
     };
     let prices = autoeval_models::PriceTable::builtin()
@@ -251,6 +254,21 @@ async fn anthropic_batches_answer_as_direct_calls_do_at_half_the_price() {
 }
 
 #[tokio::test]
+async fn responses_batches_answer_as_direct_calls_do_at_half_the_price() {
+    batch_answers_equal_direct_ones_at_half_the_price("openai-responses:o4-mini@BASE/v1").await;
+}
+
+#[tokio::test]
+async fn gemini_batches_answer_as_direct_calls_do_at_half_the_price() {
+    batch_answers_equal_direct_ones_at_half_the_price("gemini:gemini-2.5-flash@BASE").await;
+}
+
+#[tokio::test]
+async fn azure_batches_answer_as_direct_calls_do_at_half_the_price() {
+    batch_answers_equal_direct_ones_at_half_the_price("azure:gpt-4o@BASE").await;
+}
+
+#[tokio::test]
 async fn openai_compatible_servers_are_batched_through_their_base_address() {
     batch_answers_equal_direct_ones_at_half_the_price("openai-compatible:reference@BASE/v1").await;
 }
@@ -347,15 +365,23 @@ async fn a_call_recorded_in_the_journal_is_polled_and_never_submitted_again() {
 
 #[tokio::test]
 async fn a_batch_whose_creation_reply_is_lost_is_found_and_followed_never_made_twice() {
+    // OpenAI's batch is found by its file; Gemini's, sent inline, by its name.
+    for spec in ["openai:gpt-4o-mini", "gemini:gemini-2.5-flash@BASE"] {
+        lost_creation_replies_are_found(spec).await;
+    }
+}
+
+async fn lost_creation_replies_are_found(spec: &str) {
     // The first and third batches are made, but the reply saying so is lost.
     let base = serve(MockConfig {
         lose_batch_replies: vec![0, 2],
         ..MockConfig::default()
     })
     .await;
+    let spec = spec.replace("BASE", &base);
     let journal = Arc::new(MemoryJournal::default());
     let b = Arc::new(backend(
-        "openai:gpt-4o-mini",
+        &spec,
         &base,
         Some(batching(10)),
         Some(journal.clone()),
