@@ -44,6 +44,11 @@ pub struct Args {
     /// API's reasoning-token field.
     #[arg(long, default_value_t = 0.0)]
     thinking_rate: f64,
+    /// Keep every request as it came (method, path, headers, body) for
+    /// `GET /recorded-requests`, to hold a client's requests to a
+    /// provider's SDK or check their signatures.
+    #[arg(long)]
+    record_requests: bool,
     /// Answer 401 to requests without `Authorization: Bearer KEY`, echoing
     /// what they sent in the error (as some providers do), to try a
     /// client's redaction.
@@ -126,6 +131,7 @@ pub fn run(args: Args) -> Result<()> {
         pad_reply_bytes: args.pad_reply_bytes,
         truncate_rate: args.truncate_rate,
         thinking_rate: args.thinking_rate,
+        record_requests: args.record_requests,
         require_key: args.require_key,
         max_concurrent: args.max_concurrent,
         batch_delay: Duration::from_millis(args.batch_delay_ms),

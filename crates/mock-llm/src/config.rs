@@ -54,6 +54,8 @@ pub struct MockConfig {
     /// cap, every output token a thinking token); when above 0, the other
     /// answers are thought about too, three thinking tokens a word.
     pub thinking_rate: f64,
+    /// Keep every `POST` request as it came, for `GET /recorded-requests`.
+    pub record_requests: bool,
     /// A provider's error reply given to every chat request past the
     /// first few: a spent quota, an absurd Retry-After, an unknown model.
     pub refusal: Option<Refusal>,
@@ -137,6 +139,7 @@ impl std::fmt::Debug for MockConfig {
             .field("pad_reply_bytes", &self.pad_reply_bytes)
             .field("truncate_rate", &self.truncate_rate)
             .field("thinking_rate", &self.thinking_rate)
+            .field("record_requests", &self.record_requests)
             .field("require_key", &self.require_key.as_ref().map(|_| "***"))
             .field("max_concurrent", &self.max_concurrent)
             .field("batch_delay", &self.batch_delay)
@@ -160,6 +163,7 @@ impl Default for MockConfig {
             pad_reply_bytes: 0,
             truncate_rate: 0.0,
             thinking_rate: 0.0,
+            record_requests: false,
             require_key: None,
             max_concurrent: None,
             batch_delay: Duration::ZERO,

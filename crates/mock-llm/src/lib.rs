@@ -15,6 +15,7 @@ mod answer;
 mod batch;
 mod config;
 mod provider;
+mod record;
 mod shared;
 mod store;
 mod wire;
@@ -36,7 +37,7 @@ use std::time::Instant;
 /// /v1/files/{id}/content`, `POST /v1/messages/batches`, `GET
 /// /v1/messages/batches/{id}` and its `/results`, `POST
 /// /v1beta/models/MODEL:batchGenerateContent`, `GET /v1beta/batches/{id}`);
-/// `GET /recorded-requests` (Converse requests as they came); `GET /stats`, `GET /prompts` (requests per
+/// `GET /recorded-requests` (the last requests as they came); `GET /stats`, `GET /prompts` (requests per
 /// [`prompt_digest`]), `GET /batch-submissions` (times each `custom_id`
 /// was submitted) and `GET /timeline` (every [`Arrival`], in order).
 pub fn router(config: MockConfig) -> Router {
@@ -73,7 +74,12 @@ pub fn router(config: MockConfig) -> Router {
         .route("/stats", get(answer::stats))
         .route("/prompts", get(answer::prompts))
         .route("/timeline", get(answer::timeline))
+        .route("/recorded-requests", get(record::recorded))
         // Prompts carry the model's own English, which can be large.
         .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            record::keep,
+        ))
         .with_state(shared)
 }
