@@ -700,7 +700,7 @@ fn a_reply_cut_at_the_token_cap_is_non_compliant_as_truncated_and_counted_apart(
             .unwrap();
         let i_cut = autoeval_mock_llm::prompt_share(&i.text) < RATE;
         if i_cut {
-            assert_eq!(r.finish_reasons, ["length"], "{r:?}");
+            assert_eq!(r.finish_reasons, ["truncated"], "{r:?}");
         } else {
             let a = t
                 .autoformalize(
@@ -712,8 +712,8 @@ fn a_reply_cut_at_the_token_cap_is_non_compliant_as_truncated_and_counted_apart(
                 )
                 .unwrap();
             let a_cut = autoeval_mock_llm::prompt_share(&a.text) < RATE;
-            let second = if a_cut { "length" } else { "stop" };
-            assert_eq!(r.finish_reasons, ["stop", second], "{r:?}");
+            let second = if a_cut { "truncated" } else { "complete" };
+            assert_eq!(r.finish_reasons, ["complete", second], "{r:?}");
             if !a_cut {
                 whole += 1;
                 assert_eq!(r.verdict, Verdict::Equivalent, "{r:?}");
@@ -736,6 +736,115 @@ fn a_reply_cut_at_the_token_cap_is_non_compliant_as_truncated_and_counted_apart(
         .map(|g| g["truncated"].as_u64().unwrap())
         .sum();
     assert_eq!(counted, cut as u64);
+}
+
+#[test]
+fn a_reasoning_model_that_thinks_to_its_cap_is_counted_truncated_its_thinking_priced_and_the_run_ends_with_advice(
+) {
+    // The mock thinks until the cap on this share of prompts (by its hash).
+    const RATE: f64 = 0.33;
+    const CAP: u64 = 256;
+    const THOUGHT_PER_WORD: u64 = 3;
+    const OUTPUT_PRICE: f64 = 4.4;
+    let port = free_port();
+    let _server = mock_server(port, &["--thinking-rate", &RATE.to_string()]);
+    let dir = scratch("thinking");
+    let out = dir.join("run");
+    let prices = dir.join("prices.json");
+    std::fs::write(
+        &prices,
+        format!(r#"{{"o4-mini": {{"input": 1.1, "output": {OUTPUT_PRICE}}}}}"#),
+    )
+    .unwrap();
+    let secrets = dir.join("secrets.json");
+    std::fs::write(&secrets, r#"{"OPENAI_API_KEY": "sk-test"}"#).unwrap();
+    let model = format!(
+        "openai-responses:o4-mini@http://127.0.0.1:{port}/v1?reasoning-effort=high&max-tokens={CAP}"
+    );
+    let done = autoeval_in(
+        &dir,
+        &[
+            "run",
+            "--model",
+            &model,
+            "--prompt",
+            "zero-shot",
+            "--dataset",
+            "plogic",
+            "--per-bucket",
+            "2",
+            "--batches",
+            "1",
+            "--prices",
+            prices.to_str().unwrap(),
+            "--secrets",
+            secrets.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let rs = records(&out);
+    let t = Templates::builtin();
+    let thinks_to_cap =
+        |prompt: &str| autoeval_mock_llm::prompt_share(&format!("think:{prompt}")) < RATE;
+    let words = |text: &str| text.split_whitespace().count() as u64;
+    let (mut cut, mut thought) = (0, 0u64);
+    for r in &rs {
+        // Which call thought until the cap, and what each thought, worked out from the mock's rule here.
+        let family = Family::of_dataset(&r.dataset).unwrap();
+        let i = t
+            .informalize(family, &r.phi0, Shots::ZeroShot, &['0', '1'])
+            .unwrap();
+        let expected = if thinks_to_cap(&i.text) {
+            assert_eq!(r.finish_reasons, ["truncated"], "{r:?}");
+            CAP
+        } else {
+            let english = r.english.as_deref().unwrap();
+            let a = t
+                .autoformalize(family, &r.phi0, english, Shots::ZeroShot, &['0', '1'])
+                .unwrap();
+            let first = THOUGHT_PER_WORD * words(english).max(1);
+            if thinks_to_cap(&a.text) {
+                assert_eq!(r.finish_reasons, ["complete", "truncated"], "{r:?}");
+                first + CAP
+            } else {
+                assert_eq!(r.finish_reasons, ["complete", "complete"], "{r:?}");
+                first + THOUGHT_PER_WORD * words(r.raw_answer.as_deref().unwrap()).max(1)
+            }
+        };
+        if r.finish_reasons.last().map(String::as_str) == Some("truncated") {
+            cut += 1;
+            assert_eq!(r.reason.as_deref(), Some("truncated"), "{r:?}");
+        }
+        assert_eq!(r.usage.reasoning_tokens, expected, "{r:?}");
+        let cost = r.reasoning_cost.unwrap();
+        assert!(
+            (cost - expected as f64 * OUTPUT_PRICE / 1e6).abs() < 1e-12,
+            "{r:?}"
+        );
+        thought += expected;
+    }
+    assert!(cut > 0 && cut < rs.len(), "{cut} of {} cut", rs.len());
+    let summary = summary(&out);
+    let group = &summary["summary"]["groups"][0];
+    assert_eq!(group["truncated"].as_u64().unwrap(), cut as u64);
+    assert_eq!(group["reasoning_tokens"].as_u64().unwrap(), thought);
+    let share = format!("{:.1}%", 100.0 * cut as f64 / rs.len() as f64);
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let row = stdout.lines().find(|l| l.starts_with("plogic")).unwrap();
+    assert!(row.contains(&share), "the cut share beside A2: {row}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("of them thinking") && html.contains(&thought.to_string()));
+    let said = String::from_utf8_lossy(&done.stderr);
+    let last = said.lines().last().unwrap();
+    assert!(
+        last.contains(&model) && last.contains(&share) && last.contains("max-tokens"),
+        "the run ends with advice naming the model, the share and the setting: {last}"
+    );
+    eprintln!(
+        "{cut} of {} rounds cut; {thought} thinking tokens; last line: {last}",
+        rs.len()
+    );
 }
 
 /// The judge table's per-dataset total lines.

@@ -267,6 +267,10 @@ pub fn finish(
             }
         }
     }
+    // Said last, whatever the display: scores the cap decided are no scores.
+    for advice in autoeval_report::truncation_advice(summary) {
+        eprintln!("{advice}");
+    }
     if digested.failed > 0 {
         return Err(Incomplete {
             failed: digested.failed,

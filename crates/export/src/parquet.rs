@@ -70,8 +70,12 @@ pub struct Row {
     pub verify_ms: f64,
     /// Prompt tokens.
     pub prompt_tokens: i64,
-    /// Completion tokens.
+    /// Completion tokens, thinking included.
     pub completion_tokens: i64,
+    /// Of them, tokens spent thinking.
+    pub reasoning_tokens: i64,
+    /// Of the cost, what thinking cost (USD).
+    pub reasoning_cost: Option<f64>,
     /// USD, when known.
     pub cost: Option<f64>,
     /// Model-call time, ms.
@@ -122,6 +126,8 @@ impl From<&ResultRecord> for Row {
             verify_ms: r.verify_ms,
             prompt_tokens: int(r.usage.prompt_tokens),
             completion_tokens: int(r.usage.completion_tokens),
+            reasoning_tokens: int(r.usage.reasoning_tokens),
+            reasoning_cost: r.reasoning_cost,
             cost: r.cost,
             latency_ms: r.latency_ms,
             attempts: i64::from(r.attempts),
@@ -187,7 +193,7 @@ impl<W: Write + Send> ParquetWriter<W> {
 
 /// Each column: its name, its Parquet type and what it holds, as the
 /// dataset card lists them (a test holds this to [`Row`]'s schema).
-pub const COLUMNS: [(&str, &str, &str); 35] = [
+pub const COLUMNS: [(&str, &str, &str); 37] = [
     ("id", "string", "item id, `{dataset}-{seed}-{batch}-{index}`"),
     ("dataset", "string", "`ksat`, `plogic`, `fol`, `fol-english` or `regex`"),
     ("batch", "int64", "batch of the item"),
@@ -214,7 +220,9 @@ pub const COLUMNS: [(&str, &str, &str); 35] = [
     ("reference_verdict", "string, null", "under `--protocol reference`, the public implementation's verdict where it differs"),
     ("verify_ms", "double", "verifier time, ms"),
     ("prompt_tokens", "int64", "prompt tokens of the round's calls"),
-    ("completion_tokens", "int64", "completion tokens of the round's calls"),
+    ("completion_tokens", "int64", "completion tokens of the round's calls, thinking included"),
+    ("reasoning_tokens", "int64", "of the completion tokens, those the model spent thinking"),
+    ("reasoning_cost", "double, null", "of the cost, what thinking cost in USD; null when not reported or not priced"),
     ("cost", "double, null", "USD, when the price of every call is known"),
     ("latency_ms", "double", "model-call time, ms"),
     ("attempts", "int64", "calls made, retries included"),

@@ -163,14 +163,29 @@ pub struct Group {
     pub rows: Vec<Row>,
     /// Prompt tokens.
     pub prompt_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens, thinking included.
     pub completion_tokens: u64,
+    /// Of the completion tokens, those spent thinking.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
     /// USD, when the cost of every round is known.
     pub cost: Option<f64>,
+    /// Of the cost, what thinking cost (USD), over the rounds that reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_cost: Option<f64>,
     /// Model-call time per round (ms).
     pub latency_ms: Percentiles,
     /// Verifier time per round (ms).
     pub verify_ms: Percentiles,
+}
+
+impl Group {
+    /// Of the rounds answered (not stopped before they ran), the share cut
+    /// at the token cap; `None` when none was answered.
+    pub fn truncated_share(&self) -> Option<f64> {
+        let answered = self.counts.measured().saturating_sub(self.counts.stopped);
+        (answered > 0).then(|| self.truncated as f64 / answered as f64)
+    }
 }
 
 /// All groups of a run.
@@ -266,7 +281,9 @@ struct GroupSums {
     reference_disagrees: usize,
     prompt_tokens: u64,
     completion_tokens: u64,
+    reasoning_tokens: u64,
     cost: KnownCost,
+    reasoning_cost: Option<f64>,
     latency: Distribution,
     verify: Distribution,
 }
@@ -360,7 +377,11 @@ impl Summarizer {
         g.reference_disagrees += usize::from(r.reference_verdict.is_some());
         g.prompt_tokens += r.usage.prompt_tokens;
         g.completion_tokens += r.usage.completion_tokens;
+        g.reasoning_tokens += r.usage.reasoning_tokens;
         g.cost.add(r.cost);
+        if let Some(c) = r.reasoning_cost {
+            g.reasoning_cost = Some(g.reasoning_cost.unwrap_or(0.0) + c);
+        }
         g.latency.add(r.latency_ms);
         g.verify.add(r.verify_ms);
         self.paired.add(r);
@@ -420,7 +441,9 @@ impl Summarizer {
                 reference_disagrees: sums.reference_disagrees,
                 prompt_tokens: sums.prompt_tokens,
                 completion_tokens: sums.completion_tokens,
+                reasoning_tokens: sums.reasoning_tokens,
                 cost: sums.cost.value(),
+                reasoning_cost: sums.reasoning_cost,
                 latency_ms: sums.latency.percentiles(),
                 verify_ms: sums.verify.percentiles(),
                 counts: total,

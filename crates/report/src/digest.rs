@@ -22,10 +22,14 @@ pub struct CostRow {
     pub rounds: usize,
     /// Prompt tokens.
     pub prompt_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens, thinking included.
     pub completion_tokens: u64,
+    /// Of them, tokens spent thinking.
+    pub reasoning_tokens: u64,
     /// USD, known while every round's is.
     pub cost: KnownCost,
+    /// Of it, what thinking cost, over the rounds that reported it.
+    pub reasoning_cost: Option<f64>,
     /// Model-call time per round.
     pub latency: Distribution,
     /// Verifier time per round.
@@ -111,7 +115,11 @@ impl RunDigest {
         row.rounds += 1;
         row.prompt_tokens += r.usage.prompt_tokens;
         row.completion_tokens += r.usage.completion_tokens;
+        row.reasoning_tokens += r.usage.reasoning_tokens;
         row.cost.add(r.cost);
+        if let Some(c) = r.reasoning_cost {
+            row.reasoning_cost = Some(row.reasoning_cost.unwrap_or(0.0) + c);
+        }
         row.latency.add(r.latency_ms);
         row.verify.add(r.verify_ms);
         if FAILING.contains(&r.verdict) {

@@ -17,7 +17,7 @@ pub use examples::{counterexample_html, failing_examples, marked_pair};
 pub use inputs::{parse_scores, ScoresError};
 pub use page::html;
 pub use tables::usd;
-pub use terminal::terminal_summary;
+pub use terminal::{terminal_summary, truncation_advice, TRUNCATION_ADVICE_SHARE};
 
 use autoeval_metrics::summary::Summary;
 use autoeval_proto::JudgeRecord;

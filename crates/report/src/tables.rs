@@ -141,19 +141,21 @@ pub fn outcomes(out: &mut String, summary: &Summary) {
 /// Tokens, cost and time per model and prompt style, over all datasets;
 /// percentiles are computed from every record, not combined from datasets'.
 pub fn cost(out: &mut String, rows: &BTreeMap<(String, String), crate::CostRow>) {
-    out.push_str(r#"<h2 id="cost">Tokens, cost and time</h2><table><tr><th class="l">model</th><th class="l">prompt</th><th>rounds</th><th>prompt tokens</th><th>completion tokens</th><th>cost USD</th><th>latency p50 ms</th><th>p90</th><th>p99</th><th>verify p50 ms</th><th>p99</th><th>max</th></tr>"#);
+    out.push_str(r#"<h2 id="cost">Tokens, cost and time</h2><table><tr><th class="l">model</th><th class="l">prompt</th><th>rounds</th><th>prompt tokens</th><th>completion tokens</th><th>of them thinking</th><th>cost USD</th><th>of it thinking</th><th>latency p50 ms</th><th>p90</th><th>p99</th><th>verify p50 ms</th><th>p99</th><th>max</th></tr>"#);
     for ((model, prompt), row) in rows {
         let latency = row.latency.percentiles();
         let verify = row.verify.percentiles();
         let _ = write!(
             out,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td></tr>"#,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td></tr>"#,
             escape(model),
             escape(prompt),
             row.rounds,
             row.prompt_tokens,
             row.completion_tokens,
+            row.reasoning_tokens,
             usd(row.cost.value()),
+            usd(row.reasoning_cost),
             latency.p50,
             latency.p90,
             latency.p99,
@@ -162,7 +164,7 @@ pub fn cost(out: &mut String, rows: &BTreeMap<(String, String), crate::CostRow>)
             verify.max,
         );
     }
-    out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model; a reply without reported usage is costed by an estimate (four characters a token).</p>"#);
+    out.push_str(r#"</table><p class="note">Latency is the model calls of one round trip (I and A); a cost is "unknown" when the price table has no entry for the model; a reply without reported usage is costed by an estimate (four characters a token). "Of them thinking": the completion tokens a reasoning model spent thinking, as its provider reported them (billed as output), and what they cost.</p>"#);
 }
 
 /// A4: each judge's confusion counts and scores per dataset, with Fig. 20's

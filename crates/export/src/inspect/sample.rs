@@ -27,11 +27,15 @@ pub(super) fn sample(unit: &[ResultRecord], info: &RunInfo) -> (Value, Value) {
     let (prompt_tokens, completion_tokens) = unit.iter().fold((0, 0), |(p, c), r| {
         (p + r.usage.prompt_tokens, c + r.usage.completion_tokens)
     });
+    let reasoning_tokens: u64 = unit.iter().map(|r| r.usage.reasoning_tokens).sum();
     let mut usage = json!({
         "input_tokens": prompt_tokens,
         "output_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     });
+    if reasoning_tokens > 0 {
+        usage["reasoning_tokens"] = json!(reasoning_tokens);
+    }
     if let Some(cost) = total_cost(unit) {
         usage["total_cost"] = json!(cost);
     }
@@ -199,10 +203,12 @@ fn total_cost(unit: &[ResultRecord]) -> Option<f64> {
     unit.iter().map(|r| r.cost).sum()
 }
 
-/// Why the last call stopped, in Inspect's words.
+/// Why the last call stopped, in Inspect's words (its `StopReason`), from the tool's own.
 fn stop_reason(r: &ResultRecord) -> &'static str {
-    match r.finish_reasons.last().map(String::as_str) {
-        Some("length" | "max_tokens") => "max_tokens",
+    use autoeval_models::Finish;
+    match r.finish_reasons.last().map(|f| Finish::from_name(f)) {
+        Some(Finish::Truncated) => "max_tokens",
+        Some(Finish::Filtered) => "content_filter",
         _ => "stop",
     }
 }
