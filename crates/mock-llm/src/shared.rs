@@ -58,24 +58,6 @@ const THINKING_WITHOUT_CAP: usize = 32_768;
 /// The message of an injected failure.
 pub(crate) const API_ERROR: &str = "injected failure";
 
-/// The last user message of a chat or messages request body: a string, or
-/// the text of its content blocks.
-pub(crate) fn last_user_message(body: &serde_json::Value) -> String {
-    let Some(messages) = body["messages"].as_array() else {
-        return String::new();
-    };
-    let Some(user) = messages.iter().rev().find(|m| m["role"] == "user") else {
-        return String::new();
-    };
-    match &user["content"] {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(blocks) => {
-            blocks.iter().filter_map(|b| b["text"].as_str()).collect()
-        }
-        _ => String::new(),
-    }
-}
-
 impl Shared {
     /// vLLM's 400 for a request longer than the model's context.
     pub(crate) fn over_context(&self, cap: Option<u64>, prompt: &str) -> Option<Response> {

@@ -23,7 +23,7 @@ pub(crate) trait Wire: Send + Sync {
     fn well_formed(&self, req: &Value) -> bool;
     /// The prompt a request asks: its last user message.
     fn prompt(&self, req: &Value) -> String {
-        crate::shared::last_user_message(req)
+        last_user_message(req)
     }
     /// The most output tokens a request asks for.
     fn max_tokens(&self, req: &Value) -> Option<u64> {
@@ -52,4 +52,22 @@ pub(crate) enum Got<'a> {
     Errored,
     /// An answer, for this model.
     Answered(&'a Completion, &'a str),
+}
+
+/// The last user message of a chat or messages request body: a string, or
+/// the text of its content blocks.
+pub(crate) fn last_user_message(body: &serde_json::Value) -> String {
+    let Some(messages) = body["messages"].as_array() else {
+        return String::new();
+    };
+    let Some(user) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str()).collect()
+        }
+        _ => String::new(),
+    }
 }

@@ -104,7 +104,7 @@ impl ModelSettings {
                     out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
                 }
                 "system" => out.system = Some(raw.to_string()),
-                "reasoning-effort" => out.reasoning_effort = Some(effort(raw).map_err(|w| bad(w))?),
+                "reasoning-effort" => out.reasoning_effort = Some(effort(raw).map_err(&bad)?),
                 "thinking-budget" => {
                     out.thinking_budget =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)

@@ -205,7 +205,7 @@ impl Backend {
                 completion_tokens: reply.usage.completion_tokens,
                 reasoning_tokens: reply.usage.reasoning_tokens,
                 too_long: reply.too_long,
-                finish_reason: reply.finish_reason.clone(),
+                finish_reason: reply.finish_reason,
             };
             // Paid for: kept even if the cache is away for a while, so that
             // a task delivered again does not pay again.

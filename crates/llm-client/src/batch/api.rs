@@ -89,12 +89,12 @@ impl BatchApi {
     /// transport failure is a [`Failure`], with any key removed.
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<Vec<u8>, Failure> {
         let address = address_of(&self.conn.base);
-        let built = request.build().and_then(|mut r| {
+        let built = request.build().map(|mut r| {
             // A provider that signs requests signs each whole.
             if let Err(why) = self.provider.sign(&mut r, &self.conn.credentials) {
                 tracing::error!(%why, "cannot sign a batch request");
             }
-            Ok(r)
+            r
         });
         let response = match built {
             Ok(r) => self.conn.http.execute(r).await,

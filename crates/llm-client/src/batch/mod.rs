@@ -588,7 +588,7 @@ impl Batcher {
                 Err(f) => f,
             };
             let caller = crate::retry::Caller {
-                credentials: &self.api.credentials(),
+                credentials: self.api.credentials(),
                 key_variable: self.spec.key_variable(),
                 what,
             };
@@ -642,7 +642,7 @@ fn cached_of(a: &Answer) -> CachedReply {
         completion_tokens: usage.completion_tokens,
         reasoning_tokens: usage.reasoning_tokens,
         too_long: a.too_long,
-        finish_reason: a.finish_reason.clone(),
+        finish_reason: a.finish_reason,
     }
 }
 

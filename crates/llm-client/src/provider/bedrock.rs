@@ -50,7 +50,7 @@ impl Provider for Bedrock {
     ) -> Result<Credentials, String> {
         let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
             .into_iter()
-            .find_map(|var| lookup(var))
+            .find_map(lookup)
             .map(|r| r.expose().to_string());
         let bearer = spec
             .key_variable()

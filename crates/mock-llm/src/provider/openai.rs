@@ -84,7 +84,7 @@ impl Wire for Responses {
     fn prompt(&self, req: &Value) -> String {
         match &req["input"] {
             Value::String(s) => s.clone(),
-            input => crate::shared::last_user_message(&json!({ "messages": input })),
+            input => crate::wire::last_user_message(&json!({ "messages": input })),
         }
     }
 
