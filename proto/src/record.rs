@@ -107,13 +107,11 @@ pub struct Tokens {
     pub prompt_tokens: u64,
     /// Completion tokens, thinking included.
     pub completion_tokens: u64,
-    /// Of the completion tokens, those the model spent thinking.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// Of the completion tokens, those the model spent thinking. Always
+    /// written: a round trip's tokens travel in bincode, which has no
+    /// optional fields.
+    #[serde(default)]
     pub reasoning_tokens: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// The same answer read leniently: its φ1 and verdict, beside the strict

@@ -11,7 +11,8 @@ use thiserror::Error;
 /// Version of the broker message layout; bump it on any change to a body type.
 /// Version 2: translate and verify bodies are bundles (`Vec`) of tasks.
 /// Version 3: a round trip says whether its usage is estimated.
-pub const WIRE_VERSION: u32 = 3;
+/// Version 4: a round trip's tokens count thinking apart, its cost what thinking cost.
+pub const WIRE_VERSION: u32 = 4;
 
 /// What a message asks for; the body type follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
