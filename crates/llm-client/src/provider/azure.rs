@@ -4,10 +4,8 @@
 //! a key in `api-key` or an Entra ID token as a bearer; the Batch API
 //! under `/openai/v1`. Requests, replies and errors are OpenAI's.
 
-use super::openai::{
-    batch_line, batch_state, chat_body, chat_reason, read_chat_answer, FileBatchApi,
-};
-use super::{with_key, BatchListing, BatchState, FileBatches, Line, Provider, Reason, Submission};
+use super::openai::{chat_body, chat_reason, read_chat_answer, FileBatchApi};
+use super::{with_key, Provider, Reason};
 use crate::secret::Credentials;
 use crate::{Answer, ApiKey};
 use autoeval_models::{GenerationParams, ModelSpec};
@@ -89,35 +87,11 @@ impl Provider for Azure {
         chat_reason(status, body)
     }
 
+    fn file_batch_api(&self) -> Option<&'static FileBatchApi> {
+        Some(&BATCHES)
+    }
+
     fn batch_name(&self) -> &'static str {
         "azure"
-    }
-
-    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
-        BATCHES.submission(requests)
-    }
-
-    fn file_batches(&self) -> Option<&dyn FileBatches> {
-        Some(&BATCHES)
-    }
-
-    fn batch_listing(&self) -> Option<&dyn BatchListing> {
-        Some(&BATCHES)
-    }
-
-    fn batch_path(&self, id: &str) -> String {
-        BATCHES.batch_path(id)
-    }
-
-    fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
-        batch_state(v)
-    }
-
-    fn results_file_path(&self, file_id: &str) -> String {
-        BATCHES.results_file_path(file_id)
-    }
-
-    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
-        batch_line(line)
     }
 }

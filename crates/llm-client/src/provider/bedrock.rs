@@ -7,10 +7,7 @@
 //! named by `x-amzn-ErrorType`. Its batch inference reads and writes S3
 //! buckets only, which this tool does not keep: calls go directly.
 
-use super::{
-    finish_of, message_of, openai::too_long_for_context, with_key, BatchState, Line, Provider,
-    Reason, Submission,
-};
+use super::{finish_of, message_of, openai::too_long_for_context, with_key, Provider, Reason};
 use crate::secret::{Credentials, SigningKeys};
 use crate::{Answer, ApiKey};
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
@@ -234,32 +231,6 @@ impl Provider for Bedrock {
 
     fn batch_name(&self) -> &'static str {
         "bedrock"
-    }
-
-    fn batch_submission(&self, _model: &str, _requests: &[(String, Value)]) -> Submission {
-        // Never asked: the models' entry gives Bedrock no batch limits, so
-        // no batcher is made for it.
-        Submission::Inline {
-            path: String::new(),
-            body: Value::Null,
-            marker: None,
-        }
-    }
-
-    fn batch_path(&self, id: &str) -> String {
-        id.to_string()
-    }
-
-    fn batch_state(&self, _reply: &Value) -> Result<BatchState, &'static str> {
-        Err("Bedrock's batch inference is not used")
-    }
-
-    fn results_file_path(&self, file_id: &str) -> String {
-        file_id.to_string()
-    }
-
-    fn batch_line(&self, _line: &str) -> Option<(String, Line)> {
-        None
     }
 }
 

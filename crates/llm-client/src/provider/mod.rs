@@ -77,26 +77,53 @@ pub(crate) trait Provider: Sync {
 
     /// Its batch API's name, as the journal keeps it.
     fn batch_name(&self) -> &'static str;
+    /// OpenAI's Batch API, for an API that batches through it (its batch
+    /// methods then default to it); `None` for one with its own.
+    fn file_batch_api(&self) -> Option<&'static openai::FileBatchApi> {
+        None
+    }
     /// How `requests` (custom id, request body) to `model` are submitted as one batch.
-    fn batch_submission(&self, model: &str, requests: &[(String, Value)]) -> Submission;
+    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
+        match self.file_batch_api() {
+            Some(api) => api.submission(requests),
+            None => Submission::Inline {
+                path: String::new(),
+                body: Value::Null,
+                marker: None,
+            },
+        }
+    }
     /// Its API's way of making a batch of an uploaded file, when it
     /// submits batches as files ([`Submission::File`]); none when it takes
     /// them inline.
     fn file_batches(&self) -> Option<&dyn FileBatches> {
-        None
+        self.file_batch_api().map(|api| api as &dyn FileBatches)
     }
     /// How its batches are listed, to find the one a lost reply made.
     fn batch_listing(&self) -> Option<&dyn BatchListing> {
-        None
+        self.file_batch_api().map(|api| api as &dyn BatchListing)
     }
     /// The path of batch `id`'s state.
-    fn batch_path(&self, id: &str) -> String;
+    fn batch_path(&self, id: &str) -> String {
+        self.file_batch_api()
+            .map_or_else(|| id.to_string(), |api| api.batch_path(id))
+    }
     /// A batch's state, read from its reply.
-    fn batch_state(&self, reply: &Value) -> Result<BatchState, &'static str>;
+    fn batch_state(&self, reply: &Value) -> Result<BatchState, &'static str> {
+        match self.file_batch_api() {
+            Some(_) => openai::batch_state(reply),
+            None => Err("this API has no batches here"),
+        }
+    }
     /// The path of a results file's content.
-    fn results_file_path(&self, file_id: &str) -> String;
+    fn results_file_path(&self, file_id: &str) -> String {
+        self.file_batch_api()
+            .map_or_else(|| file_id.to_string(), |api| api.results_file_path(file_id))
+    }
     /// One line of an ended batch's results: the request's id and what it got.
-    fn batch_line(&self, line: &str) -> Option<(String, Line)>;
+    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
+        self.file_batch_api().and_then(|_| openai::batch_line(line))
+    }
 }
 
 /// How a batch is submitted.

@@ -48,36 +48,12 @@ impl Provider for OpenAiCompatible {
         chat_reason(status, body)
     }
 
+    fn file_batch_api(&self) -> Option<&'static FileBatchApi> {
+        Some(&CHAT_BATCHES)
+    }
+
     fn batch_name(&self) -> &'static str {
         "openai"
-    }
-
-    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
-        CHAT_BATCHES.submission(requests)
-    }
-
-    fn file_batches(&self) -> Option<&dyn FileBatches> {
-        Some(&CHAT_BATCHES)
-    }
-
-    fn batch_listing(&self) -> Option<&dyn BatchListing> {
-        Some(&CHAT_BATCHES)
-    }
-
-    fn batch_path(&self, id: &str) -> String {
-        CHAT_BATCHES.batch_path(id)
-    }
-
-    fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
-        batch_state(v)
-    }
-
-    fn results_file_path(&self, file_id: &str) -> String {
-        CHAT_BATCHES.results_file_path(file_id)
-    }
-
-    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
-        batch_line(line)
     }
 }
 
@@ -227,7 +203,7 @@ pub(super) fn too_long_for_context(message: &str) -> bool {
 /// OpenAI's Batch API (and the same API elsewhere) for one endpoint:
 /// a JSONL file of requests uploaded to `{prefix}/files`, a batch made
 /// of it at `{prefix}/batches`, its output and error files.
-pub(super) struct FileBatchApi {
+pub(crate) struct FileBatchApi {
     /// What the API's paths start with under the base address.
     pub(super) prefix: &'static str,
     /// The endpoint each request goes to, as a batch line names it.

@@ -3,11 +3,8 @@
 //! message items; `status: incomplete` with its reason; errors and the
 //! Batch API as its chat completions have them.
 
-use super::openai::{batch_line, batch_state, chat_reason, FileBatchApi};
-use super::{
-    add_extra, finish_of, with_key, BatchListing, BatchState, FileBatches, Line, Provider, Reason,
-    Submission,
-};
+use super::openai::{chat_reason, FileBatchApi};
+use super::{add_extra, finish_of, with_key, Provider, Reason};
 use crate::secret::Credentials;
 use crate::Answer;
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
@@ -93,35 +90,11 @@ impl Provider for Responses {
         chat_reason(status, body)
     }
 
+    fn file_batch_api(&self) -> Option<&'static FileBatchApi> {
+        Some(&BATCHES)
+    }
+
     fn batch_name(&self) -> &'static str {
         "openai-responses"
-    }
-
-    fn batch_submission(&self, _model: &str, requests: &[(String, Value)]) -> Submission {
-        BATCHES.submission(requests)
-    }
-
-    fn file_batches(&self) -> Option<&dyn FileBatches> {
-        Some(&BATCHES)
-    }
-
-    fn batch_listing(&self) -> Option<&dyn BatchListing> {
-        Some(&BATCHES)
-    }
-
-    fn batch_path(&self, id: &str) -> String {
-        BATCHES.batch_path(id)
-    }
-
-    fn batch_state(&self, v: &Value) -> Result<BatchState, &'static str> {
-        batch_state(v)
-    }
-
-    fn results_file_path(&self, file_id: &str) -> String {
-        BATCHES.results_file_path(file_id)
-    }
-
-    fn batch_line(&self, line: &str) -> Option<(String, Line)> {
-        batch_line(line)
     }
 }
