@@ -1770,3 +1770,214 @@ fn the_papers_protocol_runs_on_a_local_server_whose_context_is_short() {
     );
     assert_eq!(after, refused, "no request of the paper's run was refused");
 }
+
+/// What one run did against a server that answers one fixture.
+struct Outcome {
+    fixture: String,
+    status: u64,
+    class: String,
+    cause: String,
+    /// Requests answered before the refusals began.
+    answered_first: u64,
+    requests: u64,
+    seconds: f64,
+    exit: Option<i32>,
+    /// Rounds recorded, and of those the API failures.
+    rounds: usize,
+    failed_rounds: usize,
+    last_line: String,
+}
+
+/// Units of each run (plogic, one batch of one item per complexity value).
+const REFUSED_RUN_UNITS: usize = 40;
+
+/// `autoeval run` of `spec` (`{base}` standing for the mock's address)
+/// against a mock answering with `fixture` after `after` requests.
+fn run_refused(dir: &Path, fixture: &str, spec: &str, after: u64) -> Outcome {
+    let file = provider_error(fixture);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let port = free_port();
+    let after_text = after.to_string();
+    let _server = mock_server(
+        port,
+        &[
+            "--refuse-with",
+            file.to_str().unwrap(),
+            "--refuse-after",
+            &after_text,
+        ],
+    );
+    let spec = spec.replace("{base}", &format!("http://127.0.0.1:{port}"));
+    let out = dir.join(format!(
+        "{}-after-{after}",
+        fixture.replace(['/', '.'], "-")
+    ));
+    let started = Instant::now();
+    let done = Command::new(BIN)
+        .args([
+            "run",
+            "--model",
+            &spec,
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+        ])
+        .args(["--per-bucket", "1", "--batches", "1", "--concurrency", "2"])
+        .args([
+            "--max-attempts",
+            "2",
+            "--plain",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("GEMINI_API_KEY", "gm-test")
+        .env("AZURE_OPENAI_API_KEY", "az-test")
+        .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+        .env(
+            "AWS_SECRET_ACCESS_KEY",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        )
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_BEARER_TOKEN_BEDROCK")
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    let recorded = records(&out);
+    assert!(
+        stderr.contains(&format!("{REFUSED_RUN_UNITS} units")),
+        "{stderr}"
+    );
+    Outcome {
+        fixture: fixture.to_string(),
+        status: json["status"].as_u64().unwrap(),
+        class: json["class"].as_str().unwrap().to_string(),
+        cause: json["cause"].as_str().unwrap().to_string(),
+        answered_first: after,
+        requests: get_json(port, "/stats")["requests"].as_u64().unwrap(),
+        seconds,
+        exit: done.status.code(),
+        rounds: recorded.len(),
+        failed_rounds: recorded
+            .iter()
+            .filter(|r| r.verdict == Verdict::ApiFailure)
+            .count(),
+        last_line: stderr.lines().last().unwrap_or_default().to_string(),
+    }
+}
+
+/// Why `o` is not what its fixture's class says a run does, if it is not.
+fn unlike_its_class(o: &Outcome) -> Option<String> {
+    let stopped_at_once = o.exit == Some(1)
+        && o.last_line.starts_with("error: stopped at once")
+        && o.failed_rounds == 0
+        // Past the answered requests: at most the two in flight.
+        && o.requests <= o.answered_first + 2;
+    // Each call refused fails its unit alone, after one attempt, and the
+    // run goes on to its end (every unit recorded), saying what to redo.
+    let each_unit_fails = o.exit == Some(3)
+        && o.rounds == REFUSED_RUN_UNITS
+        && o.requests == o.answered_first + o.failed_rounds as u64
+        && o.last_line.contains("after 1 attempt(s)");
+    // A refused shape halts a backend that never worked and fails one unit
+    // of one that did (the fixtures' README).
+    let shape = matches!(o.cause.as_str(), "bad_request" | "context_length");
+    let holds = match (o.class.as_str(), shape, o.answered_first) {
+        ("halt" | "per_unit", true, 0) => stopped_at_once,
+        ("halt" | "per_unit", true, _) => each_unit_fails,
+        ("halt", false, _) => stopped_at_once,
+        ("per_unit", false, _) => each_unit_fails,
+        // Busy: each call tries its two attempts and fails alone, or the
+        // run stops once it was told "later" past the policy's patience.
+        ("retry_later", _, _) => {
+            (o.exit == Some(3) && o.last_line.contains("after 2 attempt(s)"))
+                || (o.exit == Some(1) && o.last_line.contains("answered nothing but \"later\""))
+        }
+        (other, _, _) => panic!("unknown class {other}"),
+    };
+    (!holds).then(|| format!("{} after {}: {}", o.fixture, o.answered_first, o.last_line))
+}
+
+#[test]
+fn each_new_providers_documented_errors_end_a_run_as_their_class_says() {
+    let dir = scratch("provider-errors");
+    let specs = [
+        ("gemini", "gemini:gemini-2.5-flash@{base}"),
+        ("openai-responses", "openai-responses:o4-mini@{base}/v1"),
+        ("azure", "azure:gpt-4o@{base}"),
+        (
+            "bedrock",
+            "bedrock:anthropic.claude-3-haiku-20240307-v1:0@{base}",
+        ),
+    ];
+    // Each fixture once the backend has answered two units' calls; a
+    // refused shape also from the first request.
+    let mut cases = Vec::new();
+    for (provider, spec) in specs {
+        let mut names: Vec<String> = std::fs::read_dir(provider_error(provider))
+            .unwrap()
+            .map(|f| format!("{provider}/{}", f.unwrap().file_name().to_string_lossy()))
+            .collect();
+        names.sort();
+        for name in names {
+            let fixture: Value =
+                serde_json::from_str(&std::fs::read_to_string(provider_error(&name)).unwrap())
+                    .unwrap();
+            if matches!(
+                fixture["cause"].as_str(),
+                Some("bad_request" | "context_length")
+            ) {
+                cases.push((name.clone(), spec, 0));
+            }
+            cases.push((name, spec, 4));
+        }
+    }
+    assert!(cases.len() >= 25, "{} cases", cases.len());
+    // The runs wait on their servers' refusals and Retry-Afters, not on the
+    // cores: eight at a time, each runner taking the next case as it ends one.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let runners: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((fixture, spec, after)) = cases.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, run_refused(&dir, fixture, spec, *after)));
+                    }
+                })
+            })
+            .collect();
+        runners
+            .into_iter()
+            .flat_map(|r| r.join().unwrap())
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes: Vec<Outcome> = outcomes.into_iter().map(|(_, o)| o).collect();
+    println!(
+        "| fixture | status | cause | class | answered first | requests | seconds | exit | failed rounds |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for o in &outcomes {
+        println!(
+            "| `{}` | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+            o.fixture,
+            o.status,
+            o.cause,
+            o.class,
+            o.answered_first,
+            o.requests,
+            o.seconds,
+            o.exit.map_or("signal".into(), |c| c.to_string()),
+            o.failed_rounds,
+        );
+    }
+    let wrong: Vec<String> = outcomes.iter().filter_map(unlike_its_class).collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -127,6 +127,8 @@ struct State {
     /// How long that may last before the backend halts.
     patience: Duration,
     halt: Option<Halt>,
+    /// When the halt began.
+    halted_at: Option<Instant>,
     /// When a halted backend may try a call again.
     next_probe: Option<Instant>,
     /// Whether a probe is under way.
@@ -141,6 +143,7 @@ impl Default for State {
             unanswered_since: None,
             patience: Duration::MAX,
             halt: None,
+            halted_at: None,
             next_probe: None,
             probing: false,
         }
@@ -232,14 +235,21 @@ impl Health {
         health
     }
 
-    /// An attempt succeeded: a halt ends, and from now on the backend never
-    /// halts by repetition.
-    pub fn succeeded(&self) {
+    /// An attempt sent at `sent` succeeded: from now on the backend never
+    /// halts by repetition, and a halt ends, unless it began after the
+    /// attempt was sent (an answer to a request made before the refusal
+    /// says nothing of whether the refusal has passed; only a later
+    /// attempt, the probe, can end it).
+    pub fn succeeded(&self, sent: Instant) {
         if let Ok(mut s) = self.state.lock() {
             s.succeeded = true;
             s.streak = None;
             s.unanswered_since = None;
+            if s.halted_at.is_some_and(|at| sent < at) {
+                return;
+            }
             s.halt = None;
+            s.halted_at = None;
             s.next_probe = None;
         }
     }
@@ -291,6 +301,7 @@ impl Health {
                 attempts: n,
                 kind,
             });
+            s.halted_at = Some(now);
             s.next_probe = Some(now + PROBE_EVERY);
         }
         s.halt.is_some()
@@ -375,7 +386,7 @@ mod tests {
             !waiting.is_finished(),
             "a caller waits while a probe is under way"
         );
-        h.succeeded();
+        h.succeeded(Instant::now());
         drop(guard);
         assert!(matches!(waiting.await.unwrap(), Admit::Go));
         assert!(h.halt().is_none());
@@ -393,7 +404,7 @@ mod tests {
             fail(&h, Cause::Refused("a".into()));
         }
         assert!(!fail(&h, Cause::Refused("b".into())));
-        h.succeeded();
+        h.succeeded(Instant::now());
         for _ in 0..3 * FAIL_FAST_ATTEMPTS {
             assert!(!fail(&h, Cause::Refused("b".into())));
         }
@@ -403,7 +414,7 @@ mod tests {
     #[test]
     fn a_refusal_every_request_would_repeat_halts_at_once_even_after_answers() {
         let h = Health::default();
-        h.succeeded();
+        h.succeeded(Instant::now());
         assert!(!fail_as(&h, Cause::Status(400), Class::PerUnit));
         assert!(h.halt().is_none(), "a refusal of one request never halts");
         assert!(fail_as(&h, Cause::Status(429), Class::Halt));
@@ -417,7 +428,7 @@ mod tests {
     #[test]
     fn being_told_later_past_the_patience_halts_even_a_backend_that_worked() {
         let h = Health::with_patience(Duration::from_millis(30));
-        h.succeeded();
+        h.succeeded(Instant::now());
         assert!(
             !fail(&h, Cause::Status(429)),
             "the first 429 starts the clock"
@@ -432,7 +443,22 @@ mod tests {
         let h = Health::with_patience(Duration::from_millis(30));
         fail(&h, Cause::Status(429));
         std::thread::sleep(Duration::from_millis(35));
-        h.succeeded();
+        h.succeeded(Instant::now());
         assert!(!fail(&h, Cause::Status(429)));
+    }
+
+    #[test]
+    fn an_answer_to_a_request_sent_before_a_halt_does_not_end_it() {
+        let h = Health::default();
+        let sent_before = Instant::now();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(fail_as(&h, Cause::Status(404), Class::Halt));
+        // The request in flight when the refusal came is answered after it.
+        h.succeeded(sent_before);
+        assert!(h.halt().is_some(), "the halt stands");
+        assert!(h.answered_before());
+        // A request sent after the halt (the probe) ends it when answered.
+        h.succeeded(Instant::now());
+        assert!(h.halt().is_none());
     }
 }

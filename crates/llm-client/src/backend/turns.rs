@@ -65,7 +65,7 @@ impl Backend {
             }
             let failure = match answered {
                 Ok(answer) => {
-                    self.health.succeeded();
+                    self.health.succeeded(sent);
                     return Ok((answer, attempt));
                 }
                 Err(f) => f,

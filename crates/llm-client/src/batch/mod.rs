@@ -580,9 +580,10 @@ impl Batcher {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let sent = std::time::Instant::now();
             let failure = match op().await {
                 Ok(v) => {
-                    self.health.succeeded();
+                    self.health.succeeded(sent);
                     return Ok(v);
                 }
                 Err(f) => f,
