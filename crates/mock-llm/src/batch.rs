@@ -37,6 +37,19 @@ impl Shared {
         self.batches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The ids of the batches `kept` keeps, newest first, as the batch APIs list them.
+    pub(crate) fn batch_ids_newest_first(&self, kept: impl Fn(&Batch) -> bool) -> Vec<String> {
+        let store = self.batch_store();
+        let mut made: Vec<(u64, &String)> = store
+            .batches
+            .iter()
+            .filter(|(_, b)| kept(b))
+            .map(|(id, b)| (b.order, id))
+            .collect();
+        made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
+        made.into_iter().map(|(_, id)| id.clone()).collect()
+    }
+
     /// Keeps a new batch of `requests`; its id and whether the reply to its
     /// creation is to be lost, or why it is refused.
     pub(crate) fn make_batch(

@@ -7,7 +7,7 @@
 //! named by `x-amzn-ErrorType`. Its batch inference reads and writes S3
 //! buckets only, which this tool does not keep: calls go directly.
 
-use super::{finish_of, message_of, openai::too_long_for_context, with_key, Provider, Reason};
+use super::{finish_of, message_of, openai::too_long_for_context, Provider, Reason};
 use crate::secret::{Credentials, SigningKeys};
 use crate::{Answer, ApiKey};
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
@@ -77,15 +77,8 @@ impl Provider for Bedrock {
         })
     }
 
-    fn authorize(
-        &self,
-        r: reqwest::RequestBuilder,
-        credentials: &Credentials,
-    ) -> reqwest::RequestBuilder {
-        // An API key is sent as a bearer; without one, the request is signed.
-        with_key(r, credentials, None)
-    }
-
+    // A Bedrock API key goes as a bearer (the trait's default
+    // authorization); without one, each request is signed here.
     fn sign(
         &self,
         request: &mut reqwest::Request,

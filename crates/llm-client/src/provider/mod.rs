@@ -52,12 +52,15 @@ pub(crate) trait Provider: Sync {
             ..Credentials::default()
         })
     }
-    /// `r` carrying the key and any header the API requires.
+    /// `r` carrying the key and any header the API requires: by default
+    /// the key as a bearer token.
     fn authorize(
         &self,
         r: reqwest::RequestBuilder,
         credentials: &Credentials,
-    ) -> reqwest::RequestBuilder;
+    ) -> reqwest::RequestBuilder {
+        with_key(r, credentials, None)
+    }
     /// Signs `request`, built whole, when the API signs each request
     /// rather than carry a key.
     fn sign(

@@ -5,10 +5,9 @@
 //! "message", "type", "code"}` (older vLLM) or `{"error": "…"}` (Ollama's own).
 
 use super::{
-    add_extra, finish_of, message_of, reported_usage, with_key, BatchListing, BatchResults,
-    BatchState, FileBatches, Line, Provider, Reason, Submission,
+    add_extra, finish_of, message_of, reported_usage, BatchListing, BatchResults, BatchState,
+    FileBatches, Line, Provider, Reason, Submission,
 };
-use crate::secret::Credentials;
 use crate::Answer;
 use autoeval_models::{GenerationParams, ModelSpec};
 use reqwest::header::HeaderMap;
@@ -26,14 +25,6 @@ const CHAT_BATCHES: FileBatchApi = FileBatchApi {
 impl Provider for OpenAiCompatible {
     fn chat_path(&self, _model: &str, _params: &GenerationParams) -> String {
         "/chat/completions".into()
-    }
-
-    fn authorize(
-        &self,
-        r: reqwest::RequestBuilder,
-        credentials: &Credentials,
-    ) -> reqwest::RequestBuilder {
-        with_key(r, credentials, None)
     }
 
     fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {

@@ -4,8 +4,7 @@
 //! Batch API as its chat completions have them.
 
 use super::openai::{chat_reason, FileBatchApi};
-use super::{add_extra, finish_of, with_key, Provider, Reason};
-use crate::secret::Credentials;
+use super::{add_extra, finish_of, Provider, Reason};
 use crate::Answer;
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
 use reqwest::header::HeaderMap;
@@ -23,14 +22,6 @@ const BATCHES: FileBatchApi = FileBatchApi {
 impl Provider for Responses {
     fn chat_path(&self, _model: &str, _params: &GenerationParams) -> String {
         "/responses".into()
-    }
-
-    fn authorize(
-        &self,
-        r: reqwest::RequestBuilder,
-        credentials: &Credentials,
-    ) -> reqwest::RequestBuilder {
-        with_key(r, credentials, None)
     }
 
     fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {

@@ -201,17 +201,7 @@ async fn list(
         .get("pageToken")
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
-    let ids: Vec<String> = {
-        let store = s.batch_store();
-        let mut made: Vec<(u64, &String)> = store
-            .batches
-            .iter()
-            .filter(|(_, b)| b.wire.name() == GenerateContent.name())
-            .map(|(id, b)| (b.order, id))
-            .collect();
-        made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
-        made.into_iter().map(|(_, id)| id.clone()).collect()
-    };
+    let ids = s.batch_ids_newest_first(|b| b.wire.name() == GenerateContent.name());
     let operations: Vec<Value> = ids
         .iter()
         .skip(start)

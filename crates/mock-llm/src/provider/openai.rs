@@ -336,24 +336,12 @@ async fn list(
         .and_then(|l| l.parse::<usize>().ok())
         .unwrap_or(20)
         .clamp(1, 100);
-    let ids: Vec<String> = {
-        let store = s.batch_store();
-        let mut made: Vec<(u64, &String)> = store
-            .batches
-            .iter()
-            .filter(|(_, b)| b.origin.input_file_id.is_some())
-            .map(|(id, b)| (b.order, id))
-            .collect();
-        made.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
-        let start = page
-            .get("after")
-            .and_then(|after| made.iter().position(|(_, id)| *id == after))
-            .map_or(0, |i| i + 1);
-        made.into_iter()
-            .skip(start)
-            .map(|(_, id)| id.clone())
-            .collect()
-    };
+    let made = s.batch_ids_newest_first(|b| b.origin.input_file_id.is_some());
+    let start = page
+        .get("after")
+        .and_then(|after| made.iter().position(|id| id == after))
+        .map_or(0, |i| i + 1);
+    let ids: Vec<String> = made.into_iter().skip(start).collect();
     let has_more = ids.len() > limit;
     let data: Vec<Value> = ids
         .iter()

@@ -11,6 +11,12 @@ pub(super) const BATCH_LIMITS: BatchLimits = BatchLimits {
     bytes: 190_000_000,
 };
 
+/// The variable holding an OpenAI key, for either of its APIs.
+pub(super) const KEY_VARIABLE: &str = "OPENAI_API_KEY";
+
+/// OpenAI's address, and the variable that moves it, for either of its APIs.
+pub(super) const BASE_URL: (&str, &str) = ("https://api.openai.com/v1", "OPENAI_BASE_URL");
+
 /// OpenAI's API.
 pub(super) struct OpenAi;
 
@@ -32,7 +38,7 @@ impl Provider for OpenAi {
     }
 
     fn key_variable(&self) -> Option<&'static str> {
-        Some("OPENAI_API_KEY")
+        Some(KEY_VARIABLE)
     }
 
     fn requires_key(&self) -> bool {
@@ -40,11 +46,11 @@ impl Provider for OpenAi {
     }
 
     fn default_base_url(&self) -> Option<&'static str> {
-        Some("https://api.openai.com/v1")
+        Some(BASE_URL.0)
     }
 
     fn base_url_variable(&self) -> Option<&'static str> {
-        Some("OPENAI_BASE_URL")
+        Some(BASE_URL.1)
     }
 
     fn batch_limits(&self) -> Option<BatchLimits> {

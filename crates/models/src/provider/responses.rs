@@ -2,6 +2,7 @@
 //! `reasoning.effort`, an answer's `output` items; the same key and Batch
 //! API as its chat completions.
 
+use super::openai::{BASE_URL, KEY_VARIABLE};
 use super::{model_at, Api, BatchLimits, Named, Provider};
 use crate::Finish;
 
@@ -26,7 +27,7 @@ impl Provider for Responses {
     }
 
     fn key_variable(&self) -> Option<&'static str> {
-        Some("OPENAI_API_KEY")
+        Some(KEY_VARIABLE)
     }
 
     fn requires_key(&self) -> bool {
@@ -34,11 +35,11 @@ impl Provider for Responses {
     }
 
     fn default_base_url(&self) -> Option<&'static str> {
-        Some("https://api.openai.com/v1")
+        Some(BASE_URL.0)
     }
 
     fn base_url_variable(&self) -> Option<&'static str> {
-        Some("OPENAI_BASE_URL")
+        Some(BASE_URL.1)
     }
 
     fn batch_limits(&self) -> Option<BatchLimits> {
