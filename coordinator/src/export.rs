@@ -9,7 +9,8 @@ mod inspect;
 use anyhow::{Context, Result};
 use autoeval_generate::{reference, DatasetConfig, DatasetKind, Item, Metrics};
 use autoeval_proto::{ResultRecord, Verdict};
-use autoeval_run_dir::{model_file_name, RunDir};
+use autoeval_run_dir::RunDir;
+use autoeval_run_settings::recorded_model_file_name;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -111,7 +112,11 @@ fn reference_files(
         let dir = out.join(dataset);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(format!("{}-{}.json", model_file_name(model), prompt));
+        let path = dir.join(format!(
+            "{}-{}.json",
+            recorded_model_file_name(model),
+            prompt
+        ));
         std::fs::write(&path, serde_json::to_string_pretty(&file)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         println!("{}: {} items", path.display(), rs.len());

@@ -13,7 +13,7 @@ use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeF
 use autoeval_judge::Judging;
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::{GenerationParams, ModelSettings, ModelSpec};
+use autoeval_models::{GenerationParams, Model, ModelSettings, ModelSpec};
 use autoeval_prompts::{PromptSet, Templates};
 use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
@@ -39,7 +39,7 @@ pub struct Args {
     dir: PathBuf,
     /// The judge model (same specs as `run --model`).
     #[arg(long)]
-    judge: String,
+    judge: Model,
     /// Ask for reasoning first (cot) or a bare answer (yesno).
     #[arg(long, value_enum, default_value = "cot")]
     prompt: StyleArg,
@@ -162,7 +162,7 @@ impl Source {
     fn of(args: &Args, run: Option<&Resolved>, records: &[ResultRecord]) -> Result<Source> {
         let model = match (&args.source_model, run) {
             (Some(m), _) => m.clone(),
-            (None, Some(s)) if !s.plan.models.is_empty() => s.plan.models[0].clone(),
+            (None, Some(s)) if !s.plan.models.is_empty() => s.plan.models[0].to_string(),
             _ => records
                 .first()
                 .map(|r| r.model.clone())
@@ -258,7 +258,7 @@ pub fn run(args: Args) -> Result<()> {
     let source = Source::of(&args, run_settings.as_ref(), &records)?;
     let pairs: Vec<JudgeRecord> = records
         .iter()
-        .filter_map(|r| source.pair(r, &args.judge, style))
+        .filter_map(|r| source.pair(r, args.judge.as_str(), style))
         .collect();
     let todo: Vec<JudgeRecord> = pairs
         .iter()
@@ -418,7 +418,7 @@ fn here(
     if let Some(h) = backend.halt() {
         anyhow::bail!(
             "{}. The judgements made are kept: run the same command again once this is fixed",
-            h.line(&args.judge)
+            h.line(args.judge.as_str())
         );
     }
     Ok(())
@@ -429,16 +429,16 @@ fn here(
 /// models (the public implementation asked its judge as it asked for
 /// translations); otherwise the spec's, with the tool's defaults.
 fn judge_settings(
-    judge: &str,
+    judge: &Model,
     run: Option<&Resolved>,
 ) -> Result<(ModelSpec, ModelSettings, PromptSet)> {
     match run {
         Some(run) if run.protocol.is_some() => {
-            let (spec, settings) = run.model_settings(judge)?;
+            let (spec, settings) = run.model_settings(judge);
             // How many calls at once is this command's (--concurrency)
             // unless the spec or the model's table says, not the run's.
-            let (_, own) = ModelSpec::parse_with_settings(judge)?;
-            let table = run.model.get(judge).and_then(|t| t.concurrency);
+            let own = judge.own_settings();
+            let table = run.model.get(judge.as_str()).and_then(|t| t.concurrency);
             let settings = ModelSettings {
                 concurrency: own.concurrency.or(table),
                 ..settings
@@ -446,7 +446,7 @@ fn judge_settings(
             Ok((spec, settings, run.plan.prompt_set))
         }
         _ => {
-            let (spec, settings) = ModelSpec::parse_with_settings(judge)?;
+            let (spec, settings) = (judge.spec().clone(), judge.own_settings().clone());
             let set = run.map_or(PromptSet::Paper, |r| r.plan.prompt_set);
             Ok((spec, settings, set))
         }

@@ -17,7 +17,7 @@ pub struct Args {
     host: String,
     /// `reference`, `reference-noisy:RATE` or `reference-chatty:RATE`.
     #[arg(long, default_value = "reference")]
-    model: String,
+    model: ModelSpec,
     /// Delay before every answer, in milliseconds.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
@@ -88,7 +88,7 @@ pub struct Args {
 
 /// Runs `autoeval mock-llm` until interrupted.
 pub fn run(args: Args) -> Result<()> {
-    let spec = args.model.parse::<ModelSpec>()?;
+    let spec = &args.model;
     let (noise, chatty) = match spec.builtin() {
         Some(Builtin::Exact) => (None, None),
         Some(Builtin::Noisy(rate)) => (Some(rate), None),

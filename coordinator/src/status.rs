@@ -202,7 +202,7 @@ async fn say_work(store: &RunStore, settings: &Resolved) -> Result<()> {
         }
     }
     for (model, (limit, processes)) in store.concurrency().await? {
-        if settings.plan.models.contains(&model) {
+        if settings.plan.models.iter().any(|m| *m == model) {
             out!(
                 "  concurrency: {model} sends up to {limit} requests at once over {processes} worker{}",
                 if processes == 1 { "" } else { "s" }
@@ -286,7 +286,12 @@ async fn say_queues(broker: &Broker, settings: &Resolved) -> Result<()> {
         .plan
         .models
         .iter()
-        .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
+        .map(|m| {
+            (
+                translate_queue(m.as_str()),
+                format!("autoeval-worker --model '{m}'"),
+            )
+        })
         .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())])
         .collect();
     let width = queues.iter().map(|(q, _)| q.len()).max().unwrap_or(0);

@@ -14,7 +14,7 @@ use std::process::Command;
 
 fn plan_using(model: &str) -> String {
     let settings = RunConfig {
-        models: Some(vec![model.to_string()]),
+        models: Some(vec![model.parse().unwrap()]),
         ..RunConfig::default()
     }
     .resolve_with(None)

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// Model spec this worker serves, exactly as the run names it (repeat for several).
     #[arg(long = "model", required = true)]
-    models: Vec<String>,
+    models: Vec<autoeval_models::Model>,
     /// Tasks in flight at once per model; the broker's prefetch holds about
     /// twice as many, in bundles, so that no slot waits on a slow bundle.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]

@@ -56,10 +56,12 @@ pub async fn run(args: Args) -> Result<()> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos())
     );
+    // The names the broker's queues and Redis's keys carry: the specs as written.
+    let names: Vec<String> = args.models.iter().map(|m| m.to_string()).collect();
     let custody = Arc::new(RedisCustody::new(
         redis.clone(),
         owner,
-        args.models.clone(),
+        names.clone(),
         args.batch_capacity as usize,
         Duration::from_secs(args.custody_lease_s),
     ));
@@ -70,7 +72,7 @@ pub async fn run(args: Args) -> Result<()> {
     let turns = in_hand.div_ceil(slots) as u32;
     let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
-    autoeval_redis_store::spawn_serving_reporter(redis.clone(), args.models.clone());
+    autoeval_redis_store::spawn_serving_reporter(redis.clone(), names.clone());
     let timeout = Duration::from_secs(args.consumer_timeout_s);
     let models = args.models.clone();
     let loops = Loops {
@@ -88,7 +90,7 @@ pub async fn run(args: Args) -> Result<()> {
         slots,
     };
     let shutdown = shutdown_signal();
-    let (models, health, loops, stop) = (&args.models, &health, &loops, &shutdown);
+    let (models, health, loops, stop) = (&names, &health, &loops, &shutdown);
     let served = |broker: Arc<Broker>| async move {
         let mut running = JoinSet::new();
         for model in models {

@@ -100,7 +100,10 @@ pub fn write_with(
     // An imported run has no settings to show.
     let (settings, models) = if dir.config().exists() {
         let s = dir.settings()?;
-        (s.describe()?, s.plan.models)
+        (
+            s.describe()?,
+            s.plan.models.iter().map(|m| m.to_string()).collect(),
+        )
     } else {
         (Vec::new(), Vec::new())
     };

@@ -14,7 +14,7 @@ use autoeval_metrics::summary::{Summarizer, Summary};
 use autoeval_proto::{DatasetKind, ResultRecord};
 use autoeval_run_dir::stage_settings;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::{model_file_name, Resolved};
+use autoeval_run_settings::{recorded_model_file_name, Resolved};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::hash::{Hash, Hasher};
@@ -73,7 +73,7 @@ pub fn write_logs(dir: &RunDir, out: &Path) -> Result<usize> {
     };
     for places in index.places.chunk_by(|a, b| a.log == b.log) {
         let key = &index.logs[places[0].log as usize];
-        let path = out.join(key.file_name(&model_file_name(&key.model)));
+        let path = out.join(key.file_name(&recorded_model_file_name(&key.model)));
         let file =
             File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
         let mut writer = LogWriter::new(BufWriter::new(file), key.clone());

@@ -5,7 +5,7 @@
 //! answers, so the built-in reference model's answers stand in for their
 //! length; tokens are estimated at one per four bytes of UTF-8.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use autoeval_generate::Item;
 use autoeval_models::Usage;
 use autoeval_pipeline::initial_tasks;
@@ -78,7 +78,13 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let (mut total, mut total_batch, mut total_planned) = (0.0, 0.0, 0.0);
     let mut unknown = Vec::new();
     for (model, e) in &per_model {
-        let (spec, model_settings) = settings.model_settings(model)?;
+        let of_plan = settings
+            .plan
+            .models
+            .iter()
+            .find(|m| m.as_str() == model)
+            .context("a task names a model of the plan")?;
+        let (spec, model_settings) = settings.model_settings(of_plan);
         let batched = model_settings.batching().is_some();
         let (cost, batch_cost) = if spec.is_builtin() {
             (Some(0.0), Some(0.0))

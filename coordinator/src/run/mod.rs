@@ -226,8 +226,7 @@ fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
         .plan
         .models
         .iter()
-        .filter_map(|m| autoeval_models::ModelSpec::parse_with_settings(m).ok())
-        .map(|(spec, _)| spec)
+        .map(|m| m.spec().clone())
         .collect();
     let unmatched = autoeval_models::PriceTable::unmatched(&text, &specs);
     if !unmatched.is_empty() {

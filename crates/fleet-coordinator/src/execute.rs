@@ -225,7 +225,7 @@ async fn publish_run(
         .plan
         .models
         .iter()
-        .map(|m| (m.clone(), translate_queue(m)))
+        .map(|m| (m.to_string(), translate_queue(m.as_str())))
         .collect();
     wait_for_workers(
         (broker, store),

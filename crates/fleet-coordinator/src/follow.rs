@@ -80,14 +80,19 @@ pub fn tally(counts: &BTreeMap<String, i64>) -> (u64, u64, u64) {
 /// dead-letter queue's included, goes to the gauges.
 async fn queued(
     broker: &Broker,
-    models: &[String],
+    models: &[autoeval_models::Model],
     gauges: &RunGauges<'_>,
 ) -> Result<(u64, Vec<String>)> {
     let mut total = 0u64;
     let mut unserved = Vec::new();
     let stages = models
         .iter()
-        .map(|m| (translate_queue(m), format!("autoeval-worker --model '{m}'")))
+        .map(|m| {
+            (
+                translate_queue(m.as_str()),
+                format!("autoeval-worker --model '{m}'"),
+            )
+        })
         .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())]);
     for (q, serve) in stages {
         match broker.depth(&q).await? {

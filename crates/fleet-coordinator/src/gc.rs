@@ -50,7 +50,7 @@ pub async fn collect(conn: &Connection, broker: &Broker, dry_run: bool) -> Resul
                 .get(meta::PLAN)
                 .map(|p| serde_json::from_str::<RunPlan>(p))
             {
-                Some(Ok(plan)) => used.extend(plan.models),
+                Some(Ok(plan)) => used.extend(plan.models.iter().map(|m| m.to_string())),
                 _ => {
                     used.insert("*".to_string());
                 }

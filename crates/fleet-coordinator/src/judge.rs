@@ -8,7 +8,7 @@ use crate::publish::{publish, wait_for_workers};
 use crate::FleetArgs;
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{Broker, Meta};
-use autoeval_models::{ModelSettings, ModelSpec, PriceTable, RetryPolicy};
+use autoeval_models::{Model, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
 use autoeval_progress::Display;
 use autoeval_proto::fleet::{judge_key, judge_queue, judged_pair};
 use autoeval_proto::wire::{encode, Header, MessageKind};
@@ -27,8 +27,8 @@ const SETTLE: Duration = Duration::from_secs(3);
 pub struct Ask<'a> {
     /// The run directory.
     pub dir: &'a RunDir,
-    /// The judge's spec as written.
-    pub judge: &'a str,
+    /// The judge.
+    pub judge: &'a Model,
     /// Its settings: the run's protocol's for this model, then the spec's.
     pub settings: ModelSettings,
     /// The prompt set whose judge prompt is asked: the run's.
@@ -57,8 +57,7 @@ fn refuse_builtin(spec: &ModelSpec) -> Result<()> {
 /// Asks the fleet the pairs of `ask.todo` and returns every judgement the
 /// run's Redis holds for this judge (failed calls included).
 pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
-    let (spec, _) = ModelSpec::parse_with_settings(ask.judge)?;
-    refuse_builtin(&spec)?;
+    refuse_builtin(ask.judge.spec())?;
     let run = run_name(ask.dir)?;
     let judge = JudgeKey {
         spec: ask.judge.to_string(),
@@ -75,7 +74,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             },
             translate: TranslateSettings {
                 max_attempts: RetryPolicy::default().max_attempts,
-                models: BTreeMap::from([(ask.judge.to_string(), ask.settings.clone())]),
+                models: BTreeMap::from([(ask.judge.clone(), ask.settings.clone())]),
                 prices: PriceTable::default(),
             },
             verify: VerifySettings::default(),
@@ -103,7 +102,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         store.forget_failed_judgements(&judge).await?;
         let broker = Broker::connect(&ask.fleet.broker.amqp, "autoeval-coordinator")
             .await?;
-        let queue = judge_queue(ask.judge);
+        let queue = judge_queue(ask.judge.as_str());
         wait_for_workers(
             (&broker, &store),
             &[(ask.judge.to_string(), queue.clone())],
@@ -123,7 +122,7 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             kind: MessageKind::Judge,
             run: run.clone(),
         };
-        let key = judge_key(ask.judge);
+        let key = judge_key(ask.judge.as_str());
         let target = judged.len() as u64 + todo.len() as u64;
         let messages = todo.iter().map(|j| {
             let meta = Meta::one(&run, judged_pair(j).to_string());

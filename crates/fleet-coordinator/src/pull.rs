@@ -79,7 +79,12 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
     drop(log);
     let mut judgements = 0;
     for (judge, fresh) in judged {
-        let path = autoeval_run_dir::judge_file(dir, &judge.spec, &judge.style);
+        // The judges a Redis names are read here, where they come in.
+        let model: autoeval_models::Model = judge
+            .spec
+            .parse()
+            .with_context(|| format!("the run's Redis names a judge {:?}", judge.spec))?;
+        let path = autoeval_run_dir::judge_file(dir, &model, &judge.style);
         let mut text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -283,7 +283,7 @@ mod tests {
         );
         let settings = RunConfig {
             datasets: Some(vec![autoeval_proto::DatasetKind::Plogic]),
-            models: Some(vec![model.clone()]),
+            models: Some(vec![model.parse().unwrap()]),
             prompts: Some(vec![autoeval_proto::Shots::ZeroShot]),
             per_bucket: Some(1),
             batches: Some(1),

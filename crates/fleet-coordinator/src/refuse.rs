@@ -10,8 +10,8 @@ use autoeval_run_settings::Resolved;
 pub fn unpriced(settings: &Resolved) -> Result<()> {
     let prices = stage_settings(settings)?.translate.prices;
     for model in &settings.plan.models {
-        let (spec, _) = autoeval_models::ModelSpec::parse_with_settings(model)?;
-        if !spec.is_builtin() && prices.price_of(&spec).is_none() {
+        let spec = model.spec();
+        if !spec.is_builtin() && prices.price_of(spec).is_none() {
             bail!(
                 "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
                 spec.model(),

@@ -5,6 +5,7 @@
 use autoeval_engine::{Judges, SetupError, Stages};
 use autoeval_judge::Judging;
 use autoeval_llm_client::ResponseCache;
+use autoeval_models::Model;
 use autoeval_proto::JudgeKey;
 use autoeval_translate::{Local, StageBackends, StageSettings, Translator};
 use std::collections::HashMap;
@@ -40,7 +41,7 @@ pub trait Registry: Send + Sync + 'static {
 pub struct RunTranslators<R> {
     registry: Arc<R>,
     local: Local,
-    models: Vec<String>,
+    models: Vec<Model>,
     /// The time a task may be in hand (its turn at the slots and those of
     /// the tasks ahead of it) before the broker delivers it again.
     limit: Option<(u32, Duration)>,
@@ -55,7 +56,7 @@ impl<R: Registry> RunTranslators<R> {
     pub fn new(
         registry: Arc<R>,
         local: Local,
-        models: Vec<String>,
+        models: Vec<Model>,
         limit: Option<(u32, Duration)>,
     ) -> Self {
         RunTranslators {
@@ -69,7 +70,7 @@ impl<R: Registry> RunTranslators<R> {
 
     async fn build(&self, run: &str) -> Result<Arc<Translator>, SetupError> {
         let settings = self.registry.stage_settings(run).await?;
-        let models: Vec<String> = self
+        let models: Vec<Model> = self
             .models
             .iter()
             .filter(|m| settings.translate.models.contains_key(*m))
@@ -83,7 +84,7 @@ impl<R: Registry> RunTranslators<R> {
             let share = timeout.mul_f64(0.9) / turns.max(1);
             let longest = models
                 .iter()
-                .map(|m| settings.task_budget(m))
+                .map(|m| settings.task_budget(m.as_str()))
                 .max()
                 .unwrap_or_default();
             (longest > share).then(|| {
@@ -156,15 +157,15 @@ impl<R: Registry> Stages<Translator> for RunTranslators<R> {
 pub struct RunJudges<R> {
     registry: Arc<R>,
     local: Local,
-    /// The judge specs this process was given; a question naming another is refused.
-    given: Vec<String>,
+    /// The judges this process was given; a question naming another is refused.
+    given: Vec<Model>,
     built: Mutex<HashMap<(String, JudgeKey), Arc<Judging>>>,
 }
 
 impl<R: Registry> RunJudges<R> {
     /// Judges built with `local`'s backends, asking with the prompts of
     /// each run's settings, for the judge specs `given` and no other.
-    pub fn new(registry: Arc<R>, local: Local, given: Vec<String>) -> Self {
+    pub fn new(registry: Arc<R>, local: Local, given: Vec<Model>) -> Self {
         RunJudges {
             registry,
             local,
@@ -180,16 +181,17 @@ impl<R: Registry> Judges for RunJudges<R> {
     async fn judge(&self, run: &str, judge: &JudgeKey) -> Result<Arc<Judging>, SetupError> {
         // A message must not choose where a key goes: only a judge this
         // process was given is ever asked.
-        if !self.given.contains(&judge.spec) {
+        let Some(model) = self.given.iter().find(|g| **g == judge.spec) else {
+            let given: Vec<&str> = self.given.iter().map(Model::as_str).collect();
             return Err(SetupError {
                 message: format!(
                     "this worker was not given judge {} (it serves {}); the question is not sent",
                     judge.spec,
-                    self.given.join(", ")
+                    given.join(", ")
                 ),
                 transient: false,
             });
-        }
+        };
         let id = (run.to_string(), judge.clone());
         // Held while the judge is built, so that one backend serves it.
         let mut judges = self.built.lock().await;
@@ -197,15 +199,14 @@ impl<R: Registry> Judges for RunJudges<R> {
             return Ok(j.clone());
         }
         let settings = self.registry.judge_settings(run, judge).await?;
-        let spec = judge.spec.as_str();
-        within_bounds(run, &settings, &[spec.to_string()])?;
+        within_bounds(run, &settings, std::slice::from_ref(model))?;
         let local = Local {
             cache: Some(self.registry.cache(run)),
             journal: Some(self.registry.journal(run)),
             batch_spend: Some(self.registry.batch_spend(run)),
             ..self.local.clone()
         };
-        let backend = settings.backend(spec, &local).map_err(|e| SetupError {
+        let backend = settings.backend(model, &local).map_err(|e| SetupError {
             message: format!("run {run:?}, judge {judge}: {e}"),
             transient: false,
         })?;
@@ -227,7 +228,7 @@ impl<R: Registry> Judges for RunJudges<R> {
 /// Refuses a run whose registered settings for `models` go past what a
 /// worker takes from a run: a message or a stored setting must not choose
 /// which model is asked or where its reply goes.
-fn within_bounds(run: &str, settings: &StageSettings, models: &[String]) -> Result<(), SetupError> {
+fn within_bounds(run: &str, settings: &StageSettings, models: &[Model]) -> Result<(), SetupError> {
     for m in models {
         if let Some(why) = settings
             .translate

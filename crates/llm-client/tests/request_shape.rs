@@ -65,7 +65,8 @@ fn sample() -> Sample {
 /// A backend for `model` at `base`, its settings written as a spec's `?…` tail.
 fn backend(model: &str, base: &str, tail: &str) -> Backend {
     let written = format!("openai-compatible:{model}@{base}{tail}");
-    let (spec, settings) = ModelSpec::parse_with_settings(&written).unwrap();
+    let model: autoeval_models::Model = written.parse().unwrap();
+    let (spec, settings) = (model.spec().clone(), model.own_settings());
     let options = BackendOptions {
         params: settings.params(&GenerationParams::default()),
         retry: RetryPolicy {

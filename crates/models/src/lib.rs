@@ -9,6 +9,7 @@ mod finish;
 mod gate;
 mod interfaces;
 mod max_tokens;
+mod model;
 mod prices;
 pub mod provider;
 mod settings;
@@ -27,6 +28,7 @@ pub use interfaces::{
 };
 
 pub use max_tokens::{MaxTokens, NO_CAP};
+pub use model::Model;
 pub use prices::{Price, PriceTable};
 pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
 pub use spec::{ModelSpec, SpecError};

@@ -273,11 +273,9 @@ const FLEET_SYSTEM_BYTES: usize = 64 * 1024;
 impl ModelSettings {
     /// Why these settings, as a fleet run registered them, go past what a
     /// worker takes from a run (see [`FLEET_EXTRA_FIELDS`]); `None` when they
-    /// do not. A field the worker's own spec (`spec`, as written) sets is its own.
-    pub fn past_fleet_bounds(&self, spec: &str) -> Option<String> {
-        let own = crate::ModelSpec::parse_with_settings(spec)
-            .map(|(_, own)| own.extra)
-            .unwrap_or_default();
+    /// do not. A field the worker's own spec (`model`'s `?…` tail) sets is its own.
+    pub fn past_fleet_bounds(&self, model: &crate::Model) -> Option<String> {
+        let own = &model.own_settings().extra;
         for (key, value) in &self.extra {
             if own.get(key) == Some(value) {
                 continue;
@@ -385,28 +383,31 @@ mod tests {
     fn a_fleet_run_may_set_sampling_fields_but_not_which_model_or_how_many() {
         let mut s = ModelSettings::default();
         s.extra.insert("top_p".into(), Value::from(0.9));
-        assert_eq!(s.past_fleet_bounds("reference"), None);
+        let reference: crate::Model = "reference".parse().unwrap();
+        assert_eq!(s.past_fleet_bounds(&reference), None);
         for key in ["model", "n", "stream", "messages"] {
             let mut bad = s.clone();
             bad.extra.insert(key.into(), Value::from(1));
-            let why = bad.past_fleet_bounds("reference").expect("refused");
+            let why = bad.past_fleet_bounds(&reference).expect("refused");
             assert!(why.contains(key), "{why}");
         }
         let mut long = s.clone();
         long.extra
             .insert("stop".into(), Value::from("x".repeat(5000)));
-        assert!(long.past_fleet_bounds("reference").is_some());
+        assert!(long.past_fleet_bounds(&reference).is_some());
         let hot = ModelSettings {
             temperature: Some(9.0),
             ..ModelSettings::default()
         };
         assert!(hot
-            .past_fleet_bounds("reference")
+            .past_fleet_bounds(&reference)
             .is_some_and(|w| w.contains("temperature")));
         // A field the worker's own spec sets is the worker's, not the run's.
         let mut own = ModelSettings::default();
         own.extra.insert("n".into(), Value::from(2));
-        let spec = "openai-compatible:m@http://127.0.0.1:1/v1?n=2";
-        assert_eq!(own.past_fleet_bounds(spec), None);
+        let spec: crate::Model = "openai-compatible:m@http://127.0.0.1:1/v1?n=2"
+            .parse()
+            .unwrap();
+        assert_eq!(own.past_fleet_bounds(&spec), None);
     }
 }

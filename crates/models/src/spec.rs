@@ -29,7 +29,7 @@ pub struct SpecError {
 impl ModelSpec {
     /// A spec as written, with its optional `?key=value&…` tail of settings
     /// (`NAME:MODEL?reasoning=true`, `NAME:MODEL@URL?top_p=0.9`).
-    pub fn parse_with_settings(s: &str) -> Result<(ModelSpec, ModelSettings), SpecError> {
+    pub(crate) fn parse_with_settings(s: &str) -> Result<(ModelSpec, ModelSettings), SpecError> {
         match s.split_once('?') {
             Some((spec, query)) => Ok((spec.parse()?, ModelSettings::from_query(s, query)?)),
             None => Ok((s.parse()?, ModelSettings::default())),
@@ -97,7 +97,7 @@ impl std::fmt::Debug for ModelSpec {
 
 impl std::str::FromStr for ModelSpec {
     type Err = SpecError;
-    /// The spec without settings; a `?…` tail is ignored here (see [`ModelSpec::parse_with_settings`]).
+    /// The spec without settings; a `?…` tail is ignored here (a `Model` reads both).
     fn from_str(written: &str) -> Result<ModelSpec, SpecError> {
         let s = written.split_once('?').map_or(written, |(spec, _)| spec);
         let bad = |why: String| SpecError {

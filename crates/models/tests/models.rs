@@ -15,11 +15,11 @@ fn specs_parse_print_and_explain_mistakes() {
         let spec: ModelSpec = text.parse().unwrap();
         assert_eq!(spec.to_string(), text);
     }
-    let (spec, settings) =
-        ModelSpec::parse_with_settings("openai-compatible:llama3:8b@home@http://h:1/v1?top_p=0.5")
-            .unwrap();
-    assert_eq!(spec.model(), "llama3:8b@home");
-    assert_eq!(settings.extra["top_p"], serde_json::json!(0.5));
+    let model: autoeval_models::Model = "openai-compatible:llama3:8b@home@http://h:1/v1?top_p=0.5"
+        .parse()
+        .unwrap();
+    assert_eq!(model.spec().model(), "llama3:8b@home");
+    assert_eq!(model.own_settings().extra["top_p"], serde_json::json!(0.5));
     let s: ModelSpec = "openai-compatible:m@http://h:1/v1/".parse().unwrap();
     assert_eq!(s.model(), "m");
     assert_eq!(s.base_url(), Some("http://h:1/v1"));

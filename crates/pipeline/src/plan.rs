@@ -15,8 +15,8 @@ use thiserror::Error;
 pub struct RunPlan {
     /// Dataset types.
     pub datasets: Vec<DatasetKind>,
-    /// Model specs as written.
-    pub models: Vec<String>,
+    /// Models, each named by its spec as written.
+    pub models: Vec<autoeval_models::Model>,
     /// Prompt styles.
     pub prompts: Vec<Shots>,
     /// Batches per dataset (the spread bands are across batches and repeats).
@@ -175,7 +175,7 @@ pub fn initial_tasks(plan: &RunPlan, items: &[Item]) -> Vec<TranslateTask> {
                     tasks.push(TranslateTask {
                         item: task_item.clone(),
                         alphabet: alphabet.clone(),
-                        model: model.clone(),
+                        model: model.to_string(),
                         prompt,
                         repeat,
                         round: 1,

@@ -54,7 +54,7 @@ fn load(store: &MemoryStore) -> Vec<ResultRecord> {
 fn plan(model: &str, rounds: u32) -> RunPlan {
     RunPlan {
         datasets: vec![DatasetKind::Plogic, DatasetKind::Regex],
-        models: vec![model.into()],
+        models: vec![model.parse().unwrap()],
         prompts: vec![Shots::ZeroShot],
         batches: 1,
         per_bucket: 1,

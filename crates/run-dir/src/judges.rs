@@ -56,7 +56,7 @@ impl RunDir {
 }
 
 /// Where the judgements of `judge` asked in `style` are kept in a run directory.
-pub fn judge_file(dir: &RunDir, judge: &str, style: &str) -> std::path::PathBuf {
+pub fn judge_file(dir: &RunDir, judge: &autoeval_models::Model, style: &str) -> std::path::PathBuf {
     dir.0
         .join(format!("judge-{}-{style}.jsonl", model_file_name(judge)))
 }

@@ -3,7 +3,7 @@
 use crate::Knobs;
 use crate::{Result, RunConfig, SettingsError};
 use autoeval_generate::DatasetKind;
-use autoeval_models::{MaxTokens, ModelSettings, ModelSpec};
+use autoeval_models::{MaxTokens, Model, ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
 use autoeval_prompts::{PromptSet, Shots};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,14 @@ struct NoOtherKeys {}
 /// that errs on a tenth of the items, so the first report shows its plots
 /// telling two models apart.
 pub const DEFAULT_MODELS: [&str; 2] = ["reference", "reference-noisy:0.1"];
+
+/// [`DEFAULT_MODELS`], read.
+fn default_models() -> Vec<Model> {
+    DEFAULT_MODELS
+        .iter()
+        .map(|m| m.parse().expect("the default models are valid specs"))
+        .collect()
+}
 
 /// A named protocol: defaults that reproduce a published setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,9 +165,7 @@ impl RunConfig {
         let r = Resolved {
             plan: RunPlan {
                 datasets: self.datasets.unwrap_or_else(|| DatasetKind::ALL.to_vec()),
-                models: self
-                    .models
-                    .unwrap_or_else(|| DEFAULT_MODELS.iter().map(|m| m.to_string()).collect()),
+                models: self.models.unwrap_or_else(default_models),
                 prompts: self.prompts.unwrap_or(prompts),
                 per_bucket: self.per_bucket.unwrap_or(per_bucket),
                 batches: self.batches.unwrap_or(batches),
@@ -189,11 +195,8 @@ impl RunConfig {
             model: self.model.unwrap_or_default(),
         };
         r.plan.validate()?;
-        for m in &r.plan.models {
-            ModelSpec::parse_with_settings(m)?;
-        }
         for m in r.model.keys() {
-            if !r.plan.models.contains(m) {
+            if !r.plan.models.iter().any(|p| p == m) {
                 return Err(SettingsError::Invalid(format!(
                     "the config file has settings for model {m:?}, which the run does not evaluate; \
                      the table's name must be the model spec exactly as in `models`"
@@ -233,8 +236,8 @@ impl Resolved {
 
     /// The settings of `model` (a spec as written): the run's, then its
     /// config table's, then its spec's `?…` tail.
-    pub fn model_settings(&self, model: &str) -> Result<(ModelSpec, ModelSettings)> {
-        let (spec, from_spec) = ModelSpec::parse_with_settings(model)?;
+    pub fn model_settings(&self, model: &Model) -> (ModelSpec, ModelSettings) {
+        let spec = model.spec().clone();
         let temperature = if self.paper_temperatures && spec.provider().is_local() {
             PAPER_OPEN_MODEL_TEMPERATURE
         } else {
@@ -255,8 +258,9 @@ impl Resolved {
             request_timeout_s: Some(self.request_timeout_s),
             ..ModelSettings::default()
         };
-        let table = self.model.get(model).cloned().unwrap_or_default();
-        Ok((spec, run.overridden_by(table).overridden_by(from_spec)))
+        let table = self.model.get(model.as_str()).cloned().unwrap_or_default();
+        let own = model.own_settings().clone();
+        (spec, run.overridden_by(table).overridden_by(own))
     }
 
     /// A short stable name for the run's directory when none is given:
@@ -299,7 +303,7 @@ mod tests {
             .expect("flag names are keys");
         assert_eq!(c.datasets, Some(vec![DatasetKind::Fol]));
         assert_eq!(c.prompts, Some(vec![Shots::FewShot]));
-        assert_eq!(c.models, Some(vec!["reference".to_string()]));
+        assert_eq!(c.models, Some(vec!["reference".parse().unwrap()]));
         assert_eq!(c.per_bucket, Some(2));
         // The per-model tables keep their place beside the list.
         let c = read("models = [\"reference\"]\n[model.reference]\ntemperature = 0.5\n")
@@ -309,11 +313,13 @@ mod tests {
 
     #[test]
     fn the_papers_protocol_sets_its_temperatures_and_no_low_cap() {
-        let models = vec![
-            "openai:gpt-4o".to_string(),
-            "anthropic:claude-3-5-sonnet".to_string(),
-            "openai-compatible:llama@http://127.0.0.1:8000/v1".to_string(),
-        ];
+        let models: Vec<Model> = [
+            "openai:gpt-4o",
+            "anthropic:claude-3-5-sonnet",
+            "openai-compatible:llama@http://127.0.0.1:8000/v1",
+        ]
+        .map(|m| m.parse().unwrap())
+        .to_vec();
         let paper = RunConfig {
             protocol: Some(Protocol::Paper),
             models: Some(models.clone()),
@@ -321,8 +327,8 @@ mod tests {
         }
         .resolve_with(None)
         .expect("the paper's settings");
-        let asked = |r: &Resolved, m: &str| {
-            let (_, s) = r.model_settings(m).expect("a model's settings");
+        let asked = |r: &Resolved, m: &Model| {
+            let (_, s) = r.model_settings(m);
             (s.temperature, s.max_tokens)
         };
         let cap = |n| Some(MaxTokens::Cap(n));

@@ -180,7 +180,7 @@ run_settings! {
     /// max_reply_bytes;
     /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
     #[cfg_attr(feature = "cli", arg(long = "model"))]
-    models: Vec<String>, flag "model", example r#"["reference"]"#;
+    models: Vec<autoeval_models::Model>, flag "model", example r#"["reference"]"#;
     /// Prompt style (repeat for both) [default: zero-shot and few-shot].
     #[cfg_attr(feature = "cli", arg(long = "prompt", value_parser = cli::shots()))]
     #[serde(alias = "prompt")]

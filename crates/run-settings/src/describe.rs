@@ -60,8 +60,8 @@ impl Resolved {
     }
 
     /// How `model` is asked, in words.
-    fn describe_model(&self, model: &str) -> Result<String> {
-        let (spec, settings) = self.model_settings(model)?;
+    fn describe_model(&self, model: &autoeval_models::Model) -> Result<String> {
+        let (spec, settings) = self.model_settings(model);
         if spec.is_builtin() {
             return Ok("built in".into());
         }

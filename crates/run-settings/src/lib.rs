@@ -19,7 +19,7 @@ mod stages;
 pub use config::{Protocol, Resolved, DEFAULT_MODELS};
 pub use declare::{Knobs, RunConfig, VerifySettings};
 pub use error::SettingsError;
-pub use names::model_file_name;
+pub use names::{model_file_name, recorded_model_file_name};
 pub use stages::{PromptSettings, StageSettings, TranslateSettings};
 
 use autoeval_models::PriceTable;
@@ -148,7 +148,7 @@ pub fn stage_settings_with(
 ) -> Result<StageSettings> {
     let mut models = BTreeMap::new();
     for m in &s.plan.models {
-        models.insert(m.clone(), s.model_settings(m)?.1);
+        models.insert(m.clone(), s.model_settings(m).1);
     }
     let stage = StageSettings {
         prompts: PromptSettings {

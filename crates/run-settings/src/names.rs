@@ -1,24 +1,38 @@
 //! How a model spec is named in file names.
 
-use autoeval_models::ModelSpec;
+use autoeval_models::Model;
 
 /// A model spec as part of a file name, whole: the backend and model name,
 /// the host and port of a server, and a short hash of any `?…` settings;
 /// characters other than letters, digits, `.` and `-` become `-`.
 /// `openai-compatible:llama3:8b@http://127.0.0.1:8000/v1` becomes
 /// `openai-compatible-llama3-8b-127.0.0.1-8000`.
-pub fn model_file_name(model: &str) -> String {
-    let (base, settings) = match model.split_once('?') {
+pub fn model_file_name(model: &Model) -> String {
+    let spec = model.spec();
+    let server = spec
+        .base_url()
+        .map(|url| format!("{}-{}-{}", spec.backend(), spec.model(), host_port(url)));
+    file_name(model.as_str(), server)
+}
+
+/// The file name of a model as records name it: [`model_file_name`] where
+/// the name is a model spec, the name itself where it is not (a run
+/// imported from another tool keeps that tool's model names).
+pub fn recorded_model_file_name(recorded: &str) -> String {
+    match recorded.parse::<Model>() {
+        Ok(model) => model_file_name(&model),
+        Err(_) => file_name(recorded, None),
+    }
+}
+
+/// `written` as a file name: `server` (the model on its server) in place
+/// of the spec where it has one, then a hash of any settings.
+fn file_name(written: &str, server: Option<String>) -> String {
+    let (base, settings) = match written.split_once('?') {
         Some((b, q)) => (b, Some(q)),
-        None => (model, None),
+        None => (written, None),
     };
-    let mut name = match base.parse::<ModelSpec>() {
-        Ok(spec) => match spec.base_url() {
-            Some(url) => format!("{}-{}-{}", spec.backend(), spec.model(), host_port(url)),
-            None => base.to_string(),
-        },
-        Err(_) => base.to_string(),
-    };
+    let mut name = server.unwrap_or_else(|| base.to_string());
     if let Some(q) = settings {
         use sha2::{Digest, Sha256};
         let d = Sha256::digest(q.as_bytes());

@@ -5,7 +5,7 @@
 //! and come in when the stages are built.
 
 use crate::VerifySettings;
-use autoeval_models::{ModelSettings, PriceTable};
+use autoeval_models::{Model, ModelSettings, PriceTable};
 use autoeval_prompts::{PromptSet, TemplateError, Templates};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -35,8 +35,9 @@ pub struct PromptSettings {
 pub struct TranslateSettings {
     /// Attempts per model call.
     pub max_attempts: u32,
-    /// Each model's settings, resolved, by spec as written.
-    pub models: BTreeMap<String, ModelSettings>,
+    /// Each model's settings, resolved, by model (a map written with the
+    /// specs as written for keys, each read back checked).
+    pub models: BTreeMap<Model, ModelSettings>,
     /// Prices of the run's models.
     pub prices: PriceTable,
 }

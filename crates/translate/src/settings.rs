@@ -7,7 +7,7 @@ pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, ModelSettings, ModelSpec, RetryPolicy};
+use autoeval_models::{GenerationParams, Model, ModelSettings, RetryPolicy};
 use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,15 +51,12 @@ pub enum SettingsError {
         /// Why.
         source: CallError,
     },
-    /// A spec does not parse.
-    #[error("{0}")]
-    Spec(String),
 }
 
 /// The translate stage as a run's [`StageSettings`] build it.
 pub trait StageBackends {
     /// A backend for `model` (one of the run's) with this machine's `local` parts.
-    fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError>;
+    fn backend(&self, model: &Model, local: &Local) -> Result<Backend, SettingsError>;
     /// The longest a translate task for `model` can take: two calls, each of
     /// every attempt running to its request time limit with the longest
     /// backoff between attempts. A worker keeps this below the broker's
@@ -67,7 +64,7 @@ pub trait StageBackends {
     fn task_budget(&self, model: &str) -> Duration;
 
     /// The translate stage for `models` of the run.
-    fn translator(&self, models: &[String], local: &Local) -> Result<Translator, SettingsError>;
+    fn translator(&self, models: &[Model], local: &Local) -> Result<Translator, SettingsError>;
 }
 
 /// The task budget of a run on the default settings (a 120 s request time
@@ -96,10 +93,9 @@ fn request_timeout(settings: &ModelSettings) -> Duration {
 
 impl StageBackends for StageSettings {
     /// A backend for `model` (one of the run's) with this machine's `local` parts.
-    fn backend(&self, model: &str, local: &Local) -> Result<Backend, SettingsError> {
-        let (spec, _) = ModelSpec::parse_with_settings(model)
-            .map_err(|e| SettingsError::Spec(e.to_string()))?;
-        let settings = model_settings(self, model);
+    fn backend(&self, model: &Model, local: &Local) -> Result<Backend, SettingsError> {
+        let spec = model.spec().clone();
+        let settings = model_settings(self, model.as_str());
         let options = BackendOptions {
             concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
             adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
@@ -144,10 +140,10 @@ impl StageBackends for StageSettings {
         budget_of(request_timeout(&settings), self.translate.max_attempts)
     }
 
-    fn translator(&self, models: &[String], local: &Local) -> Result<Translator, SettingsError> {
+    fn translator(&self, models: &[Model], local: &Local) -> Result<Translator, SettingsError> {
         let mut backends = BTreeMap::new();
         for m in models {
-            backends.insert(m.clone(), self.backend(m, local)?);
+            backends.insert(m.to_string(), self.backend(m, local)?);
         }
         Ok(Translator {
             backends,
@@ -173,7 +169,7 @@ mod tests {
     fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {
         let mut models = BTreeMap::new();
         models.insert(
-            "m".to_string(),
+            "openai:m".parse().unwrap(),
             ModelSettings {
                 request_timeout_s: Some(60),
                 ..ModelSettings::default()
@@ -190,7 +186,7 @@ mod tests {
         };
         let backoff = RetryPolicy::default().max_delay;
         assert_eq!(
-            s.task_budget("m"),
+            s.task_budget("openai:m"),
             Duration::from_secs(2 * 3 * 60) + 4 * backoff
         );
     }

@@ -15,6 +15,7 @@ mod map;
 mod providers;
 mod rules;
 mod sizes;
+mod specs;
 mod tokens;
 mod tree;
 
