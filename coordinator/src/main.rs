@@ -154,7 +154,18 @@ fn main() -> std::process::ExitCode {
 
 fn dispatch() -> anyhow::Result<()> {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        // A value its type refused (a model spec, a range): the type's
+        // message names the forms it takes, so it is the one line a user
+        // error gets, without clap's usage tip after it.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or_default();
+            anyhow::bail!("{}", line.strip_prefix("error: ").unwrap_or(line));
+        }
+        Err(e) => e.exit(),
+    };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Run(args) => run::run(*args, matches.subcommand_matches("run")),

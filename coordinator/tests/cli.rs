@@ -414,7 +414,10 @@ fn a_user_error_is_one_clean_line_even_with_backtraces_asked_for() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("error: invalid model \"no-such-backend:x\""),
+        err.starts_with("error: invalid value 'no-such-backend:x' for '--model")
+            && err.contains(
+                "invalid model \"no-such-backend:x\": unknown backend; expected reference"
+            ),
         "{err}"
     );
     assert!(

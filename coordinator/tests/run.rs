@@ -1869,6 +1869,12 @@ fn run_refused(dir: &Path, fixture: &str, spec: &str, after: u64) -> Outcome {
     }
 }
 
+/// Whether a refusal of `cause` is of the request's shape, which halts a
+/// backend that never worked and fails one unit of one that did.
+fn refused_shape(cause: &str) -> bool {
+    matches!(cause, "bad_request" | "context_length")
+}
+
 /// Why `o` is not what its fixture's class says a run does, if it is not.
 fn unlike_its_class(o: &Outcome) -> Option<String> {
     let stopped_at_once = o.exit == Some(1)
@@ -1884,7 +1890,7 @@ fn unlike_its_class(o: &Outcome) -> Option<String> {
         && o.last_line.contains("after 1 attempt(s)");
     // A refused shape halts a backend that never worked and fails one unit
     // of one that did (the fixtures' README).
-    let shape = matches!(o.cause.as_str(), "bad_request" | "context_length");
+    let shape = refused_shape(&o.cause);
     let holds = match (o.class.as_str(), shape, o.answered_first) {
         ("halt" | "per_unit", true, 0) => stopped_at_once,
         ("halt" | "per_unit", true, _) => each_unit_fails,
@@ -1913,8 +1919,8 @@ fn each_new_providers_documented_errors_end_a_run_as_their_class_says() {
             "bedrock:anthropic.claude-3-haiku-20240307-v1:0@{base}",
         ),
     ];
-    // Each fixture once the backend has answered two units' calls; a
-    // refused shape also from the first request.
+    // Each fixture once the backend has answered four calls; a refused
+    // shape and a filtered prompt also from the first request.
     let mut cases = Vec::new();
     for (provider, spec) in specs {
         let mut names: Vec<String> = std::fs::read_dir(provider_error(provider))
@@ -1926,10 +1932,9 @@ fn each_new_providers_documented_errors_end_a_run_as_their_class_says() {
             let fixture: Value =
                 serde_json::from_str(&std::fs::read_to_string(provider_error(&name)).unwrap())
                     .unwrap();
-            if matches!(
-                fixture["cause"].as_str(),
-                Some("bad_request" | "context_length")
-            ) {
+            // A refused shape halts a fresh backend; a filtered prompt never does.
+            let cause = fixture["cause"].as_str().unwrap();
+            if refused_shape(cause) || cause == "filtered" {
                 cases.push((name.clone(), spec, 0));
             }
             cases.push((name, spec, 4));

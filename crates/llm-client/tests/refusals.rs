@@ -54,6 +54,7 @@ fn reason_named(cause: &str) -> Reason {
         "server_error" => Reason::ServerError,
         "too_large" => Reason::TooLarge,
         "unservable" => Reason::Unservable,
+        "filtered" => Reason::Filtered,
         other => panic!("a fixture names an unknown cause {other:?}"),
     }
 }

@@ -78,7 +78,7 @@ impl Provider for Azure {
         // Its content filter refuses a prompt with 400 `content_filter`:
         // that prompt's, not the deployment's, failure.
         if body["error"]["code"] == "content_filter" {
-            return Reason::BadRequest;
+            return Reason::Filtered;
         }
         // A deployment that does not exist.
         if body["error"]["code"] == "DeploymentNotFound" {

@@ -49,6 +49,9 @@ pub enum Reason {
     /// The server cannot serve the model as it was started, whatever the
     /// request (short of memory, a feature not enabled).
     Unservable,
+    /// The provider's content filter refused this prompt: the next prompt
+    /// may well pass, so it never stops a backend.
+    Filtered,
     /// A successful status whose body is not the answer expected.
     Malformed,
     /// Any other refusal (another 4xx).
@@ -80,6 +83,7 @@ impl Reason {
             | Reason::BadRequest
             | Reason::Other
             | Reason::TooLarge
+            | Reason::Filtered
             | Reason::Malformed => Class::PerUnit,
         }
     }
@@ -105,6 +109,7 @@ impl Reason {
             Reason::BadRequest => "request refused",
             Reason::TooLarge => "request too large",
             Reason::Unservable => "server cannot serve the model",
+            Reason::Filtered => "prompt filtered",
             Reason::Malformed => "malformed reply",
             Reason::Other => "refused",
         }
@@ -142,6 +147,9 @@ impl Reason {
             Reason::Unservable => {
                 "the server cannot serve this model as it was started (memory, a flag): see its log and start it so that it can".into()
             }
+            Reason::Filtered => {
+                "the provider's content filter refused the prompt; the unit is an API failure to read, not to rerun".into()
+            }
             Reason::TooLarge | Reason::Malformed => "check the server's log".into(),
         }
     }
@@ -166,5 +174,7 @@ mod tests {
             assert_eq!(r.class(true), Class::Halt, "{r:?}");
         }
         assert_eq!(Reason::RateLimit.class(false), Class::RetryLater);
+        // A filtered prompt is that prompt's, even the first one's.
+        assert_eq!(Reason::Filtered.class(false), Class::PerUnit);
     }
 }
