@@ -636,3 +636,108 @@ fn a_url_may_come_from_a_file_named_by_its_variable() {
     assert_eq!(missing.status.code(), Some(1), "{said}");
     assert!(said.contains("cannot read AUTOEVAL_REDIS_FILE"), "{said}");
 }
+
+/// The subcommands a help text lists under `Commands:` (`help` left out).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// The help of `autoeval SUB` and of its own subcommands, whole.
+fn help_of(sub: &str) -> String {
+    let text = |args: &[&str]| String::from_utf8(autoeval(args).stdout).unwrap();
+    let mut help = text(&[sub, "--help"]);
+    for inner in subcommands(&help.clone()) {
+        help.push_str(&text(&[sub, &inner, "--help"]));
+    }
+    help
+}
+
+/// The flags written in `text` (`--name`, not inside a longer word).
+fn flags_in(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("--") {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
+            continue;
+        }
+        let name_len = text[i + 2..]
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(text.len() - i - 2);
+        if name_len > 0 && text[i + 2..].starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push(&text[i..i + 2 + name_len]);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_names_every_command_and_no_flag_its_help_does_not_list() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let top = String::from_utf8(autoeval(&["--help"]).stdout).unwrap();
+    let commands = subcommands(&top);
+    assert!(commands.len() >= 15, "{top}");
+    let unnamed: Vec<&String> = commands
+        .iter()
+        .filter(|c| !readme.contains(&format!("autoeval {c}")))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "commands the README never names: {unnamed:?}"
+    );
+    // Each `autoeval SUB …` the README writes, up to the end of its code
+    // span, the next command, or its line (a code block's indented lines
+    // continue it): every flag there is one SUB's help lists.
+    let helps: std::collections::HashMap<&String, String> =
+        commands.iter().map(|c| (c, help_of(c))).collect();
+    let (mut checked, mut unknown) = (0, Vec::new());
+    for (at, _) in readme.match_indices("autoeval ") {
+        let rest = &readme[at + "autoeval ".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        let Some(help) = helps.get(&name) else {
+            continue;
+        };
+        let rest = &rest[name.len()..];
+        let mut end = rest.len();
+        for stop in ["`", "autoeval ", "\n\n"] {
+            end = end.min(rest.find(stop).unwrap_or(rest.len()));
+        }
+        for (i, _) in rest.match_indices('\n') {
+            if !rest[i + 1..].starts_with(' ') {
+                end = end.min(i);
+                break;
+            }
+        }
+        for flag in flags_in(&rest[..end]) {
+            checked += 1;
+            let listed = flags_in(help).contains(&flag);
+            if !listed {
+                unknown.push(format!("autoeval {name} {flag}"));
+            }
+        }
+    }
+    println!(
+        "{} commands, {checked} flags written after them in the README",
+        commands.len()
+    );
+    assert!(
+        checked > 100,
+        "the check reads the README's commands: {checked}"
+    );
+    assert!(
+        unknown.is_empty(),
+        "flags the README gives commands whose help does not list them:\n{}",
+        unknown.join("\n")
+    );
+}
