@@ -55,13 +55,6 @@ impl std::str::FromStr for Model {
     }
 }
 
-impl TryFrom<&str> for Model {
-    type Error = SpecError;
-    fn try_from(written: &str) -> Result<Model, SpecError> {
-        written.parse()
-    }
-}
-
 impl std::fmt::Display for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -81,12 +74,6 @@ impl PartialEq for Model {
 }
 
 impl Eq for Model {}
-
-impl PartialEq<str> for Model {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
 
 impl PartialEq<String> for Model {
     fn eq(&self, other: &String) -> bool {

@@ -133,7 +133,7 @@ impl Batcher {
         let Books { journal, spend } = books;
         let Some(limits) = spec.provider().batch_limits() else {
             return Err(CallError::Setup(format!(
-                "{spec} runs in this process and has no batch API: drop batch=true for it"
+                "{spec} has no batch API this tool uses: drop batch=true for it"
             )));
         };
         let (largest, largest_bytes) = (limits.requests, limits.bytes);
