@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use autoeval_engine::local::judge_local;
 use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeFile, RunDir};
 
-use autoeval_judge::Judging;
 use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
 use autoeval_models::{GenerationParams, Model, ModelSettings, ModelSpec};
@@ -18,6 +17,7 @@ use autoeval_prompts::{PromptSet, Templates};
 use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
 use autoeval_run_settings::Resolved;
+use autoeval_translate::judge::Judging;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 
 use crate::Args;
 use anyhow::{Context, Result};
-use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker};
+use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker, InHand};
 use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages};
 use autoeval_proto::fleet::{BUNDLE_SIZE, VERIFY_QUEUE};
 use autoeval_proto::wire::MessageKind;
@@ -16,8 +16,7 @@ use autoeval_service::{
 use autoeval_solver_pool::memory;
 use autoeval_telemetry::Metrics;
 use autoeval_verify::Prover;
-use autoeval_verify_stage::bounds;
-use autoeval_verify_stage::{verify_stage, VerifyStage};
+use autoeval_verify_stage::{verify_stage, VerifyStage, CHECKS_PER_TASK};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,8 +27,8 @@ struct RunStages {
     settings: RunSettings<StageSettings>,
     prover: Arc<dyn Prover + Send + Sync>,
     built: Mutex<HashMap<String, Arc<VerifyStage>>>,
-    /// Bundles in hand, provers, and the broker's consumer timeout.
-    hold: (u16, usize, Duration),
+    /// What the verifier works through, bundles in hand, and the broker's consumer timeout.
+    hold: (InHand, u16, Duration),
 }
 
 /// The check time limit the prefetch is fitted to (a run's default).
@@ -46,9 +45,9 @@ impl Stages<VerifyStage> for RunStages {
             return Ok(s.clone());
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
-        let (prefetch, jobs, consumer_timeout) = self.hold;
+        let (in_hand, prefetch, consumer_timeout) = self.hold;
         let check = Duration::from_millis(settings.verify.timeout_ms);
-        let hold = bounds::longest_hold(prefetch, jobs, check);
+        let hold = in_hand.longest_hold(prefetch, check);
         if hold >= consumer_timeout {
             tracing::warn!(
                 run,
@@ -95,11 +94,16 @@ pub async fn run(args: Args) -> Result<()> {
     let prover = autoeval_solver_pool::SolverPool::of_program(exe, child, jobs);
     let consumer_timeout = Duration::from_secs(args.consumer_timeout_s);
     let wanted = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
-    let prefetch = bounds::fitting_prefetch(wanted, jobs, DEFAULT_CHECK, consumer_timeout);
+    let in_hand = InHand {
+        bundle: BUNDLE_SIZE,
+        steps: CHECKS_PER_TASK,
+        slots: jobs,
+    };
+    let prefetch = in_hand.fitting_prefetch(wanted, DEFAULT_CHECK, consumer_timeout);
     tracing::info!(
         prefetch,
         wanted,
-        longest_hold_s = bounds::longest_hold(prefetch, jobs, DEFAULT_CHECK).as_secs(),
+        longest_hold_s = in_hand.longest_hold(prefetch, DEFAULT_CHECK).as_secs(),
         consumer_timeout_s = args.consumer_timeout_s,
         "bundles in hand: the last check of the last waits at most longest_hold_s at the default check time limit"
     );
@@ -108,7 +112,7 @@ pub async fn run(args: Args) -> Result<()> {
         settings: RunSettings::new(redis.clone()),
         prover: Arc::new(prover),
         built: Mutex::default(),
-        hold: (prefetch, jobs, consumer_timeout),
+        hold: (in_hand, prefetch, consumer_timeout),
     });
     let holding = Holding::new(autoeval_service::process_name("autoeval-verifier"));
     holding.spawn_reporter(redis.clone());

@@ -13,6 +13,7 @@
 //! bundles could be in hand longer), or the broker closes the channel and
 //! redelivers the bundle.
 
+mod runs;
 mod serve;
 
 use anyhow::Result;

@@ -2,11 +2,13 @@
 //! queues, and run the engine's translate and judge loops over them until
 //! shut down; after a lost connection, the same again.
 
+use crate::runs::{RedisRegistry, RunJudges, RunTranslators};
 use crate::Args;
 use anyhow::Result;
-use autoeval_amqp::{prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError};
+use autoeval_amqp::{
+    prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError, InHand,
+};
 use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown};
-use autoeval_fleet_worker::{RedisRegistry, RunJudges, RunTranslators};
 use autoeval_models::{Observers, Waits};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
@@ -68,8 +70,12 @@ pub async fn run(args: Args) -> Result<()> {
     custody.hold_lease().await?;
     let slots = usize::from(args.concurrency.max(1));
     // A task waits for a slot behind the others in hand, then runs.
-    let in_hand = usize::from(prefetch_for(slots, BUNDLE_SIZE)) * BUNDLE_SIZE;
-    let turns = in_hand.div_ceil(slots) as u32;
+    let in_hand = InHand {
+        bundle: BUNDLE_SIZE,
+        steps: 1,
+        slots,
+    };
+    let turns = in_hand.turns(prefetch_for(slots, BUNDLE_SIZE));
     let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
     autoeval_redis_store::spawn_serving_reporter(redis.clone(), names.clone());

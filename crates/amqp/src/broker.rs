@@ -36,24 +36,6 @@ pub struct Broker {
     inspector: tokio::sync::Mutex<Option<Channel>>,
 }
 
-/// The prefetch (in messages) of a consumer that works on `concurrency`
-/// tasks at once from messages of `bundle` tasks each.
-///
-/// A bundle is acknowledged only when its last task is handed on, so one
-/// slow task keeps its bundle in hand while its other tasks' slots go to
-/// the next bundle. Twice the concurrency in tasks, plus one bundle, keeps
-/// every slot busy unless more than half the tasks in hand are held up by
-/// a slower one; a worker never runs more than `concurrency` at once.
-/// Unbundled (`bundle` 1), the prefetch is the concurrency itself.
-pub fn prefetch_for(concurrency: usize, bundle: usize) -> u16 {
-    let concurrency = concurrency.max(1);
-    let messages = match bundle {
-        0 | 1 => concurrency,
-        n => (2 * concurrency).div_ceil(n) + 1,
-    };
-    messages.min(usize::from(u16::MAX)) as u16
-}
-
 /// The TLS settings for `url`: the environment's CA and client certificate
 /// for `amqps://`, nothing for plaintext.
 fn tls_config(url: &str) -> Result<OwnedTLSConfig, BrokerError> {
@@ -443,19 +425,6 @@ fn is_not_found(e: &lapin::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bundled_prefetch_keeps_the_slots_busy_without_hoarding() {
-        assert_eq!(prefetch_for(32, 1), 32, "unbundled: the concurrency itself");
-        // 64 slots, bundles of 16: 9 bundles, 144 tasks in hand.
-        assert_eq!(prefetch_for(64, 16), 9);
-        assert_eq!(prefetch_for(4, 16), 2);
-        assert_eq!(prefetch_for(0, 16), 2);
-        for (c, n) in [(1, 8), (7, 8), (64, 16), (256, 16), (100, 3)] {
-            let in_hand = usize::from(prefetch_for(c, n)) * n;
-            assert!(in_hand >= 2 * c + n && in_hand < 2 * c + 2 * n, "{c} {n}");
-        }
-    }
 
     #[test]
     fn urls_lose_their_password() {

@@ -16,15 +16,17 @@ mod dead;
 mod delivery;
 mod error;
 mod headers;
+mod hold;
 mod transport;
 
 pub use bounded::OPERATION_TIMEOUT;
-pub use broker::{prefetch_for, Broker, CONFIRM_TIMEOUT};
+pub use broker::{Broker, CONFIRM_TIMEOUT};
 pub use bundle::{bundle_messages, Message};
 pub use dead::DeadLetter;
 pub use delivery::{Consumer, Task};
 pub use error::{BrokerError, PERMANENT_TRIES};
 pub use headers::Meta;
+pub use hold::{prefetch_for, InHand};
 pub use transport::{route_translate, route_verify, AmqpDelivery, AmqpInbox, AmqpOutbox};
 
 /// The URL without its password or query, for messages and logs.

@@ -3,7 +3,9 @@
 //! answer is read in both declared modes, strict (the paper's) and lenient. Everything a result line needs is recorded:
 //! the English, the raw answer, φ1 or why it does not parse, the copy check,
 //! tokens, cost, latency, attempts, and an API failure if there was one.
+//! [`judge`] asks a judge model the A4 question the same way.
 
+pub mod judge;
 mod settings;
 mod stage;
 

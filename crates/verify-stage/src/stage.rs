@@ -11,6 +11,10 @@ use autoeval_verify::{check, check_as_reference, Kind, Prover, Settings};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Checks one task may need: its strict and its lenient reading, each
+/// proved apart (a verifier's hold is reckoned in them).
+pub const CHECKS_PER_TASK: usize = 2;
+
 /// What proving a run's answers needs: the verifier, the copy policy, and
 /// the prompt set the records name.
 pub struct VerifyStage {

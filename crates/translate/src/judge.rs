@@ -1,4 +1,6 @@
-//! The A4 question asked of a judge model, and its yes or no read.
+//! A4 as a library call: ask a judge model whether φ0 ≡ φ1 and read its
+//! yes or no. `autoeval judge` and the fleet's LLM workers both ask through
+//! [`ask`], so a judgement means the same wherever it was made.
 
 use autoeval_llm_client::{Backend, CallError};
 use autoeval_models::{Sample, Stage};

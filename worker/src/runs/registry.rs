@@ -1,7 +1,7 @@
 //! What each run registered in Redis, as a [`Registry`]:
 //! its stage settings, its judges' settings, its reply cache and its halt.
 
-use crate::Registry;
+use super::Registry;
 use anyhow::Context;
 use autoeval_engine::SetupError;
 use autoeval_llm_client::ResponseCache;

@@ -50,7 +50,7 @@ fn graph() -> Graph {
     let out = Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--locked"])
         .args(["--filter-platform", &host()])
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .current_dir(tree::root())
         .output()
         .unwrap();
     assert!(
@@ -212,7 +212,7 @@ fn sources(path: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
 /// sources name another command's module, and `app/` names none.
 #[test]
 fn no_command_module_imports_another() {
-    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../coordinator/src"));
+    let src = tree::root().join("coordinator/src");
     let mut modules: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
     for entry in std::fs::read_dir(src).unwrap() {
         let path = entry.unwrap().path();

@@ -3,10 +3,10 @@
 //! backends (its slots, rate gate, keys and metrics).
 
 use autoeval_engine::{Judges, SetupError, Stages};
-use autoeval_judge::Judging;
 use autoeval_llm_client::ResponseCache;
 use autoeval_models::Model;
 use autoeval_proto::JudgeKey;
+use autoeval_translate::judge::Judging;
 use autoeval_translate::{Local, StageBackends, StageSettings, Translator};
 use std::collections::HashMap;
 use std::future::Future;
