@@ -97,7 +97,7 @@ impl Process {
 }
 
 /// The mock model server on `port`, started with `mock_args`, once it listens.
-fn mock_server(port: u16, mock_args: &[&str]) -> Process {
+pub fn mock_server(port: u16, mock_args: &[&str]) -> Process {
     let port_text = port.to_string();
     let mut args = vec!["mock-llm", "--port", &port_text];
     args.extend_from_slice(mock_args);

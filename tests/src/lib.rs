@@ -6,7 +6,6 @@
 pub mod conformance;
 pub mod deploy;
 pub mod fleet;
-pub mod oracle;
 pub mod progress;
 pub mod tls;
 

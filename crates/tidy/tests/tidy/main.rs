@@ -243,5 +243,12 @@ fn no_command_module_imports_another() {
             }
         }
     }
-    assert!(crossings.is_empty(), "{}", crossings.join("\n"));
+    assert!(
+        crossings.is_empty(),
+        "{}",
+        crossings.join(
+            "
+//! "
+        )
+    );
 }
