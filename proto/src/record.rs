@@ -258,6 +258,50 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
+    /// The record of `task`'s round as its translation `t` left it, before
+    /// any verdict (`Unknown`): the item, the unit, the English, the answer
+    /// and its strict reading, and what the calls cost. The one place a
+    /// record is made from a task.
+    pub fn of_round(task: &crate::TranslateTask, t: &crate::RoundTrip) -> ResultRecord {
+        let metrics = task.item.metrics_json();
+        ResultRecord {
+            id: task.item.id.clone(),
+            dataset: task.item.dataset.name().to_string(),
+            batch: task.item.batch,
+            complexity: task.item.complexity,
+            model: task.model.clone(),
+            prompt: task.prompt.name().to_string(),
+            round: task.round,
+            repeat: task.repeat,
+            verdict: Verdict::Unknown,
+            phi0: task.item.fs.clone(),
+            input: ResultRecord::input_beside(&task.item.fs, &task.input),
+            english: t.english.clone(),
+            raw_answer: t.raw_answer.clone(),
+            phi1: t.strict.phi1.clone(),
+            reason: None,
+            copied: t.copy_check.as_ref().is_some_and(|c| c.copied),
+            finish_reasons: t.finish_reasons.clone(),
+            counterexample: None,
+            method: None,
+            case_sensitive: false,
+            reference_verdict: None,
+            verify_ms: 0.0,
+            usage: t.usage,
+            cost: t.cost,
+            reasoning_cost: t.reasoning_cost,
+            latency_ms: t.latency_ms,
+            attempts: t.attempts,
+            cached: t.cached,
+            usage_estimated: t.usage_estimated,
+            templates: t.templates.clone(),
+            prompt_set: String::new(),
+            lenient: None,
+            closeness: None,
+            metrics,
+        }
+    }
+
     /// The work unit this round belongs to.
     pub fn round_key(&self) -> crate::RoundKey {
         self.unit().round(self.round)

@@ -5,7 +5,7 @@
 use crate::Args;
 use anyhow::{Context, Result};
 use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker, InHand};
-use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages};
+use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages, VerifyLoop};
 use autoeval_proto::fleet::{BUNDLE_SIZE, VERIFY_QUEUE};
 use autoeval_proto::wire::MessageKind;
 use autoeval_redis_store::{Holding, RedisRecords};
@@ -133,16 +133,14 @@ pub async fn run(args: Args) -> Result<()> {
             MessageKind::Translate,
             route_translate,
         ));
-        let ended = serve_verify(
-            &mut inbox,
+        let with = VerifyLoop {
             outbox,
-            stages.clone(),
-            store.clone(),
-            watch.clone(),
+            stages: stages.clone(),
+            store: store.clone(),
+            watch: watch.clone(),
             jobs,
-            Shutdown::from_watch(stop.clone()),
-        )
-        .await;
+        };
+        let ended = serve_verify(&mut inbox, with, Shutdown::from_watch(stop.clone())).await;
         tracing::debug!(?ended, "the verify loop ended");
         inbox.close().await;
     };

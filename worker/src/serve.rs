@@ -8,7 +8,7 @@ use anyhow::Result;
 use autoeval_amqp::{
     prefetch_for, route_verify, AmqpInbox, AmqpOutbox, Broker, BrokerError, InHand,
 };
-use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown};
+use autoeval_engine::{serve_judge, serve_translate, Ended, Shutdown, TranslateLoop};
 use autoeval_models::{Observers, Waits};
 use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
@@ -158,14 +158,17 @@ impl Loops {
     ) -> Ended {
         let ended = {
             let outbox = Arc::new(AmqpOutbox::new(broker, MessageKind::Verify, route_verify));
+            let with = TranslateLoop {
+                outbox,
+                stages: self.translators,
+                admission: self.admission,
+                watch: self.watch.clone(),
+                custody: self.custody,
+                slots: self.slots,
+            };
             let mut translating = pin!(serve_translate(
                 &mut tasks,
-                outbox,
-                self.translators,
-                self.admission,
-                self.watch.clone(),
-                self.custody,
-                self.slots,
+                with,
                 Shutdown::from_watch(shutdown.clone()),
             ));
             let mut judging = pin!(serve_judge(

@@ -68,10 +68,7 @@ fn build_stages(
     journal: Arc<autoeval_run_dir::BatchFile>,
 ) -> Result<(Translator, VerifyStage)> {
     let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
-    let cache: Arc<dyn ResponseCache> =
-        Arc::new(DiskCache::new(&cache_dir).with_context(|| {
-            format!("cannot create the response cache {}", cache_dir.display())
-        })?);
+    let cache: Arc<dyn ResponseCache> = Arc::new(DiskCache::new(&cache_dir)?);
     let local = Local {
         concurrency: None,
         cache: Some(cache),
@@ -293,7 +290,15 @@ pub fn on_fleet(
     budget: &autoeval_fleet_coordinator::BudgetArgs,
     mode: autoeval_fleet_coordinator::Mode,
 ) -> Result<()> {
-    autoeval_fleet_coordinator::execute(dir, settings, display, fleet, budget, mode, |done| {
+    let asked = autoeval_fleet_coordinator::FleetRun {
+        dir,
+        settings,
+        display,
+        fleet,
+        budget,
+        mode,
+    };
+    autoeval_fleet_coordinator::execute(asked, |done| {
         finish(
             dir,
             settings,

@@ -35,8 +35,8 @@ pub use stage::{
     Admission, Fixed, Judge, Judges, NoAdmission, NoWatch, OneJudge, SetupError, Stages, Start,
     Step, Translate, Verify, Watch,
 };
-pub use translate::serve_translate;
+pub use translate::{serve_translate, TranslateLoop};
 pub use transport::{
     Delivery, Inbox, Incoming, JudgementStore, Outbox, RecordStore, StoreError, TransportError,
 };
-pub use verify::serve_verify;
+pub use verify::{serve_verify, VerifyLoop};

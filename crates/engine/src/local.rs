@@ -10,7 +10,7 @@ use crate::stage::{Fixed, NoAdmission, Step, Translate, Verify, Watch};
 use crate::transport::{
     Delivery, Inbox, Incoming, Outbox, RecordStore, StoreError, TransportError,
 };
-use crate::{serve_translate, serve_verify, ShutdownHandle};
+use crate::{serve_translate, serve_verify, ShutdownHandle, TranslateLoop, VerifyLoop};
 use autoeval_proto::fleet::{bundles, BUNDLE_SIZE};
 use autoeval_proto::{ResultRecord, TranslateTask, UnitKey, VerifyTask};
 use serde::{Deserialize, Serialize};
@@ -395,26 +395,24 @@ where
         watch.clone(),
         translator.clone(),
     );
-    let translating = serve_translate(
-        &mut translate_inbox,
-        Arc::new(to_verify),
-        Arc::new(Fixed(translator)),
-        Arc::new(NoAdmission),
-        watch.clone(),
+    let translate_with = TranslateLoop {
+        outbox: Arc::new(to_verify),
+        stages: Arc::new(Fixed(translator)),
+        admission: Arc::new(NoAdmission),
+        watch: watch.clone(),
         // One machine waits for its batches in place: nothing to hand over.
-        Arc::new(crate::NoCustody),
-        concurrency.translate,
-        watch.done.subscribe(),
-    );
-    let verifying = serve_verify(
-        &mut verify_inbox,
-        Arc::new(to_translate),
-        Arc::new(Fixed(verifier)),
+        custody: Arc::new(crate::NoCustody),
+        slots: concurrency.translate,
+    };
+    let translating = serve_translate(&mut translate_inbox, translate_with, watch.done.subscribe());
+    let verify_with = VerifyLoop {
+        outbox: Arc::new(to_translate),
+        stages: Arc::new(Fixed(verifier)),
         store,
-        watch.clone(),
-        concurrency.verify,
-        watch.done.subscribe(),
-    );
+        watch: watch.clone(),
+        jobs: concurrency.verify,
+    };
+    let verifying = serve_verify(&mut verify_inbox, verify_with, watch.done.subscribe());
     let (fed, _, _) = tokio::join!(feeding, translating, verifying);
     if let Some(e) = watch.failure.lock().ok().and_then(|mut f| f.take()) {
         return Err(e);

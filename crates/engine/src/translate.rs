@@ -51,21 +51,31 @@ enum Outcome {
     Kept,
 }
 
+/// What the translate loop serves with.
+pub struct TranslateLoop<O, St, A, W, C> {
+    /// Where translated tasks go: the verifiers.
+    pub outbox: Arc<O>,
+    /// Each run's translate stage.
+    pub stages: Arc<St>,
+    /// Whether a run's tasks may be sent (its caps and halts).
+    pub admission: Arc<A>,
+    /// What the loop reports as it goes.
+    pub watch: Arc<W>,
+    /// Where tasks of batched models are kept while their batches run.
+    pub custody: Arc<C>,
+    /// Tasks run at once.
+    pub slots: usize,
+}
+
 /// Serves `inbox` until it ends or `shutdown`: at most `slots` tasks run at
 /// once; each delivery is acknowledged after its answers are sent to
 /// `outbox`. Tasks not yet begun at shutdown go back with their bundles.
 /// With `custody` enabled, tasks of batched models are kept there and
 /// carried on in the background (at most its capacity at once), and tasks
 /// whose keeper died are adopted every [`ADOPT_EVERY`].
-#[allow(clippy::too_many_arguments)]
 pub async fn serve_translate<I, O, St, S, A, W, C>(
     inbox: &mut I,
-    outbox: Arc<O>,
-    stages: Arc<St>,
-    admission: Arc<A>,
-    watch: Arc<W>,
-    custody: Arc<C>,
-    slots: usize,
+    with: TranslateLoop<O, St, A, W, C>,
     shutdown: Shutdown,
 ) -> Ended
 where
@@ -77,6 +87,14 @@ where
     W: Watch,
     C: Custody,
 {
+    let TranslateLoop {
+        outbox,
+        stages,
+        admission,
+        watch,
+        custody,
+        slots,
+    } = with;
     let cx = Arc::new(Context {
         outbox,
         stages,

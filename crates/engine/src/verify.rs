@@ -26,17 +26,26 @@ struct Context<O, St, S, R, W> {
     stage: PhantomData<fn() -> S>,
 }
 
+/// What the verify loop serves with.
+pub struct VerifyLoop<O, St, R, W> {
+    /// Where next rounds go: the translators.
+    pub outbox: Arc<O>,
+    /// Each run's verify stage.
+    pub stages: Arc<St>,
+    /// Where rounds are stored before their delivery is acknowledged.
+    pub store: Arc<R>,
+    /// What the loop reports as it goes.
+    pub watch: Arc<W>,
+    /// Checks run at once.
+    pub jobs: usize,
+}
+
 /// Serves `inbox` until it ends or `shutdown`: at most `jobs` checks at
 /// once; each delivery's rounds are stored in `store`, the next rounds sent
 /// to `outbox`, and only then is it acknowledged.
-#[allow(clippy::too_many_arguments)]
 pub async fn serve_verify<I, O, St, S, R, W>(
     inbox: &mut I,
-    outbox: Arc<O>,
-    stages: Arc<St>,
-    store: Arc<R>,
-    watch: Arc<W>,
-    jobs: usize,
+    with: VerifyLoop<O, St, R, W>,
     shutdown: Shutdown,
 ) -> Ended
 where
@@ -47,6 +56,13 @@ where
     R: RecordStore,
     W: Watch,
 {
+    let VerifyLoop {
+        outbox,
+        stages,
+        store,
+        watch,
+        jobs,
+    } = with;
     let cx = Arc::new(Context {
         outbox,
         stages,
@@ -214,24 +230,9 @@ async fn next_rounds<R: RecordStore>(
 /// (a panic): a verifier error, so that the unit is settled and the loop goes on.
 fn failed_check(task: &VerifyTask, why: &str) -> ResultRecord {
     tracing::error!(why, "the verify stage failed");
-    let t = &task.task;
     ResultRecord {
-        id: t.item.id.clone(),
-        dataset: t.item.dataset.name().to_string(),
-        batch: t.item.batch,
-        complexity: t.item.complexity,
-        model: t.model.clone(),
-        prompt: t.prompt.name().to_string(),
-        round: t.round,
-        repeat: t.repeat,
         verdict: Verdict::VerifierError,
-        phi0: t.item.fs.clone(),
-        input: ResultRecord::input_beside(&t.item.fs, &t.input),
-        english: task.translation.english.clone(),
-        raw_answer: task.translation.raw_answer.clone(),
-        phi1: task.translation.strict.phi1.clone(),
         reason: Some(format!("the verify stage failed: {why}")),
-        metrics: t.item.metrics_json(),
-        ..ResultRecord::default()
+        ..ResultRecord::of_round(&task.task, &task.translation)
     }
 }

@@ -1,7 +1,7 @@
 //! A fleet run from start to end: the directory claimed, the run
 //! registered and published, followed to its end, its records written.
 
-use crate::publish::{register, wait_for_workers};
+use crate::publish::{register, wait_for_workers, WorkerWait};
 use crate::{arrivals, follow, gauges, pending, reconcile, refuse};
 use crate::{raised_caps, unix_now, BudgetArgs, Detached, Ending, FleetArgs, Mode, Paused};
 use anyhow::{bail, Context, Result};
@@ -33,19 +33,45 @@ pub struct Finished {
     pub times: StageTimes,
 }
 
-/// Runs the plan on the fleet (or, as `mode` says, redoes its failed units
-/// or resumes it) and writes the results; once every unit has a final
+/// A fleet run as the command line asks for it.
+pub struct FleetRun<'a> {
+    /// The run's directory.
+    pub dir: &'a RunDir,
+    /// Its settings, resolved.
+    pub settings: &'a Resolved,
+    /// How progress is shown.
+    pub display: Display,
+    /// Where the fleet is.
+    pub fleet: &'a FleetArgs,
+    /// The caps given.
+    pub budget: &'a BudgetArgs,
+    /// A new run, a redo of its failures, or a resume.
+    pub mode: Mode,
+}
+
+/// A claimed run on the fleet's servers: what publishing it and setting
+/// its caps read.
+struct Session<'a> {
+    asked: &'a FleetRun<'a>,
+    broker: &'a Broker,
+    store: &'a RunStore,
+    /// The run's name in Redis.
+    run: &'a str,
+    units: usize,
+}
+
+/// Runs the plan on the fleet (or, as its mode says, redoes its failed
+/// units or resumes it) and writes the results; once every unit has a final
 /// outcome (or the rest are dead letters), `finish` writes the summary and report.
-#[allow(clippy::too_many_arguments)]
-pub fn execute(
-    dir: &RunDir,
-    settings: &Resolved,
-    display: Display,
-    fleet: &FleetArgs,
-    budget: &BudgetArgs,
-    mode: Mode,
-    finish: impl FnOnce(Finished) -> Result<()>,
-) -> Result<()> {
+pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>) -> Result<()> {
+    let FleetRun {
+        dir,
+        settings,
+        display,
+        fleet,
+        budget,
+        mode,
+    } = asked;
     let Claimed {
         run,
         items,
@@ -77,6 +103,13 @@ pub fn execute(
         arrivals.take(&store).await?;
         let broker = Broker::connect(&fleet.broker.amqp, "autoeval-coordinator")
             .await?;
+        let session = Session {
+            asked: &asked,
+            broker: &broker,
+            store: &store,
+            run: &run,
+            units,
+        };
         if mode == Mode::RedoFailed {
             forget_failures(&store, &broker, arrivals.log(), display).await?;
             // A backend that halted in a worker is built afresh for the redo,
@@ -90,7 +123,7 @@ pub fn execute(
         let lift_halt = mode == Mode::RedoFailed && store.budget().await?.halted.is_some();
         if budget.given() || mode == Mode::Resume || lift_halt {
             let go_on = mode == Mode::Resume || lift_halt;
-            parked = set_caps(&store, budget, go_on, (dir, &run, units)).await?;
+            parked = set_caps(&session, go_on).await?;
         }
         let meta = store.meta().await?;
         let publish = match mode {
@@ -100,9 +133,7 @@ pub fn execute(
             Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
         };
         if publish {
-            let how = (mode, display, parked.as_deref());
-            publish_run((&broker, &store), settings, arrivals.log(), how, (fleet, dir, &run, units))
-                .await?;
+            publish_run(&session, arrivals.log(), parked.as_deref()).await?;
         } else if display != Display::Quiet {
             eprintln!("fleet: run {run}: {units} units, published before; following");
         }
@@ -215,28 +246,37 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
 /// Publishes what the run still needs once workers serve its models: its
 /// pending units, or on resume only what was set aside (`parked`).
 async fn publish_run(
-    (broker, store): (&Broker, &RunStore),
-    settings: &Resolved,
+    session: &Session<'_>,
     log: &JsonlStore,
-    (mode, display, parked): (Mode, Display, Option<&[RoundKey]>),
-    (fleet, dir, run, units): (&FleetArgs, &RunDir, &str, usize),
+    parked: Option<&[RoundKey]>,
 ) -> Result<()> {
+    let Session {
+        asked,
+        broker,
+        store,
+        run,
+        units,
+    } = *session;
+    let FleetRun {
+        dir,
+        settings,
+        display,
+        fleet,
+        mode,
+        ..
+    } = *asked;
     let queues: Vec<(String, String)> = settings
         .plan
         .models
         .iter()
         .map(|m| (m.to_string(), translate_queue(m.as_str())))
         .collect();
-    wait_for_workers(
-        (broker, store),
-        &queues,
-        (
-            fleet.worker_wait_s,
-            &format!("`autoeval rerun {} --failed --fleet`", dir.0.display()),
-        ),
+    let wait = WorkerWait {
+        wait_s: fleet.worker_wait_s,
+        then: &format!("`autoeval rerun {} --failed --fleet`", dir.0.display()),
         display,
-    )
-    .await?;
+    };
+    wait_for_workers(broker, store, &queues, &wait).await?;
     let only = pending::Only {
         rounds: match (mode, parked) {
             (Mode::Resume, Some(parked)) => Some(parked.iter().cloned().collect()),
@@ -264,12 +304,15 @@ async fn publish_run(
 /// Sets the run's caps (and lets a paused run go on, with `go_on`); the
 /// tasks set aside while it was paused. Caps already spent, or a pause
 /// not lifted, are refused with the caps that would let it go on.
-async fn set_caps(
-    store: &RunStore,
-    budget: &BudgetArgs,
-    go_on: bool,
-    (dir, run, units): (&RunDir, &str, usize),
-) -> Result<Option<Vec<RoundKey>>> {
+async fn set_caps(session: &Session<'_>, go_on: bool) -> Result<Option<Vec<RoundKey>>> {
+    let Session {
+        asked,
+        store,
+        run,
+        units,
+        ..
+    } = *session;
+    let (dir, budget) = (asked.dir, asked.budget);
     match store.set_caps(budget.usd(), budget.tokens(), go_on).await? {
         CapsSet::Spent => {
             let b = store.budget().await?;

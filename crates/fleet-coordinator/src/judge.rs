@@ -4,7 +4,7 @@
 //! record each judgement once in Redis, and the judgements are written to
 //! the same `judge-<model>-<style>.jsonl` as a one-machine judge run.
 
-use crate::publish::{publish, wait_for_workers};
+use crate::publish::{publish, wait_for_workers, WorkerWait};
 use crate::FleetArgs;
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::{Broker, Meta};
@@ -103,13 +103,13 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
         let broker = Broker::connect(&ask.fleet.broker.amqp, "autoeval-coordinator")
             .await?;
         let queue = judge_queue(ask.judge.as_str());
-        wait_for_workers(
-            (&broker, &store),
-            &[(ask.judge.to_string(), queue.clone())],
-            (ask.fleet.worker_wait_s, "run this command again"),
-            ask.display,
-        )
-        .await?;
+        let wait = WorkerWait {
+            wait_s: ask.fleet.worker_wait_s,
+            then: "run this command again",
+            display: ask.display,
+        };
+        wait_for_workers(&broker, &store, &[(ask.judge.to_string(), queue.clone())], &wait)
+            .await?;
         if ask.display != Display::Quiet {
             eprintln!(
                 "judge: {} pairs judged on the fleet before, {} to ask {}",

@@ -18,7 +18,7 @@ mod refuse;
 pub use refuse::unpriced as refuse_unpriced;
 
 pub use ending::{raised_caps, Detached, Paused, EXIT_DETACHED, EXIT_PAUSED};
-pub use execute::{execute, Finished};
+pub use execute::{execute, Finished, FleetRun};
 pub use pull::{pull, stored_records, ReadArgs};
 
 use anyhow::Result;

@@ -45,13 +45,28 @@ pub(crate) async fn register(
     Ok(store.start_arrivals().await?)
 }
 
-/// Waits until each `(model, queue)` has a consumer, for at most `wait_s` seconds.
+/// How long a publish waits for workers, and what it advises when none came.
+pub(crate) struct WorkerWait<'a> {
+    /// The longest wait, in seconds.
+    pub wait_s: u64,
+    /// What to do once a worker serves the model (a command to run).
+    pub then: &'a str,
+    /// How progress is shown.
+    pub display: Display,
+}
+
+/// Waits until each `(model, queue)` has a consumer, for at most `wait.wait_s` seconds.
 pub(crate) async fn wait_for_workers(
-    (broker, store): (&Broker, &RunStore),
+    broker: &Broker,
+    store: &RunStore,
     queues: &[(String, String)],
-    (wait_s, then): (u64, &str),
-    display: Display,
+    wait: &WorkerWait<'_>,
 ) -> Result<()> {
+    let WorkerWait {
+        wait_s,
+        then,
+        display,
+    } = *wait;
     let deadline = Instant::now() + Duration::from_secs(wait_s);
     for (model, queue) in queues {
         let mut told = false;

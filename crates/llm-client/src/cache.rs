@@ -1,30 +1,151 @@
-//! The response cache on disk, for one machine.
+//! The response cache on disk, for one machine: one SQLite database.
 
 use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
-use std::path::PathBuf;
+use rusqlite::{Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
-/// One JSON file per key under a directory (`ab/abcdef….json`), written to a
-/// temporary file and renamed, so a crash never leaves half a reply.
+/// The database's file in the cache directory.
+pub const CACHE_FILE: &str = "replies.sqlite3";
+
+/// How long a write waits for another process sharing the cache.
+const BUSY_WAIT: Duration = Duration::from_secs(30);
+
+/// Why a cache directory cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheOpenError {
+    /// The directory cannot be made or read.
+    #[error("cannot open the reply cache {dir}: {source}")]
+    Dir {
+        /// The cache directory.
+        dir: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The database cannot be opened or set up.
+    #[error("cannot open the reply cache {path}: {source}")]
+    Database {
+        /// The database's file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The directory holds a cache of one file per reply.
+    #[error(
+        "the reply cache {dir} holds replies one file each, as an earlier build kept them, \
+         which this build does not read; delete that directory or name another with --cache"
+    )]
+    OldLayout {
+        /// The cache directory.
+        dir: PathBuf,
+    },
+}
+
+/// Replies by key in one SQLite database (`replies.sqlite3`) in write-ahead
+/// log mode: a reply is committed before `put` returns, so a process killed
+/// at any point keeps every reply it stored and never half of one, and
+/// several runs on one machine may share the directory.
 pub struct DiskCache {
-    dir: PathBuf,
+    db: Mutex<Connection>,
+    path: PathBuf,
 }
 
 impl DiskCache {
-    /// A cache in `dir`, created when missing.
-    pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<DiskCache> {
+    /// The cache in `dir`, created when missing.
+    pub fn new(dir: impl Into<PathBuf>) -> Result<DiskCache, CacheOpenError> {
         let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        Ok(DiskCache { dir })
+        let dir_error = |source| CacheOpenError::Dir {
+            dir: dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(dir_error)?;
+        if holds_one_file_per_reply(&dir).map_err(dir_error)? {
+            return Err(CacheOpenError::OldLayout { dir });
+        }
+        let path = dir.join(CACHE_FILE);
+        let db = open(&path).map_err(|source| CacheOpenError::Database {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(DiskCache {
+            db: Mutex::new(db),
+            path,
+        })
     }
 
-    fn path(&self, key: &str) -> PathBuf {
-        let shard = key.get(..2).unwrap_or("00");
-        self.dir.join(shard).join(format!("{key}.json"))
+    /// The connection; a panic elsewhere while it was held left no half
+    /// write (SQLite rolled it back), so it is used on.
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self, key: &str) -> Option<CachedReply> {
+        let text: Option<String> = self
+            .db()
+            .query_row("SELECT reply FROM replies WHERE key = ?1", [key], |row| {
+                row.get(0)
+            })
+            .optional()
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, path = %self.path.display(), "cannot read the reply cache");
+                None
+            });
+        serde_json::from_str(&text?).ok()
+    }
+
+    fn write(&self, key: &str, reply: &CachedReply) {
+        let written = serde_json::to_string(reply)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                self.db()
+                    .execute(
+                        "INSERT OR REPLACE INTO replies (key, reply) VALUES (?1, ?2)",
+                        (key, text),
+                    )
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            tracing::warn!(error = %e, path = %self.path.display(), "cannot store a reply in the cache");
+        }
     }
 }
 
+/// The database at `path`, set up: write-ahead logging with `NORMAL`
+/// syncing (a commit survives the process; only a power cut may lose the
+/// last few), and the table of replies.
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let db = Connection::open(path)?;
+    db.busy_timeout(BUSY_WAIT)?;
+    db.pragma_update(None, "journal_mode", "WAL")?;
+    db.pragma_update(None, "synchronous", "NORMAL")?;
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL) WITHOUT ROWID",
+        [],
+    )?;
+    Ok(db)
+}
+
+/// Whether `dir` holds the layout of an earlier build: a two-character
+/// shard folder with a `KEY.json` reply in it.
+fn holds_one_file_per_reply(dir: &Path) -> std::io::Result<bool> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let shard = entry.file_name();
+        if shard.len() != 2 || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(entry.path())? {
+            if file?.path().extension().is_some_and(|e| e == "json") {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 impl ResponseCache for DiskCache {
-    // A disk is never "away": a file that cannot be read is a miss, one
+    // A disk is never "away": an entry that cannot be read is a miss, one
     // that cannot be written is logged.
     fn get<'a>(
         &'a self,
@@ -45,24 +166,60 @@ impl ResponseCache for DiskCache {
     }
 }
 
-impl DiskCache {
-    fn read(&self, key: &str) -> Option<CachedReply> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        serde_json::from_str(&text).ok()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str) -> CachedReply {
+        CachedReply {
+            text: text.into(),
+            prompt_tokens: 3,
+            completion_tokens: 5,
+            reasoning_tokens: 0,
+            too_long: false,
+            finish_reason: None,
+        }
     }
 
-    fn write(&self, key: &str, reply: &CachedReply) {
-        let path = self.path(key);
-        let write = || -> std::io::Result<()> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-            std::fs::write(&tmp, serde_json::to_vec(reply)?)?;
-            std::fs::rename(&tmp, &path)
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("autoeval-cache-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[tokio::test]
+    async fn a_reply_stored_is_read_back_by_another_opening_of_the_directory() {
+        let dir = scratch("reopen");
+        let cache = DiskCache::new(&dir).unwrap();
+        assert_eq!(cache.get("k1").await.unwrap(), None);
+        cache.put("k1", &reply("first")).await.unwrap();
+        cache.put("k1", &reply("again")).await.unwrap();
+        // Another process (or a resumed run) opens the same directory.
+        let other = DiskCache::new(&dir).unwrap();
+        assert_eq!(other.get("k1").await.unwrap(), Some(reply("again")));
+        other.put("k2", &reply("second")).await.unwrap();
+        assert_eq!(cache.get("k2").await.unwrap(), Some(reply("second")));
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with(CACHE_FILE))
+            .collect();
+        assert!(files.is_empty(), "only the database and its log: {files:?}");
+    }
+
+    #[test]
+    fn a_directory_of_one_file_per_reply_is_refused_with_what_to_do() {
+        let dir = scratch("old");
+        std::fs::create_dir_all(dir.join("ab")).unwrap();
+        std::fs::write(dir.join("ab/abcdef.json"), "{}").unwrap();
+        let Err(e) = DiskCache::new(&dir) else {
+            panic!("an old cache directory opened");
         };
-        if let Err(e) = write() {
-            tracing::warn!(error = %e, path = %path.display(), "cannot store a reply in the cache");
-        }
+        let text = e.to_string();
+        assert!(
+            text.contains("one file each") && text.contains("--cache"),
+            "{text}"
+        );
     }
 }

@@ -26,7 +26,7 @@ pub use autoeval_models::{
     RateLimits, ResponseCache, TokenHistory, WaitCause,
 };
 pub use batch::MemoryJournal;
-pub use cache::DiskCache;
+pub use cache::{CacheOpenError, DiskCache, CACHE_FILE};
 pub use claim::{CACHE_OUTAGE_WAIT, CLAIM_TTL};
 pub use health::{Cause, Halt, HaltKind, FAIL_FAST_ATTEMPTS, PROBE_EVERY};
 pub use provider::{reason_of, Class, Reason};

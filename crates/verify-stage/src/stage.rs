@@ -119,7 +119,7 @@ fn judge_reading(
 /// ([`TranslateTask::after`]), applied to the stored record.
 pub fn verify(message: VerifyTask, stages: &VerifyStage) -> ResultRecord {
     let VerifyTask { task, translation } = message;
-    let mut record = base_record(&task, &translation);
+    let mut record = ResultRecord::of_round(&task, &translation);
     record.prompt_set = stages.prompt_set.clone();
     let copied = record.copied && stages.copy_policy == CopyPolicy::Fail;
     let (strict, lenient) = if let Some(failure) = &translation.api_failure {
@@ -190,44 +190,4 @@ fn near_miss(task: &TranslateTask, record: &ResultRecord) -> Option<autoeval_pro
         &record.phi0,
         record.phi1.as_deref()?,
     ))
-}
-
-fn base_record(task: &TranslateTask, t: &RoundTrip) -> ResultRecord {
-    let metrics = task.item.metrics_json();
-    ResultRecord {
-        id: task.item.id.clone(),
-        dataset: task.item.dataset.name().to_string(),
-        batch: task.item.batch,
-        complexity: task.item.complexity,
-        model: task.model.clone(),
-        prompt: task.prompt.name().to_string(),
-        round: task.round,
-        repeat: task.repeat,
-        verdict: Verdict::Unknown,
-        phi0: task.item.fs.clone(),
-        input: ResultRecord::input_beside(&task.item.fs, &task.input),
-        english: t.english.clone(),
-        raw_answer: t.raw_answer.clone(),
-        phi1: t.strict.phi1.clone(),
-        reason: None,
-        copied: t.copy_check.as_ref().is_some_and(|c| c.copied),
-        finish_reasons: t.finish_reasons.clone(),
-        counterexample: None,
-        method: None,
-        case_sensitive: false,
-        reference_verdict: None,
-        verify_ms: 0.0,
-        usage: t.usage,
-        cost: t.cost,
-        reasoning_cost: t.reasoning_cost,
-        latency_ms: t.latency_ms,
-        attempts: t.attempts,
-        cached: t.cached,
-        usage_estimated: t.usage_estimated,
-        templates: t.templates.clone(),
-        prompt_set: String::new(),
-        lenient: None,
-        closeness: None,
-        metrics,
-    }
 }

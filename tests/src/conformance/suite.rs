@@ -6,8 +6,8 @@
 
 use super::Transport;
 use autoeval_engine::{
-    serve_translate, serve_verify, Fixed, RecordStore, ShutdownHandle, Step, Translate, Verify,
-    Watch,
+    serve_translate, serve_verify, Fixed, RecordStore, ShutdownHandle, Step, Translate,
+    TranslateLoop, Verify, VerifyLoop, Watch,
 };
 use autoeval_proto::wire::TaskItem;
 use autoeval_proto::{
@@ -196,16 +196,14 @@ fn verifying<T: Transport>(
     let (t, watch, shutdown) = (t.clone(), watch.clone(), stop.subscribe());
     let serving = tokio::spawn(async move {
         let (mut inbox, outbox) = t.verify_ends().await;
-        serve_verify(
-            &mut inbox,
+        let with = VerifyLoop {
             outbox,
-            Arc::new(Fixed(Arc::new(Prover))),
-            t.store(),
+            stages: Arc::new(Fixed(Arc::new(Prover))),
+            store: t.store(),
             watch,
             jobs,
-            shutdown,
-        )
-        .await;
+        };
+        serve_verify(&mut inbox, with, shutdown).await;
         t.verify_ended(inbox).await;
     });
     (stop, serving)
@@ -222,17 +220,15 @@ fn translating<T: Transport, S: Translate>(
     let (t, stage, watch, shutdown) = (t.clone(), stage.clone(), watch.clone(), stop.subscribe());
     let serving = tokio::spawn(async move {
         let (mut inbox, outbox) = t.translate_ends().await;
-        serve_translate(
-            &mut inbox,
+        let with = TranslateLoop {
             outbox,
-            Arc::new(Fixed(stage)),
-            t.admission(),
+            stages: Arc::new(Fixed(stage)),
+            admission: t.admission(),
             watch,
-            Arc::new(autoeval_engine::NoCustody),
+            custody: Arc::new(autoeval_engine::NoCustody),
             slots,
-            shutdown,
-        )
-        .await;
+        };
+        serve_translate(&mut inbox, with, shutdown).await;
         t.translate_ended(inbox).await;
     });
     (stop, serving)
