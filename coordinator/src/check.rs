@@ -14,21 +14,18 @@ pub struct Args {
     /// JSONL file of pairs: {"kind": "ksat"|"plogic"|"fol"|"regex", "phi0": …, "phi1": …}; other fields are kept.
     #[arg(long)]
     pairs: PathBuf,
-    /// Prover time limit per check, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
-    timeout_ms: u32,
-    /// Prover resource limit per check (Z3 rlimit); 0 for none.
-    #[arg(long, default_value_t = 50_000_000)]
-    rlimit: u32,
+    /// The prover's limits.
+    #[command(flatten)]
+    prover: autoeval_run_settings::ProverArgs,
     /// Strict refuses →, ↔, ⊕ (and |, +, ? in regexes), which the prompts do not offer.
     #[arg(long, value_enum, default_value_t = ParseMode::Lenient)]
     mode: ParseMode,
     /// Where to write the results; standard output when absent.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Parallel checks; all cores when absent.
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Checks at once.
+    #[command(flatten)]
+    checks: autoeval_run_settings::ParallelChecks,
     /// How progress is shown.
     #[command(flatten)]
     output: crate::app::output::OutputArgs,
@@ -54,9 +51,7 @@ impl From<ParseMode> for Mode {
 
 /// Runs `autoeval check`.
 pub fn run(args: Args) -> Result<()> {
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = args.checks.jobs();
     let threads = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -65,8 +60,8 @@ pub fn run(args: Args) -> Result<()> {
     let settings = Settings {
         mode: args.mode.into(),
         limits: ProverLimits {
-            timeout_ms: args.timeout_ms,
-            rlimit: args.rlimit,
+            timeout_ms: args.prover.timeout_ms,
+            rlimit: args.prover.rlimit,
         },
         ..Settings::default()
     };

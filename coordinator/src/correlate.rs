@@ -2,9 +2,10 @@
 //! another's. Our scores come from a CSV or, as App. K.4 computes them, from
 //! a run directory: one dataset, zero-shot, round 1, up to a complexity cut-off.
 
+use crate::app::a1::A1Args;
 use crate::app::report::read_scores;
 use anyhow::{bail, Result};
-use autoeval_metrics::{conditional_accuracy, pearson, predictive_power, Compared, Cutoff};
+use autoeval_metrics::{conditional_accuracy, pearson, predictive_power};
 use autoeval_run_dir::RunDir;
 use std::path::PathBuf;
 
@@ -18,28 +19,17 @@ pub struct Args {
     /// model on --dataset up to --max-complexity (App. K.4).
     #[arg(long, requires = "dataset")]
     run: Option<PathBuf>,
-    /// Dataset of the run to score (ksat, plogic, fol, fol-english, regex).
-    #[arg(long)]
-    dataset: Option<String>,
-    /// The benchmark compared with, which sets the complexity cut-off as the paper does:
-    /// folio (6 operators, App. K.4), logieval (30, Tables 10–11), humaneval (regex depth 7)
-    /// [default: folio for logic, humaneval for regexes].
-    #[arg(long)]
-    compared_with: Option<Compared>,
-    /// Highest complexity counted, overriding --compared-with's cut-off.
-    #[arg(long)]
-    max_complexity: Option<u32>,
-    /// CSV of the other benchmark's scores: model,score.
-    #[arg(long)]
-    other: PathBuf,
+    /// The other benchmark, the dataset of the run, the cut-off.
+    #[command(flatten)]
+    a1: A1Args,
 }
 
 /// Runs `autoeval correlate`.
 pub fn run(args: Args) -> Result<()> {
-    let ours = match (&args.ours, &args.run, &args.dataset) {
+    let ours = match (&args.ours, &args.run, &args.a1.dataset) {
         (Some(path), _, _) => read_scores(path)?,
         (None, Some(dir), Some(dataset)) => {
-            let cut = Cutoff::of(dataset, args.compared_with, args.max_complexity);
+            let cut = args.a1.cutoff(dataset);
             let run = RunDir(dir.clone());
             run.require_results()?;
             let summary = crate::app::report::digest(&run, 0)?.summary;
@@ -56,7 +46,10 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => bail!("give --ours FILE.csv, or --run DIR with --dataset"),
     };
-    let other = read_scores(&args.other)?;
+    let Some(other) = &args.a1.other else {
+        bail!("give --other FILE.csv, the other benchmark's scores");
+    };
+    let other = read_scores(other)?;
     let models: Vec<&String> = ours.keys().filter(|m| other.contains_key(*m)).collect();
     let missing: Vec<&String> = ours
         .keys()

@@ -1,8 +1,8 @@
 //! `autoeval report`: the HTML report and terminal summary of a run directory.
 
+use crate::app::a1::A1Args;
 use crate::app::report::{correlation, digest, write_with};
 use anyhow::Result;
-use autoeval_metrics::{Compared, Cutoff};
 use autoeval_run_dir::RunDir;
 use std::path::PathBuf;
 
@@ -11,21 +11,10 @@ use std::path::PathBuf;
 pub struct Args {
     /// Run directory (holds results.jsonl; with --fleet, where to write the run read from Redis).
     dir: PathBuf,
-    /// CSV of another benchmark's scores (model,score): adds A1 per dataset against this run's
-    /// zero-shot round-1 accuracy up to the complexity cut-off (App. K.4).
-    #[arg(long)]
-    other: Option<PathBuf>,
-    /// The dataset whose scores are correlated [default: each dataset of the run].
-    #[arg(long)]
-    dataset: Option<String>,
-    /// The benchmark compared with, which sets A1's complexity cut-off as the paper does:
-    /// folio (6 operators, App. K.4), logieval (30, Tables 10–11), humaneval (regex depth 7)
-    /// [default: folio for logic, humaneval for regexes].
-    #[arg(long)]
-    compared_with: Option<Compared>,
-    /// Highest complexity counted for A1, overriding --compared-with's cut-off.
-    #[arg(long)]
-    max_complexity: Option<u32>,
+    /// A1 against another benchmark's scores (--other): per dataset, this
+    /// run's zero-shot round-1 accuracy up to the complexity cut-off (App. K.4).
+    #[command(flatten)]
+    a1: A1Args,
     /// Name of the other benchmark in the report.
     #[arg(long, default_value = "other benchmark")]
     other_name: String,
@@ -45,8 +34,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let digested = digest(&dir, args.examples)?;
     let mut correlations = Vec::new();
-    if let Some(other) = &args.other {
-        let datasets: Vec<String> = match &args.dataset {
+    if let Some(other) = &args.a1.other {
+        let datasets: Vec<String> = match &args.a1.dataset {
             Some(d) => vec![d.clone()],
             None => digested
                 .summary
@@ -58,7 +47,7 @@ pub fn run(args: Args) -> Result<()> {
                 .collect(),
         };
         for d in datasets {
-            let cut = Cutoff::of(&d, args.compared_with, args.max_complexity);
+            let cut = args.a1.cutoff(&d);
             println!("A1 {d}: zero-shot, round 1, {cut}");
             let c = correlation(&digested.summary, &d, cut, other, &args.other_name)?;
             println!(

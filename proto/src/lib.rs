@@ -29,6 +29,14 @@ pub use task::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The prover's time limit per check when none is given, in milliseconds:
+/// a run's, `check`'s and the stdio verifier's default, and what a
+/// verifier fits its prefetch to.
+pub const DEFAULT_CHECK_TIMEOUT_MS: u32 = 10_000;
+
+/// The prover's resource limit per check (Z3's `rlimit`) when none is given.
+pub const DEFAULT_CHECK_RLIMIT: u32 = 50_000_000;
+
 /// Version of the message layouts in this crate.
 pub const SCHEMA_VERSION: u32 = 1;
 

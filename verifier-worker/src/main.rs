@@ -16,9 +16,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "autoeval-verifier", version, about)]
 pub struct Args {
-    /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    jobs: Option<u16>,
+    /// Checks at once.
+    #[command(flatten)]
+    checks: autoeval_run_settings::ParallelChecks,
     /// Tasks to keep in hand (the broker's prefetch holds about twice as
     /// many, in bundles): more than --jobs, so that recording and
     /// acknowledging one bundle overlaps proving the next.
@@ -29,11 +29,6 @@ pub struct Args {
     /// fit the container's limit.
     #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
     prover_memory_mb: u64,
-    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
-    /// minutes): the prefetch is lowered until a bundle's longest wait in
-    /// hand, at the default check time limit, stays below it.
-    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
-    consumer_timeout_s: u64,
     /// Serve prover checks on stdin/stdout instead (started by the worker itself).
     #[arg(long, hide = true)]
     prover_child: bool,

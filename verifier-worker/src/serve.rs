@@ -32,7 +32,8 @@ struct RunStages {
 }
 
 /// The check time limit the prefetch is fitted to (a run's default).
-const DEFAULT_CHECK: Duration = Duration::from_secs(10);
+const DEFAULT_CHECK: Duration =
+    Duration::from_millis(autoeval_proto::DEFAULT_CHECK_TIMEOUT_MS as u64);
 
 /// What the verifier takes beside its provers, for the container check.
 const OWN_MEMORY_MB: u64 = 512;
@@ -75,10 +76,7 @@ pub async fn run(args: Args) -> Result<()> {
     let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(&args.service.health_addr).await?;
     println!("health: http://{bound}");
-    let jobs = args
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = args.checks.jobs();
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
     let child = vec![
         "--prover-child".into(),
@@ -92,7 +90,7 @@ pub async fn run(args: Args) -> Result<()> {
         }
     }
     let prover = autoeval_solver_pool::SolverPool::of_program(exe, child, jobs);
-    let consumer_timeout = Duration::from_secs(args.consumer_timeout_s);
+    let consumer_timeout = Duration::from_secs(args.service.consumer_timeout_s);
     let wanted = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
     let in_hand = InHand {
         bundle: BUNDLE_SIZE,
@@ -104,7 +102,7 @@ pub async fn run(args: Args) -> Result<()> {
         prefetch,
         wanted,
         longest_hold_s = in_hand.longest_hold(prefetch, DEFAULT_CHECK).as_secs(),
-        consumer_timeout_s = args.consumer_timeout_s,
+        consumer_timeout_s = args.service.consumer_timeout_s,
         "bundles in hand: the last check of the last waits at most longest_hold_s at the default check time limit"
     );
     let redis = autoeval_redis_store::connect(&args.service.store.redis).await?;

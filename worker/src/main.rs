@@ -34,10 +34,6 @@ pub struct Args {
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
     #[arg(long)]
     secrets: Option<PathBuf>,
-    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
-    /// minutes); the worker warns when a run's task could take longer.
-    #[arg(long, default_value_t = 1800)]
-    consumer_timeout_s: u64,
     /// Tasks of batched models (`batch = true`) this worker carries at once
     /// per model: each is kept in Redis and its delivery acknowledged while
     /// it waits for its batches. Enough to fill a batch or two.

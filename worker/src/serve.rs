@@ -79,7 +79,7 @@ pub async fn run(args: Args) -> Result<()> {
     let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
     autoeval_redis_store::spawn_serving_reporter(redis.clone(), names.clone());
-    let timeout = Duration::from_secs(args.consumer_timeout_s);
+    let timeout = Duration::from_secs(args.service.consumer_timeout_s);
     let models = args.models.clone();
     let loops = Loops {
         translators: Arc::new(RunTranslators::new(

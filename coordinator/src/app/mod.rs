@@ -2,6 +2,7 @@
 //! one-machine run and its end, the report, provers, item generation and
 //! the Parquet file.
 
+pub mod a1;
 pub mod items;
 pub mod output;
 pub mod parquet;

@@ -70,7 +70,7 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
         display,
         fleet,
         budget,
-        mode,
+        ..
     } = asked;
     let Claimed {
         run,
@@ -110,33 +110,7 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
             run: &run,
             units,
         };
-        if mode == Mode::RedoFailed {
-            forget_failures(&store, &broker, arrivals.log(), display).await?;
-            // A backend that halted in a worker is built afresh for the redo,
-            // whether or not the halt set tasks aside.
-            store.start_backends_afresh().await?;
-        }
-        // With resume: the tasks workers set aside while the run was paused.
-        let mut parked = None;
-        // Redoing a run a backend halted lifts the halt: the tasks it set
-        // aside are pending, and published with the rest.
-        let lift_halt = mode == Mode::RedoFailed && store.budget().await?.halted.is_some();
-        if budget.given() || mode == Mode::Resume || lift_halt {
-            let go_on = mode == Mode::Resume || lift_halt;
-            parked = set_caps(&session, go_on).await?;
-        }
-        let meta = store.meta().await?;
-        let publish = match mode {
-            Mode::Run => !meta.contains_key(meta::PUBLISHED),
-            Mode::RedoFailed => true,
-            // What was set aside, and nothing else: the rest is on its way.
-            Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
-        };
-        if publish {
-            publish_run(&session, arrivals.log(), parked.as_deref()).await?;
-        } else if display != Display::Quiet {
-            eprintln!("fleet: run {run}: {units} units, published before; following");
-        }
+        publish_as_asked(&session, arrivals.log()).await?;
         health.set_ready(true);
         let progress = Progress::new(units, display);
         let mut watch = follow::Watch {
@@ -241,6 +215,48 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
         generate_s,
         log,
     })
+}
+
+/// Does what the mode asks before the run is followed: forgets the failures
+/// a redo redoes, sets the caps given (lifting a pause or a halt), and
+/// publishes what is still to do, unless it was published before.
+async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()> {
+    let Session {
+        asked,
+        broker,
+        store,
+        run,
+        units,
+    } = *session;
+    let mode = asked.mode;
+    if mode == Mode::RedoFailed {
+        forget_failures(store, broker, log, asked.display).await?;
+        // A backend that halted in a worker is built afresh for the redo,
+        // whether or not the halt set tasks aside.
+        store.start_backends_afresh().await?;
+    }
+    // With resume: the tasks workers set aside while the run was paused.
+    let mut parked = None;
+    // Redoing a run a backend halted lifts the halt: the tasks it set
+    // aside are pending, and published with the rest.
+    let lift_halt = mode == Mode::RedoFailed && store.budget().await?.halted.is_some();
+    if asked.budget.given() || mode == Mode::Resume || lift_halt {
+        let go_on = mode == Mode::Resume || lift_halt;
+        parked = set_caps(session, go_on).await?;
+    }
+    let meta = store.meta().await?;
+    let publish = match mode {
+        Mode::Run => !meta.contains_key(meta::PUBLISHED),
+        Mode::RedoFailed => true,
+        // What was set aside, and nothing else: the rest is on its way.
+        Mode::Resume => parked.as_ref().is_some_and(|p| !p.is_empty()),
+    };
+    if publish {
+        publish_run(session, log, parked.as_deref()).await?;
+    } else if asked.display != Display::Quiet {
+        eprintln!("fleet: run {run}: {units} units, published before; following");
+    }
+    Ok(())
 }
 
 /// Publishes what the run still needs once workers serve its models: its

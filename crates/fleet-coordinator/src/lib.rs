@@ -28,35 +28,34 @@ pub use follow::{dead_units, tally, Ending};
 use std::sync::Arc;
 
 /// Where the fleet is.
-#[derive(Debug, Default, Clone)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Default, Clone, clap::Args)]
 pub struct FleetArgs {
     /// Run on the fleet: publish the tasks to the broker for `autoeval-worker`
     /// and `autoeval-verifier` processes, and follow the results in Redis.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     pub fleet: bool,
     /// The broker.
-    #[cfg_attr(feature = "cli", command(flatten))]
+    #[command(flatten)]
     pub broker: autoeval_service::AmqpUrl,
     /// Redis.
-    #[cfg_attr(feature = "cli", command(flatten))]
+    #[command(flatten)]
     pub store: autoeval_service::RedisUrl,
     /// Seconds to wait for a worker serving each model before publishing
     /// anyway (tasks for a model nobody serves become dead letters).
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = 60))]
+    #[arg(long, default_value_t = 60)]
     pub worker_wait_s: u64,
     /// Serve /healthz, /readyz and /metrics here while the coordinator runs
     /// (ready once the run is registered and published).
-    #[cfg_attr(feature = "cli", arg(long, alias = "metrics-addr"))]
+    #[arg(long, alias = "metrics-addr")]
     pub health_addr: Option<String>,
     /// After the run ends, keep serving /metrics this many seconds (or until
     /// SIGTERM), so that Prometheus scrapes the end of the run.
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    #[arg(long, default_value_t = 0)]
     pub linger_s: u64,
     /// Once every unit has its outcome and the results are in the run's
     /// directory, the run's keys in Redis expire after this many seconds
     /// (`autoeval fleet gc` removes finished runs at once).
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = KEEP_S))]
+    #[arg(long, default_value_t = KEEP_S)]
     pub keep_s: u64,
 }
 
@@ -65,19 +64,18 @@ pub struct FleetArgs {
 pub const KEEP_S: u64 = 86_400;
 
 /// A fleet run's caps.
-#[derive(Debug, Default, Clone)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Default, Clone, clap::Args)]
 pub struct BudgetArgs {
     /// Most the run may spend on model calls, in US dollars (as the price
     /// table prices them): at the cap the run pauses (exit 75), and
     /// `autoeval resume DIR [--fleet] --budget-usd MORE` continues it.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
+    #[arg(long, value_name = "USD")]
     pub budget_usd: Option<f64>,
     /// Most prompt plus completion tokens the run may pay for; at the cap it pauses.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "TOKENS"))]
+    #[arg(long, value_name = "TOKENS")]
     pub budget_tokens: Option<u64>,
     /// Remove the run's caps (a cap not given otherwise stays as it was).
-    #[cfg_attr(feature = "cli", arg(long, conflicts_with_all = ["budget_usd", "budget_tokens"]))]
+    #[arg(long, conflicts_with_all = ["budget_usd", "budget_tokens"])]
     pub no_budget: bool,
 }
 

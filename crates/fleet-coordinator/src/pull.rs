@@ -8,21 +8,20 @@ use autoeval_redis_store::RunStore;
 use autoeval_run_dir::{run_name, JsonlStore, RunDir};
 
 /// Where a fleet run's results are, for the commands that read a run.
-#[derive(Debug, Default, Clone)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Default, Clone, clap::Args)]
 pub struct ReadArgs {
     /// Read the run from the fleet's Redis first, into its directory (made if
     /// missing): its settings when the directory has none, every recorded
     /// round, and every judgement made with `judge --fleet`.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     pub fleet: bool,
     /// Redis.
-    #[cfg_attr(feature = "cli", command(flatten))]
+    #[command(flatten)]
     pub store: autoeval_service::RedisUrl,
     /// The run's name in Redis (`results-1a2b3c4d`), when the directory is
     /// not the coordinator's and more than one run was made from a
     /// directory of its name.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
+    #[arg(long, value_name = "NAME")]
     pub run_id: Option<String>,
 }
 

@@ -9,7 +9,6 @@
 //! [`VerifySettings`]; settings whose defaults hang on others (the plan's,
 //! a protocol's temperature and token cap) are resolved by hand in `config.rs`.
 
-#[cfg(feature = "cli")]
 use crate::cli;
 use crate::knob::Knob;
 use crate::{Protocol, Resolved, Result, SettingsError};
@@ -44,7 +43,7 @@ macro_rules! run_settings {
         /// Every setting of `autoeval run`, as the config file spells it.
         /// Missing keys take the built-in defaults.
         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-        #[cfg_attr(feature = "cli", derive(clap::Args))]
+        #[derive(clap::Args)]
         #[serde(deny_unknown_fields, rename_all = "kebab-case")]
         pub struct RunConfig {
             $( $(#[$attr])* pub $name: Option<$ty>, )*
@@ -170,7 +169,7 @@ fn check_range(key: &str, value: u64, low: u64, high: u64) -> Result<()> {
 
 run_settings! {
     /// Dataset type (repeat for several): ksat, plogic, fol, fol-english, regex [default: all five].
-    #[cfg_attr(feature = "cli", arg(long = "dataset", value_parser = cli::dataset))]
+    #[arg(long = "dataset", value_parser = cli::dataset)]
     #[serde(alias = "dataset")]
     datasets: Vec<DatasetKind>, flag "dataset", example r#"["ksat"]"#;
     /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
@@ -179,76 +178,77 @@ run_settings! {
     /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s,
     /// max_reply_bytes;
     /// other keys are sent as request-body fields) [default: reference and reference-noisy:0.1].
-    #[cfg_attr(feature = "cli", arg(long = "model"))]
+    #[arg(long = "model")]
     models: Vec<autoeval_models::Model>, flag "model", example r#"["reference"]"#;
     /// Prompt style (repeat for both) [default: zero-shot and few-shot].
-    #[cfg_attr(feature = "cli", arg(long = "prompt", value_parser = cli::shots()))]
+    #[arg(long = "prompt", value_parser = cli::shots())]
     #[serde(alias = "prompt")]
     prompts: Vec<Shots>, flag "prompt", example r#"["zero-shot"]"#;
     /// Items per complexity value in each batch [default: 4].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     per_bucket: usize, example r#"2"#;
     /// Batches per dataset; the report's bands span them [default: 3].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     batches: u64, example r#"2"#;
     /// Rounds n of (A∘I)^n; a round runs only if the one before kept the meaning [default: 1].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     rounds: u32, example r#"2"#;
     /// Times each item is asked of each model in each style [default: 1].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     repeats: u32, example r#"2"#;
     /// Seed of the generated datasets [default: 0].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     seed: u64, example r#"7"#;
     /// How items are drawn: algorithm-1 (the paper's Algorithm 1 exactly: up to n distinct
     /// completions per form, buckets drawn uniformly) or prefer-new-trees (4 completions per
     /// form, new parse trees first: more diverse) [default: algorithm-1 under --protocol
     /// paper, prefer-new-trees otherwise].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::sampling()))]
+    #[arg(long, value_parser = cli::sampling())]
     sampling: autoeval_generate::Sampling, example r#""algorithm-1""#;
     /// Round trips in flight at once [default: 32].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     concurrency: usize, example r#"2"#, range 1..=100_000, resolved usize = 32;
     /// Verifier threads and prover processes [default: the number of cores].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     verifiers: usize, example r#"2"#, range 1..=4_096,
         resolved usize = std::thread::available_parallelism().map_or(1, |n| n.get());
     /// Prover time limit per check in milliseconds [default: 10000].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     // Prover time limit per check: up to an hour.
-    timeout_ms: u64, example r#"5000"#, range 1..=3_600_000, resolved u64 = 10_000 => verify;
+    timeout_ms: u64, example r#"5000"#, range 1..=3_600_000,
+        resolved u64 = autoeval_proto::DEFAULT_CHECK_TIMEOUT_MS.into() => verify;
     /// Model request time limit in seconds [default: 120].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     // Model request time limit: up to a day (a provider's batch window).
     request_timeout_s: u64, example r#"30"#, range 1..=86_400, resolved u64 = 120;
     /// Attempts per model call, the first included [default: 6].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     max_attempts: u32, example r#"3"#, range 1..=100, resolved u32 = 6;
     /// Sampling temperature [default: 0.1].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     temperature: f64, example r#"0.2"#;
     /// Most tokens per reply [default: 1024].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     max_tokens: u32, example r#"512"#, range 1..=10_000_000;
     /// When the English copies the formula: flag it, or count the round as non-compliant [default: flag].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::copy_policy()))]
+    #[arg(long, value_parser = cli::copy_policy())]
     copy_policy: CopyPolicy, example r#""flag""#,
         resolved CopyPolicy = CopyPolicy::default() => verify;
     /// Directory of NAME.txt prompt templates replacing built-in ones.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     templates: PathBuf, example r#"FILE:templates"#, resolved Option<PathBuf> = None;
     /// JSON price table {"model": {"input": USD/Mtok, "output": USD/Mtok}} extending the built-in one.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     prices: PathBuf, example r#"FILE:prices.json"#, resolved Option<PathBuf> = None;
     /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     secrets: PathBuf, example r#"FILE:secrets.json"#, resolved Option<PathBuf> = None;
     /// Response cache directory, shared between runs if you like [default: DIR/cache].
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     cache: PathBuf, example r#"FILE:cache"#, resolved Option<PathBuf> = None;
     /// Prompt set: paper (App. F's prompts) or extended (every name of φ0 in both prompts,
     /// English predicate meanings, the regex alphabet) [default: paper].
-    #[cfg_attr(feature = "cli", arg(long, value_parser = cli::prompt_set))]
+    #[arg(long, value_parser = cli::prompt_set)]
     prompt_set: PromptSet, example r#""paper""#;
     /// Take the defaults of a published protocol. paper: the five datasets at Table 1
     /// settings generated by Algorithm 1, 50 items per complexity value, 10 batches,
@@ -256,30 +256,24 @@ run_settings! {
     /// 0.1 for API models and 1 for local open models, no token cap for local servers
     /// (as the public code sent them none) and one no translation reaches for API models
     /// (16384; 8192 for Anthropic) (flags still override).
-    #[cfg_attr(feature = "cli", arg(long, value_enum))]
+    #[arg(long, value_enum)]
     protocol: Protocol, example r#""paper""#;
     /// Evaluate the items of a file instead of generated ones: this project's JSONL
     /// (`autoeval generate`) or the reference implementation's dataset JSON.
-    #[cfg_attr(feature = "cli", arg(long))]
+    #[arg(long)]
     items: PathBuf, example r#"FILE:items.jsonl"#;
     /// Write the results zstd-compressed (`results.jsonl.zst`) once the run
     /// ends; every command reads them either way [default: false].
-    #[cfg_attr(
-        feature = "cli",
-        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
-    )]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     compress: bool, example r#"true"#, resolved bool = false;
     /// Write the results as Parquet too, `results.parquet` beside
     /// `results.jsonl`, once the run ends (the file `autoeval export
     /// --format parquet` writes) [default: false].
-    #[cfg_attr(
-        feature = "cli",
-        arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")
-    )]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     parquet: bool, example r#"true"#, resolved bool = false;
     /// Settings per model, as `[model."SPEC"]` tables: temperature,
     /// max-tokens, seed, reasoning, system, concurrency, request-timeout-s, max-reply-bytes
     /// and `extra` body fields. A spec's own `?key=value` tail overrides them.
-    #[cfg_attr(feature = "cli", arg(skip))]
+    #[arg(skip)]
     model: BTreeMap<String, ModelSettings>;
 }

@@ -6,7 +6,6 @@
 //! worker) is built from. Pure: the files named (config, items, templates,
 //! prices) are read by the run directory's crate and handed in as text.
 
-#[cfg(feature = "cli")]
 mod cli;
 mod config;
 mod declare;
@@ -14,12 +13,14 @@ mod describe;
 mod error;
 mod knob;
 mod names;
+mod prover;
 mod stages;
 
 pub use config::{Protocol, Resolved, DEFAULT_MODELS};
 pub use declare::{Knobs, RunConfig, VerifySettings};
 pub use error::SettingsError;
 pub use names::{model_file_name, recorded_model_file_name};
+pub use prover::{ParallelChecks, ProverArgs};
 pub use stages::{PromptSettings, StageSettings, TranslateSettings};
 
 use autoeval_models::PriceTable;

@@ -24,6 +24,13 @@ pub struct ServiceArgs {
     /// Address of /healthz, /readyz and /metrics (port 0: any free port, printed at start).
     #[arg(long, alias = "metrics-addr", default_value = "127.0.0.1:0")]
     pub health_addr: String,
+    /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
+    /// minutes), which what this process holds must stay under: the
+    /// verifier lowers its prefetch until a bundle's longest wait in hand,
+    /// at the default check time limit, does; the worker warns of a run
+    /// whose tasks could take longer.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub consumer_timeout_s: u64,
 }
 
 /// Connects to the broker at `amqp` as `name` and runs `serve` over the

@@ -197,8 +197,8 @@ impl Default for Settings {
         Settings {
             mode: Mode::Lenient,
             limits: ProverLimits {
-                timeout_ms: 10_000,
-                rlimit: 50_000_000,
+                timeout_ms: autoeval_proto::DEFAULT_CHECK_TIMEOUT_MS,
+                rlimit: autoeval_proto::DEFAULT_CHECK_RLIMIT,
             },
             alphabet: autoeval_syntax::alphabet(10),
             max_dfa_states: 100_000,

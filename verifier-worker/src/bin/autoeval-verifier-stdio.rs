@@ -13,15 +13,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(name = "autoeval-verifier-stdio", version, about)]
 struct Args {
-    /// Parallel checks, at least 1; all cores when absent.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    jobs: Option<u16>,
-    /// Prover time limit per check, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
-    timeout_ms: u32,
-    /// Prover resource limit per check (Z3 rlimit); 0 for none.
-    #[arg(long, default_value_t = 50_000_000)]
-    rlimit: u32,
+    /// Checks at once.
+    #[command(flatten)]
+    checks: autoeval_run_settings::ParallelChecks,
+    /// The prover's limits.
+    #[command(flatten)]
+    prover: autoeval_run_settings::ProverArgs,
     /// Refuse →, ↔, ⊕ (and |, +, ? in regexes), which the prompts do not offer.
     #[arg(long)]
     strict: bool,
@@ -42,10 +39,7 @@ fn run() -> Result<()> {
             autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB,
         )?);
     }
-    let jobs = args
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = args.checks.jobs();
     let threads = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
     let pool =
@@ -57,8 +51,8 @@ fn run() -> Result<()> {
             Mode::Lenient
         },
         limits: ProverLimits {
-            timeout_ms: args.timeout_ms,
-            rlimit: args.rlimit,
+            timeout_ms: args.prover.timeout_ms,
+            rlimit: args.prover.rlimit,
         },
         ..Settings::default()
     };

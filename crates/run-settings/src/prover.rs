@@ -1,0 +1,48 @@
+//! The prover's limits and the checks run at once, as flags: groups that
+//! `check`, the verifier and the stdio verifier flatten, with the defaults
+//! every check uses.
+
+use autoeval_proto::{DEFAULT_CHECK_RLIMIT, DEFAULT_CHECK_TIMEOUT_MS};
+use serde::{Deserialize, Serialize};
+
+/// How long, and how much, one check may prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ProverArgs {
+    /// Prover time limit per check, in milliseconds (at most an hour).
+    #[arg(
+        long,
+        default_value_t = DEFAULT_CHECK_TIMEOUT_MS,
+        value_parser = clap::value_parser!(u32).range(1..=3_600_000)
+    )]
+    pub timeout_ms: u32,
+    /// Prover resource limit per check (Z3 rlimit); 0 for none.
+    #[arg(long, default_value_t = DEFAULT_CHECK_RLIMIT)]
+    pub rlimit: u32,
+}
+
+/// How many checks run at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args)]
+pub struct ParallelChecks {
+    /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+impl ParallelChecks {
+    /// The checks at once: as given, or one per core.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+            .map(usize::from)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+impl Default for ProverArgs {
+    fn default() -> ProverArgs {
+        ProverArgs {
+            timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
+            rlimit: DEFAULT_CHECK_RLIMIT,
+        }
+    }
+}
