@@ -65,7 +65,7 @@ static RETURN_FREED_MEMORY_PROMPTLY: extern "C" fn() = return_freed_memory_promp
 #[command(
     name = "autoeval",
     version,
-    after_help = "Exit status: 0 when everything went through; 1 on an error (one line says what to fix); 3 when a run finished but some rounds ended in an API failure or a verifier error (redo them with `autoeval rerun DIR --failed`, adding --fleet for a fleet run); 75 when a run is paused at its budget (continue it with `autoeval resume DIR --budget-usd MORE`, adding --fleet for a fleet run); 130 when Ctrl-C stopped the command (a fleet run goes on; the same command attaches again).\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
+    after_help = "Exit status:\n  0    everything went through\n  1    an error: one line says what to fix\n  3    a run finished, but some rounds ended in an API failure or a verifier error: redo them with `autoeval rerun DIR --failed` (adding --fleet for a fleet run)\n  75   a run is paused at its budget: continue it with `autoeval resume DIR --budget-usd MORE` (adding --fleet for a fleet run)\n  130  Ctrl-C stopped the command: a fleet run goes on, and the same command attaches again\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,11 +74,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run an evaluation on this machine: generate, translate, verify, record, report.
+    /// Run an evaluation, on this machine or on a fleet (--fleet): generate, translate, verify, record, report.
     Run(Box<run::Args>),
     /// Write the HTML report and print the summary of a run directory.
     Report(report::Args),
-    /// Redo the rounds of a run that ended in an API failure or a timeout.
+    /// Redo the rounds of a run that ended in an API failure, a verifier error or a timeout, and the calls a halt never sent.
     Rerun(rerun::Args),
     /// Continue a run (one machine or fleet) paused at its cost or token cap, with a new cap.
     Resume(resume::Args),

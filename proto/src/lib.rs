@@ -37,7 +37,9 @@ pub const DEFAULT_CHECK_TIMEOUT_MS: u32 = 10_000;
 /// The prover's resource limit per check (Z3's `rlimit`) when none is given.
 pub const DEFAULT_CHECK_RLIMIT: u32 = 50_000_000;
 
-/// Version of the message layouts in this crate.
+/// Version of the message and record layouts in this crate; a run
+/// directory records the one it was made with (`schema-version`), and a
+/// directory of another is refused rather than read half right.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A request to check one pair.

@@ -739,3 +739,65 @@ fn the_readme_names_every_command_and_no_flag_its_help_does_not_list() {
         unknown.join("\n")
     );
 }
+
+/// The `- \`KEY\`: TEXT` lines of a README list, as (KEY, TEXT).
+fn readme_list(readme: &str) -> std::collections::BTreeMap<String, String> {
+    readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `")?.split_once("`: "))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn each_commands_summary_and_every_exit_status_are_the_readmes() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let listed = readme_list(&readme);
+    let top = String::from_utf8(autoeval(&["--help"]).stdout).unwrap();
+    // `  NAME  SUMMARY` under "Commands:", as clap prints it, one line each.
+    let commands = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let mut compared = 0;
+    for line in commands.lines() {
+        let Some((name, summary)) = line.trim().split_once(' ') else {
+            continue;
+        };
+        if name == "help" {
+            continue;
+        }
+        let key = format!("autoeval {name}");
+        assert_eq!(
+            listed.get(&key).map(String::as_str),
+            Some(summary.trim()),
+            "README's summary of {key}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 15, "{compared} commands compared");
+    // `  N    TEXT` under "Exit status:".
+    let statuses = top
+        .split("Exit status:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let mut codes = Vec::new();
+    for line in statuses.lines().filter(|l| !l.trim().is_empty()) {
+        let (code, text) = line.trim().split_once(' ').unwrap();
+        assert_eq!(
+            listed.get(code).map(String::as_str),
+            Some(text.trim()),
+            "README's exit status {code}"
+        );
+        codes.push(code.to_string());
+    }
+    assert_eq!(codes, ["0", "1", "3", "75", "130"]);
+}

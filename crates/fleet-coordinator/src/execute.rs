@@ -199,7 +199,7 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
     }
     refuse::past_bounds(settings)?;
     claim_dir(dir, settings)?;
-    // Named before the directory is marked: a marked one without a name is an older build's.
+    // Named before the directory is marked as a fleet run's.
     let run = claim_run_name(dir)?;
     dir.mark_fleet()?;
     let t0 = Instant::now();

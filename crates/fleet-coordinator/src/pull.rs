@@ -65,6 +65,8 @@ pub fn pull(dir: &RunDir, from: &ReadArgs) -> Result<()> {
     if let (false, Some(config)) = (dir.config().exists(), meta.get(meta::CONFIG)) {
         std::fs::write(dir.config(), config)
             .with_context(|| format!("cannot write {}", dir.config().display()))?;
+        // The fleet runs this build's layout: the directory is one of it.
+        dir.mark_schema()?;
     }
     // A round the directory holds already stays as it is.
     let log = JsonlStore::open(&dir.results())?;

@@ -68,6 +68,20 @@ pub enum RunDirError {
         /// The directory.
         dir: PathBuf,
     },
+    /// The directory was made by a build whose layout this one does not read.
+    #[error(
+        "{} was made by {} (run layout {}; this build reads layout {}): run it again into a new directory",
+        dir.display(),
+        if found.is_some() { "another build of autoeval" } else { "an earlier build of autoeval" },
+        found.map_or_else(|| "unmarked".to_string(), |n| n.to_string()),
+        autoeval_proto::SCHEMA_VERSION
+    )]
+    OtherSchema {
+        /// The directory.
+        dir: PathBuf,
+        /// The layout its `schema-version` names, if it names one.
+        found: Option<u32>,
+    },
     /// The path has no last component to name the run by.
     #[error("{} has no directory name to name the run by", dir.display())]
     Unnamed {
@@ -98,6 +112,31 @@ impl RunDir {
     pub fn config(&self) -> PathBuf {
         self.0.join("config.toml")
     }
+    /// `schema-version`: the layout of records and files the run was made
+    /// with ([`autoeval_proto::SCHEMA_VERSION`]).
+    pub fn schema_file(&self) -> PathBuf {
+        self.0.join("schema-version")
+    }
+    /// Refuses a run this build's layout does not describe: one whose
+    /// `schema-version` is missing or names another layout.
+    pub fn check_schema(&self) -> Result<()> {
+        let found = std::fs::read_to_string(self.schema_file())
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        if found == Some(autoeval_proto::SCHEMA_VERSION) {
+            return Ok(());
+        }
+        Err(RunDirError::OtherSchema {
+            dir: self.0.clone(),
+            found,
+        })
+    }
+    /// Marks the directory with this build's layout.
+    pub fn mark_schema(&self) -> Result<()> {
+        let path = self.schema_file();
+        std::fs::write(&path, format!("{}\n", autoeval_proto::SCHEMA_VERSION))
+            .map_err(io("write", &path))
+    }
     /// The run's settings as `config.toml` holds them, with an error that
     /// says when this is no run directory.
     pub fn read_config(&self) -> Result<RunConfig> {
@@ -107,6 +146,7 @@ impl RunDir {
                 missing: "config.toml",
             });
         }
+        self.check_schema()?;
         Ok(read_config(&self.config())?)
     }
     /// `settings.json`: the settings as they were resolved when the run was
@@ -115,10 +155,12 @@ impl RunDir {
         self.0.join("settings.json")
     }
     /// The run's settings, resolved once: as `settings.json` holds them, or,
-    /// in a directory an older build made, resolved from `config.toml`.
+    /// in a directory `report --fleet` filled from the fleet's Redis (which
+    /// keeps the config alone), resolved from `config.toml`.
     pub fn settings(&self) -> Result<Resolved> {
         let path = self.resolved();
         if path.exists() {
+            self.check_schema()?;
             let text = std::fs::read_to_string(&path).map_err(io("read", &path))?;
             return serde_json::from_str(&text)
                 .map_err(|source| RunDirError::Unreadable { path, source });
@@ -190,8 +232,8 @@ impl RunDir {
 }
 
 /// The run's name in Redis and on the broker, as the directory's `run-id`
-/// holds it; without one, the directory's name (a run an older build
-/// started, or another machine's copy of a run before it found its name).
+/// holds it; without one, the directory's name (another machine's copy of
+/// a run, named as the run's directory is).
 pub fn run_name(dir: &RunDir) -> Result<String> {
     let path = dir.run_id_file();
     match std::fs::read_to_string(&path) {
@@ -217,11 +259,10 @@ pub fn dir_name(dir: &RunDir) -> Result<String> {
 /// The name a fleet run goes by, made and written to `run-id` the first
 /// time: the directory's name and eight random hex digits, so that two
 /// directories of one name (two people's `--out results`) never share a
-/// run, while the same directory always finds its run again. A fleet run an
-/// older build started keeps its directory's name.
+/// run, while the same directory always finds its run again.
 pub fn claim_run_name(dir: &RunDir) -> Result<String> {
     let path = dir.run_id_file();
-    if path.exists() || dir.is_fleet() {
+    if path.exists() {
         return run_name(dir);
     }
     let name = format!("{}-{:08x}", dir_name(dir)?, random_u32());
@@ -252,6 +293,8 @@ pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
         if before.plan != settings.plan {
             return Err(RunDirError::OtherPlan { dir: dir.0.clone() });
         }
+    } else {
+        dir.mark_schema()?;
     }
     let text =
         toml::to_string(&settings.to_config()).map_err(|e| RunDirError::Encode(e.to_string()))?;

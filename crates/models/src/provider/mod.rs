@@ -131,15 +131,6 @@ pub(crate) fn chat_completions_finish(word: &str) -> Finish {
     }
 }
 
-/// What a finish reason an earlier version stored (the provider's own
-/// word) means: the first provider that knows the word says.
-pub(crate) fn finish_of_stored_word(word: &str) -> Finish {
-    all()
-        .map(|p| p.finish(word))
-        .find(|f| *f != Finish::Other)
-        .unwrap_or(Finish::Other)
-}
-
 /// What a spec names at its provider.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Named {
