@@ -321,14 +321,8 @@ async fn publish_run(
 /// tasks set aside while it was paused. Caps already spent, or a pause
 /// not lifted, are refused with the caps that would let it go on.
 async fn set_caps(session: &Session<'_>, go_on: bool) -> Result<Option<Vec<RoundKey>>> {
-    let Session {
-        asked,
-        store,
-        run,
-        units,
-        ..
-    } = *session;
-    let (dir, budget) = (asked.dir, asked.budget);
+    let (store, run, units) = (session.store, session.run, session.units);
+    let (dir, budget) = (session.asked.dir, session.asked.budget);
     match store.set_caps(budget.usd(), budget.tokens(), go_on).await? {
         CapsSet::Spent => {
             let b = store.budget().await?;

@@ -4,6 +4,7 @@
 //! fixed at exactly 20 on the same server, measured in the same run, and
 //! the 429s are counted by the server itself.
 
+use crate::common::serve_app as serve;
 use autoeval_llm_client::{Backend, BackendOptions, CallObserver};
 use autoeval_mock_llm::{router, Arrival, MockConfig};
 use autoeval_models::{AttemptOutcome, ModelSpec, RetryPolicy, Sample, Stage, Usage};
@@ -15,13 +16,6 @@ use std::time::{Duration, Instant};
 const LIMIT: usize = 20;
 /// How long the provider takes to answer.
 const LATENCY: Duration = Duration::from_millis(100);
-
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
 
 async fn timeline(base: &str) -> Vec<Arrival> {
     reqwest::get(format!("{base}/timeline"))

@@ -3,31 +3,16 @@
 //! requests tried again in later batches, and a journal that keeps a
 //! second backend from submitting what the first already did.
 
+use crate::common::{serve, stats};
 use autoeval_llm_client::{
     Backend, BackendOptions, BatchJournal, BatchSettings, BatchSpend, CallError, MemoryJournal,
     Reply,
 };
-use autoeval_mock_llm::{router, MockConfig, Stats};
+use autoeval_mock_llm::MockConfig;
 use autoeval_models::{BatchCounts, ModelSpec, RetryPolicy, Sample, Stage};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-async fn serve(config: MockConfig) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router(config)).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn stats(base: &str) -> Stats {
-    reqwest::get(format!("{base}/stats"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 async fn submissions(base: &str) -> HashMap<String, u64> {
     reqwest::get(format!("{base}/batch-submissions"))

@@ -2,6 +2,7 @@
 //! formats by stubs that read every request (JSON, multipart, JSONL) and
 //! answer with the documented examples' shapes, extra fields and all.
 
+use crate::common::serve_app as serve;
 use autoeval_llm_client::{Backend, BackendOptions, BatchSettings};
 use autoeval_models::{ModelSpec, RetryPolicy, Sample, Stage};
 use axum::extract::{Multipart, Path};
@@ -36,13 +37,6 @@ fn check_openai_line(line: &str) -> Value {
     assert_eq!(v["body"]["messages"][0]["role"], "user");
     assert!(v["body"]["max_tokens"].is_u64());
     v
-}
-
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
 }
 
 /// OpenAI's Batch API as documented: upload, create, retrieve, file content.

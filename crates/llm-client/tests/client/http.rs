@@ -1,26 +1,11 @@
 //! Backends over real HTTP: the mock server, and stubs that check request shapes.
 
+use crate::common::{serve_app as serve, stats};
 use autoeval_llm_client::{Backend, BackendOptions, CallError, DiskCache};
-use autoeval_mock_llm::{router, MockConfig, Stats};
+use autoeval_mock_llm::{router, MockConfig};
 use autoeval_models::{ModelSpec, RetryPolicy, Sample, Stage};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn stats(base: &str) -> Stats {
-    reqwest::get(format!("{base}/stats"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 fn mock_backend(base: &str, options: BackendOptions) -> Backend {
     let spec: ModelSpec = format!("openai-compatible:reference@{base}/v1")

@@ -6,6 +6,7 @@
 mod adaptive;
 mod batch;
 mod batch_shape;
+mod common;
 mod http;
 mod refusals;
 mod request_shape;

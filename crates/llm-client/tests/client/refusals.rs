@@ -3,8 +3,9 @@
 //! reason and a class; and what a backend does against a server that keeps
 //! answering one of them: how many requests it sends before it stops.
 
+use crate::common::{serve, stats};
 use autoeval_llm_client::{reason_of, Backend, BackendOptions, CallError, Class, Reason};
-use autoeval_mock_llm::{router, MockConfig, Refusal, Stats};
+use autoeval_mock_llm::{MockConfig, Refusal, Stats};
 use autoeval_models::{ModelSpec, RetryPolicy, Sample, Stage};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -132,22 +133,6 @@ fn every_recorded_provider_error_is_read_as_the_cause_and_class_it_documents() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-}
-
-async fn serve(config: MockConfig) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router(config)).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn stats(base: &str) -> Stats {
-    reqwest::get(format!("{base}/stats"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 fn fixture(name: &str) -> Value {
