@@ -18,8 +18,8 @@ pub struct Args {
     #[command(flatten)]
     prover: autoeval_run_settings::ProverArgs,
     /// Strict refuses →, ↔, ⊕ (and |, +, ? in regexes), which the prompts do not offer.
-    #[arg(long, value_enum, default_value_t = ParseMode::Lenient)]
-    mode: ParseMode,
+    #[arg(long, value_enum, default_value_t = Mode::Lenient)]
+    mode: Mode,
     /// Where to write the results; standard output when absent.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -31,24 +31,6 @@ pub struct Args {
     output: crate::app::output::OutputArgs,
 }
 
-/// The parser mode, as a command-line value.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ParseMode {
-    /// Only the prompt's vocabulary.
-    Strict,
-    /// Also implication, biconditional and exclusive or.
-    Lenient,
-}
-
-impl From<ParseMode> for Mode {
-    fn from(m: ParseMode) -> Mode {
-        match m {
-            ParseMode::Strict => Mode::Strict,
-            ParseMode::Lenient => Mode::Lenient,
-        }
-    }
-}
-
 /// Runs `autoeval check`.
 pub fn run(args: Args) -> Result<()> {
     let jobs = args.checks.jobs();
@@ -58,7 +40,7 @@ pub fn run(args: Args) -> Result<()> {
         .context("cannot start worker threads")?;
     let pool = prover_pool(jobs)?;
     let settings = Settings {
-        mode: args.mode.into(),
+        mode: args.mode,
         limits: ProverLimits {
             timeout_ms: args.prover.timeout_ms,
             rlimit: args.prover.rlimit,

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 /// Settings of `autoeval closeness`.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["pairs", "sensitivity", "alignment", "bench"])))]
+#[command(mut_arg("per_bucket", |a| a.default_value("5")))]
+#[command(mut_arg("batches", |a| a.default_value("10")))]
 pub struct Args {
     /// Score pairs: a JSONL file of {"reference": FOL, "candidate": FOL}, or
     /// lines of reference<TAB>candidate. Prints one JSON line per pair.
@@ -38,15 +40,9 @@ pub struct Args {
     /// (generated), or a file of FOL formulas, one per line (FOLIO's, say).
     #[arg(long, default_value = "fol-english")]
     dataset: String,
-    /// Batches generated for a generated set (Table 1 settings otherwise).
-    #[arg(long, default_value_t = 10)]
-    batches: u64,
-    /// Items per complexity value in each batch of a generated set.
-    #[arg(long, default_value_t = 5)]
-    per_bucket: usize,
-    /// Seed of a generated set.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// How many items a generated set draws (Table 1 settings otherwise), and their seed.
+    #[command(flatten)]
+    draw: autoeval_run_settings::DrawArgs,
     /// Directory of a BERT-family encoder (config.json, tokenizer.json,
     /// model.safetensors) for BERTScore; `scripts/bertscore-model` fetches
     /// all-MiniLM-L6-v2 and prints its directory. Without it BERTScore is
@@ -226,12 +222,13 @@ fn formula_set(args: &Args) -> Result<Vec<Formula>> {
         "fol" | "fol-english" => {
             let kind: DatasetKind = args.dataset.parse().map_err(anyhow::Error::msg)?;
             let cfg = DatasetConfig {
-                seed: args.seed,
-                per_bucket: args.per_bucket,
+                seed: args.draw.seed,
+                sampling: args.draw.sampling(),
+                per_bucket: args.draw.per_bucket(),
                 ..DatasetConfig::table1(kind)
             };
             let mut out = Vec::new();
-            for b in 0..args.batches {
+            for b in 0..args.draw.batches() {
                 for item in generate_batch(&cfg, b)?.items {
                     out.push(
                         parse_formula_exact(&item.fs, Mode::Lenient).with_context(|| {

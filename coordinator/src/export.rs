@@ -194,9 +194,11 @@ pub fn run(args: Args) -> Result<()> {
     }
     match args.format {
         Format::Reference => {
-            let config = autoeval_run_dir::read_config(&dir.config()).ok();
-            let seed = config.as_ref().and_then(|c| c.seed).unwrap_or(0);
-            let per_bucket = config.as_ref().and_then(|c| c.per_bucket).unwrap_or(50);
+            // A run's plan names them; a run imported without settings
+            // takes the paper's (seed 0, 50 per complexity value).
+            let plan = dir.settings().ok().map(|s| s.plan);
+            let seed = plan.as_ref().map_or(0, |p| p.seed);
+            let per_bucket = plan.as_ref().map_or(50, |p| p.per_bucket);
             let out = args.out.unwrap_or_else(|| dir.0.join("export"));
             reference_files(&dir.records()?, &out, seed, per_bucket)?;
         }

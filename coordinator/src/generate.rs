@@ -18,19 +18,15 @@ pub enum Format {
 
 /// Settings of `autoeval generate`; defaults are the paper's Table 1.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("per_bucket", |a| a.default_value("50")))]
+#[command(mut_arg("batches", |a| a.default_value("10")))]
 pub struct Args {
-    /// Dataset type: ksat, plogic, fol, fol-english or regex.
-    #[arg(long, value_parser = parse_kind)]
+    /// Dataset type.
+    #[arg(long, value_enum)]
     dataset: DatasetKind,
-    /// Seed; the same seed gives the same bytes on every machine.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Number of batches, each balanced on its own.
-    #[arg(long, default_value_t = 10)]
-    batches: u64,
-    /// Items per complexity value (Table 1: sample_count).
-    #[arg(long, default_value_t = 50)]
-    per_bucket: usize,
+    /// How many items, and their seed.
+    #[command(flatten)]
+    draw: autoeval_run_settings::DrawArgs,
     /// Levels of the grammar tree (Table 1: depth).
     #[arg(long, default_value_t = 40)]
     depth: usize,
@@ -65,15 +61,6 @@ pub struct Args {
     /// Literals per ksat clause.
     #[arg(long, default_value_t = 3)]
     clause_width: usize,
-    /// paper: generate exactly by the paper's Algorithm 1 (--sampling algorithm-1).
-    #[arg(long, value_enum)]
-    protocol: Option<autoeval_run_settings::Protocol>,
-    /// How items are drawn: algorithm-1 (up to n distinct completions per closable form,
-    /// buckets drawn uniformly, as Algorithm 1) or prefer-new-trees (4 completions per form,
-    /// parse trees the batch does not hold yet first) [default: algorithm-1 under --protocol
-    /// paper, prefer-new-trees otherwise]. The diversity of both is printed.
-    #[arg(long, value_parser = parse_sampling)]
-    sampling: Option<Sampling>,
     /// Output layout.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
@@ -85,21 +72,13 @@ pub struct Args {
     output: crate::app::output::OutputArgs,
 }
 
-fn parse_kind(s: &str) -> Result<DatasetKind, String> {
-    s.parse()
-}
-
-fn parse_sampling(s: &str) -> Result<Sampling, String> {
-    s.parse()
-}
-
 impl Args {
     fn config(&self) -> DatasetConfig {
         DatasetConfig {
-            seed: self.seed,
+            seed: self.draw.seed,
             depth: self.depth,
             branching: self.branching,
-            per_bucket: self.per_bucket,
+            per_bucket: self.draw.per_bucket(),
             num_propositions: self.num_propositions,
             num_objects: self.num_objects,
             num_predicates: self.num_predicates,
@@ -109,10 +88,7 @@ impl Args {
             max_free_variables: self.max_free_variables,
             alphabet_size: self.alphabet_size,
             clause_width: self.clause_width,
-            sampling: self.sampling.unwrap_or(match self.protocol {
-                Some(_) => Sampling::Algorithm1,
-                None => Sampling::PreferNewTrees,
-            }),
+            sampling: self.draw.sampling(),
             ..DatasetConfig::table1(self.dataset)
         }
     }
@@ -122,14 +98,14 @@ impl Args {
 pub fn run(args: Args) -> Result<()> {
     let cfg = args.config();
     let progress = args.output.bar(|| {
-        ProgressBar::new(args.batches).with_style(
+        ProgressBar::new(args.draw.batches()).with_style(
             ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} batches, {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         )
     });
     progress.set_message(format!("generating {}", cfg.kind.name()));
     let started = std::time::Instant::now();
-    let batches = generate_all(&cfg, args.batches, &progress)?;
+    let batches = generate_all(&cfg, args.draw.batches(), &progress)?;
     progress.finish_and_clear();
     let file = std::fs::File::create(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -159,7 +135,7 @@ pub fn run(args: Args) -> Result<()> {
             },
             ..cfg.clone()
         };
-        let theirs = generate_all(&other, args.batches, &ProgressBar::hidden())?;
+        let theirs = generate_all(&other, args.draw.batches(), &ProgressBar::hidden())?;
         eprintln!(
             "  {} (not written): {}",
             other.sampling.name(),

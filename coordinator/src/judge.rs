@@ -63,9 +63,9 @@ pub struct Args {
     /// Judge calls in flight at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-    /// JSON file of API keys, read after the environment.
-    #[arg(long)]
-    secrets: Option<PathBuf>,
+    /// API keys.
+    #[command(flatten)]
+    keys: autoeval_run_settings::SecretsArgs,
     /// How progress is shown.
     #[command(flatten)]
     output: crate::app::output::OutputArgs,
@@ -389,7 +389,7 @@ fn here(
             concurrency: settings.concurrency.unwrap_or(args.concurrency),
             params: settings.params(&GenerationParams::default()),
             cache,
-            secrets_file: args.secrets.clone(),
+            secrets_file: args.keys.secrets.clone(),
             judge: Some(Arc::new(autoeval_verify::equivalent)),
             ..BackendOptions::default()
         },

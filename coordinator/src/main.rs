@@ -152,25 +152,44 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn dispatch() -> anyhow::Result<()> {
-    use clap::{CommandFactory, FromArgMatches};
-    let matches = match Cli::command().try_get_matches() {
-        Ok(matches) => matches,
-        // A value its type refused (a model spec, a range): the type's
-        // message names the forms it takes, so it is the one line a user
-        // error gets, without clap's usage tip after it.
+/// The command line parsed; a value its type refused (a model spec, a
+/// range) is the one line a user error gets, since the type's message
+/// names the forms it takes, without clap's usage tip after it.
+fn parse(argv: &[std::ffi::OsString]) -> anyhow::Result<clap::ArgMatches> {
+    use clap::CommandFactory;
+    match Cli::command().try_get_matches_from(argv) {
+        Ok(matches) => Ok(matches),
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
-            let text = e.to_string();
-            let line = text.lines().next().unwrap_or_default();
-            anyhow::bail!("{}", line.strip_prefix("error: ").unwrap_or(line));
+            anyhow::bail!(
+                "{}",
+                autoeval_run_settings::options::file_as_flags::one_line(&e)
+            )
         }
         Err(e) => e.exit(),
-    };
+    }
+}
+
+fn dispatch() -> anyhow::Result<()> {
+    use clap::{CommandFactory, FromArgMatches};
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut matches = parse(&argv)?;
+    // `run --config FILE`: the file's keys are read as flags before the
+    // command line's, and the whole parsed again.
+    let mut tables = autoeval_run_settings::ModelTables::new();
+    if let Some(("run", given)) = matches.subcommand() {
+        let command = Cli::command();
+        let run = command.find_subcommand("run").expect("run is a command");
+        let (layered, models) = run::with_config_file(argv.clone(), run, given)?;
+        if layered.len() != argv.len() {
+            matches = parse(&layered)?;
+        }
+        tables = models;
+    }
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
-        Command::Run(args) => run::run(*args, matches.subcommand_matches("run")),
+        Command::Run(args) => run::run(*args, tables, matches.subcommand_matches("run")),
         Command::Report(args) => report::run(args),
-        Command::Rerun(args) => rerun::run(args),
+        Command::Rerun(args) => rerun::run(args, matches.subcommand_matches("rerun")),
         Command::Resume(args) => resume::run(args),
         Command::Status(args) => status::run(args),
         Command::Fleet(args) => fleet::run(args),

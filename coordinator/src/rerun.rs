@@ -8,7 +8,9 @@ use anyhow::Result;
 use autoeval_run_dir::resolve as resolve_settings;
 use autoeval_run_dir::JsonlStore;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::RunConfig;
+use autoeval_run_settings::options::file_as_flags;
+use autoeval_run_settings::{CallArgs, ProverArgs, Resolved, RunArgs};
+use clap::Args as _;
 use std::path::PathBuf;
 
 /// Settings of `autoeval rerun`.
@@ -20,12 +22,13 @@ pub struct Args {
     /// timeout (the only mode, and the default).
     #[arg(long)]
     failed: bool,
-    /// Prover time limit per check in milliseconds (default: the run's).
-    #[arg(long)]
-    timeout_ms: Option<u64>,
-    /// Round trips in flight at once (default: the run's).
-    #[arg(long)]
-    concurrency: Option<usize>,
+    /// The prover's limits for the redone checks: each flag given replaces
+    /// the run's, the rest are the run's.
+    #[command(flatten)]
+    prover: ProverArgs,
+    /// How the redone calls are made: each flag given replaces the run's.
+    #[command(flatten)]
+    calls: CallArgs,
     /// How progress is shown.
     #[command(flatten)]
     output: crate::app::output::OutputArgs,
@@ -35,14 +38,24 @@ pub struct Args {
     fleet: autoeval_fleet_coordinator::FleetArgs,
 }
 
-/// Runs `autoeval rerun`.
-pub fn run(args: Args) -> Result<()> {
+/// The run's settings with the flags the command line gave in place of
+/// the run's: the run's config read as flags, then the command line's.
+fn settings_as_given(dir: &RunDir, matches: Option<&clap::ArgMatches>) -> Result<Resolved> {
+    let stored = dir.settings()?;
+    let file = file_as_flags::read(&stored.to_config_text()?, &dir.config())?;
+    let command = RunArgs::augment_args(clap::Command::new("run"));
+    let given = |id: &str| matches.is_some_and(|m| file_as_flags::given(m, id));
+    let mut tokens = file_as_flags::tokens(&file.flags, &command, &dir.config(), given)?;
+    if let Some(m) = matches {
+        tokens.extend(file_as_flags::given_tokens(m, &command));
+    }
+    Ok(resolve_settings(RunArgs::parse_from(tokens)?, file.models)?)
+}
+
+/// Runs `autoeval rerun`; `matches` tell which flags the command line gave.
+pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let dir = RunDir(args.dir.clone());
-    let settings = resolve_settings(dir.read_config()?.overridden_by(RunConfig {
-        timeout_ms: args.timeout_ms,
-        concurrency: args.concurrency,
-        ..RunConfig::default()
-    }))?;
+    let settings = settings_as_given(&dir, matches)?;
     if args.fleet.fleet {
         let display = args.output.display(10);
         return crate::app::run::on_fleet(

@@ -3,7 +3,19 @@
 use serde::{Deserialize, Serialize};
 
 /// The five dataset types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum DatasetKind {
     /// k-SAT (3-SAT by default) in conjunctive normal form.

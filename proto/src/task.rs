@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Zero-shot or few-shot (two examples).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Shots {
     /// No examples.
@@ -54,7 +54,7 @@ impl FromStr for Shots {
 }
 
 /// What to do when the English copies the formula instead of describing it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum CopyPolicy {
     /// Record the flag; the verdict stands.

@@ -9,16 +9,13 @@ use autoeval_e2e::fleet::{binary, OwnRedis, AMQP};
 use autoeval_proto::fleet::{run_key, translate_queue};
 use autoeval_proto::{meta, ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
-use autoeval_run_settings::RunConfig;
+use autoeval_run_settings::RunArgs;
 use std::process::Command;
 
 fn plan_using(model: &str) -> String {
-    let settings = RunConfig {
-        models: Some(vec![model.parse().unwrap()]),
-        ..RunConfig::default()
-    }
-    .resolve_with(None)
-    .unwrap();
+    let mut args = RunArgs::default();
+    args.plan.models = vec![model.parse().unwrap()];
+    let settings = args.resolve(Default::default(), None).unwrap();
     serde_json::to_string(&settings.plan).unwrap()
 }
 

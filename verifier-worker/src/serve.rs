@@ -47,7 +47,7 @@ impl Stages<VerifyStage> for RunStages {
         }
         let settings = self.settings.get(run).await.map_err(|e| setup_error(&e))?;
         let (in_hand, prefetch, consumer_timeout) = self.hold;
-        let check = Duration::from_millis(settings.verify.timeout_ms);
+        let check = Duration::from_millis(settings.verify.prover.timeout_ms.into());
         let hold = in_hand.longest_hold(prefetch, check);
         if hold >= consumer_timeout {
             tracing::warn!(

@@ -18,7 +18,6 @@ mod serve;
 
 use anyhow::Result;
 use clap::Parser;
-use std::path::PathBuf;
 
 /// LLM worker of an AutoEval fleet.
 #[derive(Parser, Debug)]
@@ -31,9 +30,9 @@ pub struct Args {
     /// twice as many, in bundles, so that no slot waits on a slow bundle.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     concurrency: u16,
-    /// JSON file of API keys ({"OPENAI_API_KEY": "…"}), read after the environment.
-    #[arg(long)]
-    secrets: Option<PathBuf>,
+    /// API keys.
+    #[command(flatten)]
+    keys: autoeval_run_settings::SecretsArgs,
     /// Tasks of batched models (`batch = true`) this worker carries at once
     /// per model: each is kept in Redis and its delivery acknowledged while
     /// it waits for its batches. Enough to fill a batch or two.

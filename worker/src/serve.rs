@@ -37,7 +37,7 @@ pub async fn run(args: Args) -> Result<()> {
     let local = Local {
         concurrency: Some(usize::from(args.concurrency)),
         cache: None,
-        secrets_file: args.secrets.clone(),
+        secrets_file: args.keys.secrets.clone(),
         observer: Some(Arc::new(Observers(vec![
             Arc::new(LlmObserver(metrics.clone())),
             waits.clone(),

@@ -67,12 +67,12 @@ fn build_stages(
     waits: Arc<autoeval_models::Waits>,
     journal: Arc<autoeval_run_dir::BatchFile>,
 ) -> Result<(Translator, VerifyStage)> {
-    let cache_dir = s.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
+    let cache_dir = s.files.cache.clone().unwrap_or_else(|| dir.0.join("cache"));
     let cache: Arc<dyn ResponseCache> = Arc::new(DiskCache::new(&cache_dir)?);
     let local = Local {
         concurrency: None,
         cache: Some(cache),
-        secrets_file: s.secrets.clone(),
+        secrets_file: s.files.keys.secrets.clone(),
         // Told of each rate-limit wait, which the progress line names.
         observer: Some(waits),
         // One schedule per model for the whole run: its limits and any 429 are the run's.
@@ -84,8 +84,10 @@ fn build_stages(
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;
-    let verifier =
-        autoeval_verify_stage::verify_stage(&settings, Arc::new(prover_pool(s.verifiers)?))?;
+    let verifier = autoeval_verify_stage::verify_stage(
+        &settings,
+        Arc::new(prover_pool(s.checks.verifiers())?),
+    )?;
     Ok((translator, verifier))
 }
 
@@ -159,7 +161,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
     let (translator, verifier) = build_stages(dir, settings, waits.clone(), journal.clone())?;
     // Batched calls wait hours for their batch, not seconds for a reply:
     // enough round trips must be in flight to fill the batches.
-    let translate_slots = settings.concurrency.max(batch_slots(&translator));
+    let translate_slots = settings.calls.concurrency.max(batch_slots(&translator));
     let translator = Arc::new(Capped::new(Arc::new(translator), caps, spent));
     // Kept to ask, once the run ends, whether it paused or halted.
     let stage = translator.clone();
@@ -182,7 +184,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
         progress.clone(),
         Concurrency {
             translate: translate_slots,
-            verify: settings.verifiers,
+            verify: settings.checks.verifiers(),
         },
     ));
     progress.finish();
@@ -245,14 +247,14 @@ pub fn finish(
         print!("{}", autoeval_report::terminal_summary(summary));
     }
     println!("report: {}", report.display());
-    if settings.parquet {
+    if settings.written.parquet {
         let path = dir.0.join(crate::app::parquet::FILE);
         let rows = crate::app::parquet::write_file(dir, &path)?;
         if display != Display::Quiet {
             eprintln!("run: {rows} rows written as Parquet to {}", path.display());
         }
     }
-    if settings.compress {
+    if settings.written.compress {
         if let Some((before, after)) = autoeval_run_dir::compress(&dir.results())? {
             if display != Display::Quiet {
                 eprintln!(

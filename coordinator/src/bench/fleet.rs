@@ -21,9 +21,9 @@ pub struct Args {
     /// directory's size and the time to write the report.
     #[arg(long, value_name = "N")]
     units: Option<u64>,
-    /// Repeats of each timed run; medians are printed.
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
+    /// Times each timed run is repeated.
+    #[command(flatten)]
+    times: super::Times,
     /// Items per complexity value of the 0 ms plan (60: about 10,400
     /// units, so that starting and ending weigh little beside the flow).
     #[arg(long, default_value_t = 60)]
@@ -186,7 +186,7 @@ pub fn run(args: Args) -> Result<()> {
     let setup = Setup {
         scratch: &scratch,
         fleet: &args.fleet,
-        repeats: args.repeats.max(1),
+        repeats: usize::from(args.times.times),
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(

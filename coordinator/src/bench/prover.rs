@@ -15,19 +15,18 @@ use std::time::Instant;
 
 /// Settings of `autoeval bench`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("per_bucket", |a| a.default_value("50")))]
+#[command(mut_arg("batches", |a| a.default_value("10")))]
 pub struct Args {
-    /// Batches generated per dataset (Table 1 settings otherwise).
-    #[arg(long, default_value_t = 10)]
-    batches: u64,
+    /// How many items are generated per dataset (Table 1 settings otherwise), and their seed.
+    #[command(flatten)]
+    draw: autoeval_run_settings::DrawArgs,
     /// Pairs checked per kind: half equivalent rewrites, half near misses.
     #[arg(long, default_value_t = 2000)]
     pairs: usize,
-    /// Seed of the generated data.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Times each pair is checked; its median time is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
-    rounds: u16,
+    /// Times each pair is checked.
+    #[command(flatten)]
+    times: super::Times,
 }
 
 /// A pair for the checking benchmark.
@@ -98,17 +97,19 @@ pub fn run(args: Args) -> Result<()> {
     }
     println!(
         "== generation: Table 1 settings, {} batches per dataset, all cores",
-        args.batches
+        args.draw.batches()
     );
     let mut data: BTreeMap<DatasetKind, Vec<Item>> = BTreeMap::new();
     let all = Instant::now();
     for kind in DatasetKind::ALL {
         let cfg = DatasetConfig {
-            seed: args.seed,
+            seed: args.draw.seed,
+            sampling: args.draw.sampling(),
+            per_bucket: args.draw.per_bucket(),
             ..DatasetConfig::table1(kind)
         };
         let t = Instant::now();
-        let batches = generate_all(&cfg, args.batches, &ProgressBar::hidden())?;
+        let batches = generate_all(&cfg, args.draw.batches(), &ProgressBar::hidden())?;
         let secs = t.elapsed().as_secs_f64();
         let items: Vec<Item> = batches.into_iter().flat_map(|b| b.items).collect();
         println!(
@@ -129,7 +130,7 @@ pub fn run(args: Args) -> Result<()> {
 
     println!(
         "\n== checks: one thread and one prover process, {} pairs per kind (rewrites and near misses), median of {} rounds per pair",
-        args.pairs, args.rounds
+        args.pairs, args.times.times
     );
     println!(
         "{:<8} {:>9} {:>10} {:>10} {:>10}  verdicts / methods",
@@ -144,16 +145,17 @@ pub fn run(args: Args) -> Result<()> {
         DatasetKind::FolEnglish,
         DatasetKind::Regex,
     ] {
-        let pairs = pairs_from(&data[&kind], args.pairs, args.seed);
+        let pairs = pairs_from(&data[&kind], args.pairs, args.draw.seed);
         let mut times = Vec::with_capacity(pairs.len());
         let mut prover_times: Vec<usize> = Vec::new();
         let mut verdicts: BTreeMap<Verdict, usize> = BTreeMap::new();
         let mut methods: BTreeMap<Method, usize> = BTreeMap::new();
         // Each pair is timed in every round and keeps its median time, which
         // damps the noise of a shared machine; throughput is over all rounds.
-        let mut rounds: Vec<Vec<f64>> = vec![Vec::with_capacity(args.rounds as usize); pairs.len()];
+        let mut rounds: Vec<Vec<f64>> =
+            vec![Vec::with_capacity(args.times.times as usize); pairs.len()];
         let t = Instant::now();
-        for round in 0..args.rounds {
+        for round in 0..args.times.times {
             for (p, slot) in pairs.iter().zip(rounds.iter_mut()) {
                 let s = Instant::now();
                 let o = check(p.kind, &p.phi0, &p.phi1, &settings, &pool);
@@ -168,7 +170,7 @@ pub fn run(args: Args) -> Result<()> {
                 }
             }
         }
-        let total = t.elapsed().as_secs_f64() / f64::from(args.rounds);
+        let total = t.elapsed().as_secs_f64() / f64::from(args.times.times);
         for (time, mut slot) in times.iter_mut().zip(rounds) {
             slot.sort_by(f64::total_cmp);
             *time = slot[slot.len() / 2];

@@ -36,7 +36,7 @@ struct Estimate {
 /// tokens and cost.
 pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
     let templates = stage_settings(settings)?.prompts.templates()?;
-    let prices = price_table(settings.prices.as_deref())?;
+    let prices = price_table(settings.files.prices.as_deref())?;
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();
     for task in initial_tasks(&settings.plan, items) {

@@ -10,18 +10,19 @@ use crate::app::run::{execute, on_fleet};
 use anyhow::{bail, Result};
 
 use autoeval_run_dir::RunDir;
-use autoeval_run_dir::{load_items, read_config_with, resolve as resolve_settings};
-use autoeval_run_settings::RunConfig;
+use autoeval_run_dir::{load_items, resolve as resolve_settings};
+use autoeval_run_settings::options::file_as_flags;
+use autoeval_run_settings::{ModelTables, RunArgs};
 
-use std::convert::identity;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Settings of `autoeval run`. Flags override the config file, which overrides the defaults.
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The run's settings; each overrides the config file's.
+    /// The run's settings.
     #[command(flatten)]
-    settings: RunConfig,
+    settings: RunArgs,
     /// TOML file with any of this command's flags (keys are the long flag names: per-bucket = 5,
     /// model = ["reference"], fleet = true, budget-usd = 2.5; a flag given here wins),
     /// and per-model settings as [model."SPEC"] tables (temperature, max-tokens, seed,
@@ -57,87 +58,6 @@ pub struct Args {
     budget: autoeval_fleet_coordinator::BudgetArgs,
 }
 
-/// Declares the flags of `autoeval run` that are not the run's settings,
-/// as the config file may also give them, each once: its key as the file
-/// spells it (and an old spelling), its type, and the field of [`Args`] it
-/// fills (wrapped in `Some` for an optional field). Caps are read apart:
-/// given on the command line, they replace the file's all together.
-macro_rules! command_keys {
-    (
-        taken { $($name:literal $(| $alias:literal)? $key:ident: $ty:ty => $($field:ident).+, $wrap:expr;)* }
-        caps { $($cap_name:literal $cap:ident: $cap_ty:ty;)* }
-    ) => {
-        /// The command's own keys a config file gave.
-        #[derive(serde::Deserialize, Default)]
-        #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-        struct CommandKeys {
-            $($(#[serde(alias = $alias)])? $key: Option<$ty>,)*
-            $($cap: Option<$cap_ty>,)*
-        }
-
-        /// The keys of [`CommandKeys`] as the file spells them.
-        const COMMAND_KEYS: &[&str] = &[$($name, $($alias,)?)* $($cap_name,)*];
-
-        impl Args {
-            /// Takes each of the file's keys (but the caps) whose flag `given` does not name.
-            fn take_keys(&mut self, file: &CommandKeys, given: impl Fn(&str) -> bool) {
-                $(if let Some(value) = file.$key.clone() {
-                    if !given(stringify!($key)) {
-                        self.$($field).+ = $wrap(value);
-                    }
-                })*
-            }
-        }
-    };
-}
-
-command_keys! {
-    taken {
-        "out" out: PathBuf => out, Some;
-        "dry-run" dry_run: bool => dry_run, identity;
-        "baseline" baseline: f64 => baseline, identity;
-        "detect" detect: f64 => detect, Some;
-        "quiet" quiet: bool => output.quiet, identity;
-        "plain" plain: bool => output.plain, identity;
-        "log-every" log_every: u64 => log_every, identity;
-        "fleet" fleet: bool => fleet.fleet, identity;
-        "amqp" amqp: String => fleet.broker.amqp, identity;
-        "redis" redis: String => fleet.store.redis, identity;
-        "worker-wait-s" worker_wait_s: u64 => fleet.worker_wait_s, identity;
-        "health-addr" | "metrics-addr" health_addr: String => fleet.health_addr, Some;
-        "linger-s" linger_s: u64 => fleet.linger_s, identity;
-        "keep-s" keep_s: u64 => fleet.keep_s, identity;
-    }
-    caps {
-        "budget-usd" budget_usd: f64;
-        "budget-tokens" budget_tokens: u64;
-        "no-budget" no_budget: bool;
-    }
-}
-
-impl Args {
-    /// Takes each of the file's command keys whose flag was not given.
-    fn complete_from(&mut self, file: CommandKeys, matches: Option<&clap::ArgMatches>) {
-        use clap::parser::ValueSource;
-        let given = |id: &str| {
-            matches.is_some_and(|m| {
-                matches!(
-                    m.value_source(id),
-                    Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-                )
-            })
-        };
-        self.take_keys(&file, given);
-        // Caps given on the command line replace the file's caps and its
-        // no-budget alike, and the other way round.
-        if !(given("budget_usd") || given("budget_tokens") || given("no_budget")) {
-            self.budget.budget_usd = file.budget_usd;
-            self.budget.budget_tokens = file.budget_tokens;
-            self.budget.no_budget = file.no_budget.unwrap_or(false);
-        }
-    }
-}
-
 /// A share strictly between 0 and 1.
 fn share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -148,25 +68,52 @@ fn share(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `autoeval run`; `matches` tell which flags the command line gave.
-pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
-    let mut config = RunConfig::default();
-    if let Some(path) = args.config.clone() {
-        let (file, own) = read_config_with::<CommandKeys>(&path, COMMAND_KEYS)?;
-        config = file;
-        args.complete_from(own, matches);
-        if args.budget.no_budget && args.budget.capped() {
-            bail!(
-                "{} gives both a budget and no-budget = true; keep one",
-                path.display()
-            );
-        }
+/// Flags a config file gives together: given on the command line, any of
+/// them replaces the file's all together (caps and no caps alike).
+const TOGETHER: [&[&str]; 1] = [&["budget_usd", "budget_tokens", "no_budget"]];
+
+/// The command line `argv` (`autoeval run …`) with the keys of the config
+/// file `--config` names read in as flags before its own, each left out
+/// where the command line gave that flag; and the file's per-model tables.
+/// The parser then reads the file's values as it reads flags.
+pub fn with_config_file(
+    argv: Vec<OsString>,
+    run: &clap::Command,
+    matches: &clap::ArgMatches,
+) -> Result<(Vec<OsString>, ModelTables)> {
+    let Some(path) = matches.get_one::<PathBuf>("config") else {
+        return Ok((argv, ModelTables::new()));
+    };
+    let file = autoeval_run_dir::read_config_file(path)?;
+    let given = |id: &str| {
+        file_as_flags::given(matches, id)
+            || TOGETHER.iter().any(|ids| {
+                ids.contains(&id) && ids.iter().any(|i| file_as_flags::given(matches, i))
+            })
+    };
+    let tokens = file_as_flags::tokens(&file.flags, run, path, given)?;
+    // The file's values alone first, so that an error names the file.
+    if let Err(e) = run
+        .clone()
+        .no_binary_name(true)
+        .try_get_matches_from(tokens.iter())
+    {
+        bail!(
+            "{} is not a valid run config: {}",
+            path.display(),
+            file_as_flags::one_line(&e)
+        );
     }
-    // A config file's values have not passed the flags' parser.
-    for value in [Some(args.baseline), args.detect].into_iter().flatten() {
-        share(&value.to_string()).map_err(anyhow::Error::msg)?;
-    }
-    let settings = resolve_settings(config.overridden_by(args.settings.clone()))?;
+    let mut layered: Vec<OsString> = argv.iter().take(2).cloned().collect();
+    layered.extend(tokens.into_iter().map(OsString::from));
+    layered.extend(argv.into_iter().skip(2));
+    Ok((layered, file.models))
+}
+
+/// Runs `autoeval run` with the config file's per-model `tables`;
+/// `matches` tell which flags the command line gave.
+pub fn run(args: Args, tables: ModelTables, matches: Option<&clap::ArgMatches>) -> Result<()> {
+    let settings = resolve_settings(args.settings.clone(), tables)?;
     let dir = match &args.out {
         Some(d) => d.clone(),
         None => Path::new("runs").join(settings.default_dir_name()),
@@ -216,7 +163,7 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
 /// Warns of each entry of the run's price file that prices none of its
 /// models: a misspelt key would otherwise leave a model unpriced in silence.
 fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
-    let Some(path) = &settings.prices else {
+    let Some(path) = &settings.files.prices else {
         return;
     };
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -236,38 +183,5 @@ fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
             unmatched.join(", "),
             autoeval_models::provider::served_form("NAME")
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_flag_of_run_is_a_key_of_its_config_file() {
-        let command = <Args as clap::Args>::augment_args(clap::Command::new("run"));
-        let settings: Vec<String> = RunConfig::keys().into_iter().map(|(k, _)| k).collect();
-        let mut missing = Vec::new();
-        for arg in command.get_arguments() {
-            let Some(long) = arg.get_long() else { continue };
-            let known = long == "config"
-                || settings.iter().any(|k| k == long)
-                || COMMAND_KEYS.contains(&long);
-            if !known {
-                missing.push(long.to_string());
-            }
-        }
-        assert!(
-            missing.is_empty(),
-            "flags of run that the config file cannot give: {missing:?}"
-        );
-        // Each key of the file is a flag (or an old spelling of one).
-        for key in COMMAND_KEYS {
-            assert!(
-                command.get_arguments().any(|a| a.get_long() == Some(key)
-                    || a.get_all_aliases().is_some_and(|al| al.contains(key))),
-                "{key} is no flag of run"
-            );
-        }
     }
 }

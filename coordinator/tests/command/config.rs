@@ -4,7 +4,6 @@
 
 use crate::common::{autoeval, BIN};
 use autoeval_e2e::{run_ok, scratch};
-use autoeval_run_settings::RunConfig;
 use std::path::Path;
 
 /// Every long flag `autoeval run --help` lists, as written (`per-bucket`).
@@ -27,19 +26,32 @@ fn flags_of_run() -> Vec<String> {
     flags
 }
 
-/// A TOML value for each flag: the run's settings take the value their
-/// declaration gives ([`RunConfig::keys`]); the command's own flags are
-/// listed here. A test that meets a flag it does not know fails, so a new
-/// flag must be shown to be a key too.
+/// A TOML value for each flag of `run`. A test that meets a flag it does
+/// not know fails, so a new flag must be shown to be a key too.
 fn value_of(flag: &str, dir: &Path) -> String {
     let path = |name: &str| format!("{:?}", dir.join(name).to_str().unwrap());
-    if let Some((_, example)) = RunConfig::keys().into_iter().find(|(key, _)| key == flag) {
-        return match example.strip_prefix("FILE:") {
-            Some(name) => path(name),
-            None => example.to_string(),
-        };
-    }
     match flag {
+        "dataset" => r#"["ksat"]"#.into(),
+        "model" => r#"["reference"]"#.into(),
+        "prompt" => r#"["zero-shot"]"#.into(),
+        "per-bucket" | "batches" | "rounds" | "repeats" | "concurrency" | "verifiers" => "2".into(),
+        "seed" => "7".into(),
+        "sampling" => r#""algorithm-1""#.into(),
+        "timeout-ms" => "5000".into(),
+        "rlimit" => "1000000".into(),
+        "request-timeout-s" => "30".into(),
+        "max-attempts" => "3".into(),
+        "temperature" => "0.2".into(),
+        "max-tokens" => "512".into(),
+        "copy-policy" => r#""flag""#.into(),
+        "templates" => path("templates"),
+        "prices" => path("prices.json"),
+        "secrets" => path("secrets.json"),
+        "cache" => path("cache"),
+        "prompt-set" => r#""paper""#.into(),
+        "protocol" => r#""paper""#.into(),
+        "items" => path("items.jsonl"),
+        "compress" | "parquet" => "true".into(),
         "out" => path("run"),
         // The file asks for the plan only, so nothing below is reached.
         "dry-run" => "true".into(),
@@ -153,9 +165,14 @@ fn a_value_of_the_wrong_type_names_its_key_and_form() {
     let dir = scratch("config-wrong-type");
     let file = dir.join("run.toml");
     for (text, key, form) in [
-        ("budget-usd = \"two\"\n", "budget-usd", "f64"),
-        ("per-bucket = \"five\"\n", "per-bucket", "usize"),
-        ("fleet = \"yes\"\n", "fleet", "a boolean"),
+        ("budget-usd = \"two\"\n", "--budget-usd", "invalid float"),
+        ("per-bucket = \"five\"\n", "--per-bucket", "invalid digit"),
+        ("fleet = \"yes\"\n", "`fleet`", "true or false"),
+        (
+            "per-buckets = 5\n",
+            "`per-buckets`",
+            "no flag of `autoeval run`",
+        ),
     ] {
         std::fs::write(&file, text).unwrap();
         let out = autoeval(&["run", "--config", file.to_str().unwrap(), "--dry-run"]);
@@ -163,8 +180,9 @@ fn a_value_of_the_wrong_type_names_its_key_and_form() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         println!("{text}→ {stderr}");
         assert!(
-            stderr.contains(&format!("`{key}`")) && stderr.contains(form),
+            stderr.contains("run.toml") && stderr.contains(key) && stderr.contains(form),
             "{text}: {stderr}"
         );
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     }
 }

@@ -2,7 +2,7 @@
 //! workers to serve its models, and publishing its tasks to the broker.
 
 use crate::unix_now;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use autoeval_amqp::{bundle_messages, Broker, Meta};
 use autoeval_progress::Display;
 use autoeval_proto::fleet::translate_key;
@@ -30,7 +30,7 @@ pub(crate) async fn register(
         );
     }
     let stages = serde_json::to_string(&stage_settings(settings)?)?;
-    let config = toml::to_string(&settings.to_config()).context("cannot encode the settings")?;
+    let config = settings.to_config_text()?;
     let mut fields = vec![
         (meta::PLAN, plan),
         (meta::STAGES, stages),

@@ -272,7 +272,7 @@ mod tests {
     use autoeval_proto::wire::{decode, MessageKind};
     use autoeval_proto::Verdict;
     use autoeval_run_dir::load_items;
-    use autoeval_run_settings::RunConfig;
+    use autoeval_run_settings::RunArgs;
 
     #[tokio::test]
     async fn a_chain_that_lost_an_earlier_round_is_redone_from_it() {
@@ -281,17 +281,14 @@ mod tests {
             "openai-compatible:mend-{}@http://127.0.0.1:9/v1",
             std::process::id()
         );
-        let settings = RunConfig {
-            datasets: Some(vec![autoeval_proto::DatasetKind::Plogic]),
-            models: Some(vec![model.parse().unwrap()]),
-            prompts: Some(vec![autoeval_proto::Shots::ZeroShot]),
-            per_bucket: Some(1),
-            batches: Some(1),
-            rounds: Some(3),
-            ..RunConfig::default()
-        }
-        .resolve_with(None)
-        .unwrap();
+        let mut args = RunArgs::default();
+        args.plan.datasets = vec![autoeval_proto::DatasetKind::Plogic];
+        args.plan.models = vec![model.parse().unwrap()];
+        args.plan.prompts = vec![autoeval_proto::Shots::ZeroShot];
+        args.plan.draw.per_bucket = Some(1);
+        args.plan.draw.batches = Some(1);
+        args.plan.rounds = 3;
+        let settings = args.resolve(Default::default(), None).unwrap();
         let (items, _) = load_items(&settings).unwrap();
         let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
         let store = RunStore::new(

@@ -150,7 +150,9 @@ impl DatasetConfig {
 }
 
 /// How the generator completes closable forms and fills each bucket.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sampling {
     /// Exactly the paper's Algorithm 1 as its public implementation runs it
@@ -159,6 +161,7 @@ pub enum Sampling {
     /// bucket's items are drawn uniformly from its leaves (line 15; regular
     /// expressions without replacement). Both protocols generate this way.
     #[serde(rename = "algorithm-1")]
+    #[value(name = "algorithm-1")]
     Algorithm1,
     /// Four completions per closable form, and each bucket first prefers
     /// parse trees the batch does not hold yet: more distinct parse trees

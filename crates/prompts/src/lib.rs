@@ -184,7 +184,9 @@ const EXTENDED: [(&str, &str); 8] = template_set!("extended");
 const REFERENCE: [(&str, &str); 8] = template_set!("reference");
 
 /// The built-in prompt sets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptSet {
     /// App. F's prompts as the paper used them: autoformalization lists only

@@ -7,7 +7,7 @@ use autoeval_models::PriceTable;
 use autoeval_pipeline::{BatchShortfall, ItemBatch};
 use autoeval_run_settings::{
     generated_batches, generated_items, items_digest, items_of_run, parse_items, price_table_with,
-    stage_settings_with, Resolved, RunConfig, SettingsError, StageSettings,
+    stage_settings_with, ModelTables, Resolved, RunArgs, SettingsError, StageSettings,
 };
 use std::path::Path;
 
@@ -24,30 +24,30 @@ fn read_text(what: &'static str, path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(read_error(what, path))
 }
 
-/// Reads a TOML config file.
-pub fn read_config(path: &Path) -> Result<RunConfig> {
-    RunConfig::parse(&read_text("the config file", path)?, path)
+/// Reads a TOML config file of a run's settings alone.
+pub fn read_config(path: &Path) -> Result<(RunArgs, ModelTables)> {
+    RunArgs::from_config(&read_text("the config file", path)?, path)
 }
 
-/// Reads a TOML config file whose keys `others` are the command's own
-/// settings (into `T`) rather than the run's ([`RunConfig::parse_with`]).
-pub fn read_config_with<T: serde::de::DeserializeOwned>(
+/// Reads a TOML config file as flags and per-model tables, for a command
+/// that layers it under its own command line.
+pub fn read_config_file(
     path: &Path,
-    others: &[&str],
-) -> Result<(RunConfig, T)> {
-    RunConfig::parse_with(&read_text("the config file", path)?, path, others)
+) -> Result<autoeval_run_settings::options::file_as_flags::ConfigFile> {
+    autoeval_run_settings::options::file_as_flags::read(&read_text("the config file", path)?, path)
 }
 
-/// The settings with defaults filled in; an items file is read for its digest.
-pub fn resolve(config: RunConfig) -> Result<autoeval_run_settings::Resolved> {
-    let digest = match &config.items {
+/// The settings with defaults filled in, with the config file's per-model
+/// `tables`; an items file is read for its digest.
+pub fn resolve(args: RunArgs, tables: ModelTables) -> Result<Resolved> {
+    let digest = match &args.plan.items {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(read_error("the items file", path))?;
             Some(items_digest(&bytes))
         }
         None => None,
     };
-    config.resolve_with(digest)
+    args.resolve(tables, digest)
 }
 
 /// The run's items, read or generated, with the complexity values a
@@ -93,11 +93,11 @@ pub fn count_items(settings: &Resolved) -> Result<(usize, Vec<BatchShortfall>)> 
 /// machines receive: the templates directory's `.txt` files and the price
 /// file read in.
 pub fn stage_settings(s: &Resolved) -> Result<StageSettings> {
-    let overrides = match &s.templates {
+    let overrides = match &s.files.templates {
         Some(tdir) => read_templates(tdir)?,
         None => Vec::new(),
     };
-    stage_settings_with(s, overrides, price_table(s.prices.as_deref())?)
+    stage_settings_with(s, overrides, price_table(s.files.prices.as_deref())?)
 }
 
 /// The `.txt` files of a templates directory, as (name, text).

@@ -12,7 +12,7 @@ mod store;
 pub use autoeval_run_settings::model_file_name;
 pub use batches::BatchFile;
 pub use inputs::{
-    count_items, item_batches, load_items, price_table, read_config, read_config_with, resolve,
+    count_items, item_batches, load_items, price_table, read_config, read_config_file, resolve,
     stage_settings,
 };
 pub use judges::{judge_file, latest_judgements, rewrite_judgements, JudgeFile};
@@ -21,7 +21,7 @@ pub use store::{
     JsonlStore, StoreError,
 };
 
-use autoeval_run_settings::{Resolved, RunConfig, SettingsError};
+use autoeval_run_settings::{ModelTables, Resolved, RunArgs, SettingsError};
 use std::path::{Path, PathBuf};
 
 /// Why a run directory cannot be read or claimed.
@@ -139,7 +139,7 @@ impl RunDir {
     }
     /// The run's settings as `config.toml` holds them, with an error that
     /// says when this is no run directory.
-    pub fn read_config(&self) -> Result<RunConfig> {
+    pub fn read_config(&self) -> Result<(RunArgs, ModelTables)> {
         if !self.config().exists() {
             return Err(RunDirError::NotARun {
                 dir: self.0.clone(),
@@ -165,7 +165,8 @@ impl RunDir {
             return serde_json::from_str(&text)
                 .map_err(|source| RunDirError::Unreadable { path, source });
         }
-        Ok(resolve(self.read_config()?)?)
+        let (args, tables) = self.read_config()?;
+        Ok(resolve(args, tables)?)
     }
     /// `fleet`: present in the directory of a run that runs on a fleet.
     pub fn fleet_marker(&self) -> PathBuf {
@@ -296,8 +297,7 @@ pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     } else {
         dir.mark_schema()?;
     }
-    let text =
-        toml::to_string(&settings.to_config()).map_err(|e| RunDirError::Encode(e.to_string()))?;
+    let text = settings.to_config_text()?;
     std::fs::write(dir.config(), text).map_err(io("write", &dir.config()))?;
     let resolved =
         serde_json::to_string_pretty(settings).map_err(|e| RunDirError::Encode(e.to_string()))?;

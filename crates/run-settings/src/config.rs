@@ -1,32 +1,12 @@
-//! The settings of a run: built-in defaults, then a TOML file, then flags.
+//! The settings of a run, resolved once: the option groups as given, and
+//! what the protocol or the built-in defaults fill in.
 
-use crate::Knobs;
-use crate::{Result, RunConfig, SettingsError};
-use autoeval_generate::DatasetKind;
+use crate::options::{ModelTables, PlanArgs, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE};
+use crate::{CallArgs, CheckArgs, FileArgs, Result, RunArgs, SettingsError, WrittenArgs};
 use autoeval_models::{MaxTokens, Model, ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
-use autoeval_prompts::{PromptSet, Shots};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// A command with no settings beyond the run's.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoOtherKeys {}
-
-/// The models of a run that names none: a perfect translator beside one
-/// that errs on a tenth of the items, so the first report shows its plots
-/// telling two models apart.
-pub const DEFAULT_MODELS: [&str; 2] = ["reference", "reference-noisy:0.1"];
-
-/// [`DEFAULT_MODELS`], read.
-fn default_models() -> Vec<Model> {
-    DEFAULT_MODELS
-        .iter()
-        .map(|m| m.parse().expect("the default models are valid specs"))
-        .collect()
-}
+use std::path::PathBuf;
 
 /// A named protocol: defaults that reproduce a published setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -57,204 +37,106 @@ impl Protocol {
     }
 }
 
-/// Resolved settings read the knobs (the settings that resolve on their
-/// own) as their own fields.
-impl std::ops::Deref for Resolved {
-    type Target = Knobs;
-
-    fn deref(&self) -> &Knobs {
-        &self.knobs
-    }
-}
-
 /// The settings after defaults are filled in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Resolved {
     /// What is evaluated; a resumed run must match it.
     pub plan: RunPlan,
-    /// The settings that resolve on their own (declared with their defaults
-    /// in `declare.rs`), read as the resolved settings' own fields.
-    #[serde(flatten)]
-    pub knobs: Knobs,
-    /// Sampling temperature.
-    pub temperature: f64,
-    /// Most tokens per reply.
-    pub max_tokens: u32,
     /// The protocol the defaults came from, if any.
     pub protocol: Option<Protocol>,
     /// The items file, if items are read rather than generated.
     pub items: Option<PathBuf>,
+    /// How models are called; a temperature or token cap not given is the
+    /// protocol's per model ([`Resolved::model_settings`]).
+    pub calls: CallArgs,
+    /// How answers are checked.
+    pub checks: CheckArgs,
+    /// The files the run reads.
+    pub files: FileArgs,
+    /// What the run writes beside its records.
+    pub written: WrittenArgs,
     /// Per-model settings from the config file, by spec as written.
-    pub model: BTreeMap<String, ModelSettings>,
-    /// The paper's temperatures per model, where no temperature was given
-    /// (`--protocol paper`): 0.1 for API models, 1 for local open models.
-    #[serde(default)]
-    pub paper_temperatures: bool,
-    /// The protocol's token caps, where none was given (`--protocol`): each
-    /// provider's own (none for local servers, as the public implementation
-    /// sent them none; a ceiling for API models).
-    #[serde(default)]
-    pub paper_max_tokens: bool,
+    pub model: ModelTables,
 }
-
-/// The token cap under a protocol, where none was given: the providers'
-/// modules give each its own ([`autoeval_models::provider::Provider::protocol_max_tokens`]).
-pub const PAPER_MAX_TOKENS: u32 = autoeval_models::provider::PROTOCOL_MAX_TOKENS;
 
 /// The paper's temperature for local open models (App. D); API models got 0.1.
 pub const PAPER_OPEN_MODEL_TEMPERATURE: f64 = 1.0;
 
-impl RunConfig {
-    /// The settings a TOML config file's `text` holds; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<RunConfig> {
-        Ok(RunConfig::parse_with::<NoOtherKeys>(text, path, &[])?.0)
-    }
-
-    /// The settings a TOML config file's `text` holds, whose keys `others`
-    /// (as written, e.g. `budget-usd`) are the command's own settings
-    /// rather than the run's: those are read into `T`, the rest into the
-    /// run's settings. `path` names the file in errors.
-    pub fn parse_with<T: serde::de::DeserializeOwned>(
-        text: &str,
-        path: &Path,
-        others: &[&str],
-    ) -> Result<(RunConfig, T)> {
-        let config = |source| SettingsError::Config {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut table: toml::Table = toml::from_str(text).map_err(config)?;
-        // `model = [...]`, as the flag is spelt, is the list of models; the
-        // `[model."SPEC"]` tables hold each model's settings.
-        if matches!(table.get("model"), Some(toml::Value::Array(_)))
-            && !table.contains_key("models")
-        {
-            if let Some(list) = table.remove("model") {
-                table.insert("models".into(), list);
-            }
-        }
-        let mut own = toml::Table::new();
-        for key in others {
-            if let Some(value) = table.remove(*key) {
-                own.insert(key.to_string(), value);
-            }
-        }
-        Ok((
-            table.try_into().map_err(config)?,
-            own.try_into().map_err(config)?,
-        ))
-    }
-
-    /// Fills in the defaults: the protocol's when one is named, otherwise
-    /// the built-in ones (the `reference` model beside `reference-noisy:0.1`
-    /// on a small set of all five datasets). `items_digest` names the contents of the items file.
-    pub fn resolve_with(self, items_digest: Option<String>) -> Result<Resolved> {
-        let knobs = Knobs::of(&self);
-        let paper = self.protocol.is_some();
-        let (per_bucket, batches, prompts) = if paper {
-            (50, 10, vec![Shots::ZeroShot])
-        } else {
-            (4, 3, vec![Shots::ZeroShot, Shots::FewShot])
-        };
-        let items_file = match (&self.items, items_digest) {
-            (Some(path), Some(digest)) => Some(format!("{}#{digest}", path.display())),
-            (Some(path), None) => Some(path.display().to_string()),
-            _ => None,
-        };
-        let r = Resolved {
-            plan: RunPlan {
-                datasets: self.datasets.unwrap_or_else(|| DatasetKind::ALL.to_vec()),
-                models: self.models.unwrap_or_else(default_models),
-                prompts: self.prompts.unwrap_or(prompts),
-                per_bucket: self.per_bucket.unwrap_or(per_bucket),
-                batches: self.batches.unwrap_or(batches),
-                rounds: self.rounds.unwrap_or(1),
-                repeats: self.repeats.unwrap_or(1),
-                seed: self.seed.unwrap_or(0),
-                sampling: self.sampling.unwrap_or(if paper {
-                    autoeval_generate::Sampling::Algorithm1
-                } else {
-                    autoeval_generate::Sampling::PreferNewTrees
-                }),
-                prompt_set: self.prompt_set.unwrap_or(match self.protocol {
-                    Some(Protocol::Reference) => PromptSet::Reference,
-                    _ => PromptSet::Paper,
-                }),
-                items_file,
-            },
-            protocol: self.protocol,
-            items: self.items,
-            knobs,
-            temperature: self.temperature.unwrap_or(0.1),
-            max_tokens: self
-                .max_tokens
-                .unwrap_or(if paper { PAPER_MAX_TOKENS } else { 1024 }),
-            paper_temperatures: paper && self.temperature.is_none(),
-            paper_max_tokens: paper && self.max_tokens.is_none(),
-            model: self.model.unwrap_or_default(),
-        };
-        r.plan.validate()?;
-        for m in r.model.keys() {
-            if !r.plan.models.iter().any(|p| p == m) {
+impl RunArgs {
+    /// The settings resolved, with the config file's per-model `tables`:
+    /// the protocol's defaults when one is named, the built-in ones (the
+    /// `reference` model beside `reference-noisy:0.1` on a small set of all
+    /// five datasets) otherwise. `items_digest` names the items file's contents.
+    pub fn resolve(self, tables: ModelTables, items_digest: Option<String>) -> Result<Resolved> {
+        let plan = self.plan.resolve(items_digest)?;
+        for m in tables.keys() {
+            if !plan.models.iter().any(|p| p == m) {
                 return Err(SettingsError::Invalid(format!(
                     "the config file has settings for model {m:?}, which the run does not evaluate; \
                      the table's name must be the model spec exactly as in `models`"
                 )));
             }
         }
-        r.check_ranges()?;
-        Ok(r)
+        Ok(Resolved {
+            plan,
+            protocol: self.plan.draw.protocol,
+            items: self.plan.items,
+            calls: self.calls,
+            checks: self.checks,
+            files: self.files,
+            written: self.written,
+            model: tables,
+        })
     }
 }
 
 impl Resolved {
-    /// The settings as a config file that reproduces them.
-    pub fn to_config(&self) -> RunConfig {
-        let mut config = RunConfig {
-            datasets: Some(self.plan.datasets.clone()),
-            models: Some(self.plan.models.clone()),
-            prompts: Some(self.plan.prompts.clone()),
-            per_bucket: Some(self.plan.per_bucket),
-            batches: Some(self.plan.batches),
-            rounds: Some(self.plan.rounds),
-            repeats: Some(self.plan.repeats),
-            seed: Some(self.plan.seed),
-            sampling: Some(self.plan.sampling),
-            // The protocol's per-model values come back from the protocol.
-            temperature: (!self.paper_temperatures).then_some(self.temperature),
-            max_tokens: (!self.paper_max_tokens).then_some(self.max_tokens),
-            prompt_set: Some(self.plan.prompt_set),
-            protocol: self.protocol,
-            items: self.items.clone(),
-            model: (!self.model.is_empty()).then(|| self.model.clone()),
-            ..RunConfig::default()
-        };
-        self.knobs.write_into(&mut config);
-        config
+    /// The settings as arguments that give them again.
+    pub fn to_args(&self) -> RunArgs {
+        RunArgs {
+            plan: PlanArgs::of_plan(&self.plan, self.protocol, self.items.clone()),
+            calls: self.calls.clone(),
+            checks: self.checks.clone(),
+            files: self.files.clone(),
+            written: self.written.clone(),
+        }
     }
 
-    /// The settings of `model` (a spec as written): the run's, then its
-    /// config table's, then its spec's `?…` tail.
+    /// The settings as a config file that gives them again.
+    pub fn to_config_text(&self) -> Result<String> {
+        self.to_args().to_toml(&self.model)
+    }
+
+    /// The run's temperature where a model has none of its own: as given,
+    /// else the default (a protocol gives local open models theirs).
+    pub fn temperature(&self) -> f64 {
+        self.calls.temperature.unwrap_or(DEFAULT_TEMPERATURE)
+    }
+
+    /// The settings of `model`: the run's, then its config table's, then
+    /// its spec's `?…` tail.
     pub fn model_settings(&self, model: &Model) -> (ModelSpec, ModelSettings) {
         let spec = model.spec().clone();
-        let temperature = if self.paper_temperatures && spec.provider().is_local() {
-            PAPER_OPEN_MODEL_TEMPERATURE
-        } else {
-            self.temperature
+        let paper = self.protocol.is_some();
+        let temperature = match self.calls.temperature {
+            Some(t) => t,
+            None if paper && spec.provider().is_local() => PAPER_OPEN_MODEL_TEMPERATURE,
+            None => DEFAULT_TEMPERATURE,
         };
         // A protocol's cap where none was given: each provider's module
         // says which (a cap its API requires, or none for local servers).
-        let max_tokens = if self.paper_max_tokens {
-            spec.provider()
-                .protocol_max_tokens(self.protocol == Some(Protocol::Reference))
-        } else {
-            MaxTokens::Cap(self.max_tokens)
+        let max_tokens = match self.calls.max_tokens {
+            Some(cap) => MaxTokens::Cap(cap),
+            None if paper => spec
+                .provider()
+                .protocol_max_tokens(self.protocol == Some(Protocol::Reference)),
+            None => MaxTokens::Cap(DEFAULT_MAX_TOKENS),
         };
         let run = ModelSettings {
             temperature: Some(temperature),
             max_tokens: Some(max_tokens),
-            concurrency: Some(self.concurrency),
-            request_timeout_s: Some(self.request_timeout_s),
+            concurrency: Some(self.calls.concurrency),
+            request_timeout_s: Some(self.calls.request_timeout_s),
             ..ModelSettings::default()
         };
         let table = self.model.get(model.as_str()).cloned().unwrap_or_default();
@@ -291,23 +173,42 @@ impl Resolved {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
-    fn read(text: &str) -> Result<RunConfig> {
-        RunConfig::parse(text, Path::new("config.toml"))
+    fn read(text: &str) -> Result<(RunArgs, ModelTables)> {
+        RunArgs::from_config(text, Path::new("config.toml"))
     }
 
     #[test]
-    fn keys_may_be_spelt_as_the_flags_are() {
-        let c = read("dataset = [\"fol\"]\nprompt = [\"few-shot\"]\nmodel = [\"reference\"]\nper-bucket = 2\n")
+    fn keys_are_spelt_as_the_flags_are() {
+        let (c, _) = read("dataset = [\"fol\"]\nprompt = [\"few-shot\"]\nmodel = [\"reference\"]\nper-bucket = 2\n")
             .expect("flag names are keys");
-        assert_eq!(c.datasets, Some(vec![DatasetKind::Fol]));
-        assert_eq!(c.prompts, Some(vec![Shots::FewShot]));
-        assert_eq!(c.models, Some(vec!["reference".parse().unwrap()]));
-        assert_eq!(c.per_bucket, Some(2));
+        assert_eq!(c.plan.datasets, vec![autoeval_generate::DatasetKind::Fol]);
+        assert_eq!(c.plan.prompts, vec![autoeval_prompts::Shots::FewShot]);
+        assert_eq!(c.plan.models, vec!["reference".parse::<Model>().unwrap()]);
+        assert_eq!(c.plan.draw.per_bucket, Some(2));
         // The per-model tables keep their place beside the list.
-        let c = read("models = [\"reference\"]\n[model.reference]\ntemperature = 0.5\n")
+        let (_, tables) = read("models = [\"reference\"]\n[model.reference]\ntemperature = 0.5\n")
             .expect("a per-model table");
-        assert!(c.model.is_some_and(|m| m.contains_key("reference")));
+        assert!(tables.contains_key("reference"));
+    }
+
+    #[test]
+    fn the_settings_written_as_a_config_read_back_the_same() {
+        let models: Vec<Model> = ["reference", "openai:gpt-4o?temperature=0.3"]
+            .map(|m| m.parse().unwrap())
+            .to_vec();
+        let mut args = RunArgs::default();
+        args.plan.models = models.clone();
+        args.plan.draw.protocol = Some(Protocol::Paper);
+        args.checks.prover.timeout_ms = 5_000;
+        args.written.parquet = true;
+        let mut tables = ModelTables::new();
+        tables.insert(models[1].to_string(), ModelSettings::default());
+        let resolved = args.resolve(tables, None).unwrap();
+        let text = resolved.to_config_text().unwrap();
+        let (again, tables) = read(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(again.resolve(tables, None).unwrap(), resolved, "{text}");
     }
 
     #[test]
@@ -319,18 +220,20 @@ mod tests {
         ]
         .map(|m| m.parse().unwrap())
         .to_vec();
-        let paper = RunConfig {
-            protocol: Some(Protocol::Paper),
-            models: Some(models.clone()),
-            ..RunConfig::default()
-        }
-        .resolve_with(None)
-        .expect("the paper's settings");
+        let resolve = |protocol, temperature, max_tokens| {
+            let mut args = RunArgs::default();
+            args.plan.models = models.clone();
+            args.plan.draw.protocol = protocol;
+            args.calls.temperature = temperature;
+            args.calls.max_tokens = max_tokens;
+            args.resolve(ModelTables::new(), None).expect("settings")
+        };
         let asked = |r: &Resolved, m: &Model| {
             let (_, s) = r.model_settings(m);
             (s.temperature, s.max_tokens)
         };
         let cap = |n| Some(MaxTokens::Cap(n));
+        let paper = resolve(Some(Protocol::Paper), None, None);
         assert_eq!(asked(&paper, &models[0]), (Some(0.1), cap(16_384)));
         assert_eq!(asked(&paper, &models[1]), (Some(0.1), cap(8_192)));
         // A local server gets no cap, as the public implementation sent none.
@@ -338,46 +241,22 @@ mod tests {
             asked(&paper, &models[2]),
             (Some(1.0), Some(MaxTokens::Uncapped))
         );
-        // Kept as a config, the protocol gives them again.
-        let again = paper
-            .to_config()
-            .resolve_with(None)
-            .expect("the same settings");
-        assert_eq!(
-            asked(&again, &models[2]),
-            (Some(1.0), Some(MaxTokens::Uncapped))
-        );
         // What is given wins, for every model.
-        let given = RunConfig {
-            protocol: Some(Protocol::Paper),
-            models: Some(models.clone()),
-            temperature: Some(0.0),
-            max_tokens: Some(512),
-            ..RunConfig::default()
-        }
-        .resolve_with(None)
-        .expect("given settings");
+        let given = resolve(Some(Protocol::Paper), Some(0.0), Some(512));
         assert_eq!(asked(&given, &models[2]), (Some(0.0), cap(512)));
         assert_eq!(asked(&given, &models[1]), (Some(0.0), cap(512)));
         // Without the protocol: 0.1 and 1024 for all.
-        let plain = RunConfig {
-            models: Some(models.clone()),
-            ..RunConfig::default()
-        }
-        .resolve_with(None)
-        .expect("default settings");
+        let plain = resolve(None, None, None);
         assert_eq!(asked(&plain, &models[2]), (Some(0.1), cap(1024)));
     }
 
     #[test]
     fn a_value_of_the_wrong_type_names_its_key() {
         let e = read("per-bucket = \"five\"\n").expect_err("a string is no count");
-        let text = format!(
-            "{e}: {}",
-            std::error::Error::source(&e)
-                .map(ToString::to_string)
-                .unwrap_or_default()
+        let text = e.to_string();
+        assert!(
+            text.contains("per-bucket") && text.contains("config.toml"),
+            "{text}"
         );
-        assert!(text.contains("per-bucket"), "{text}");
     }
 }

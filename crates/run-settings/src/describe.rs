@@ -50,7 +50,7 @@ impl Resolved {
             ),
             (
                 "prover".into(),
-                format!("time limit {} ms per check", self.timeout_ms),
+                format!("time limit {} ms per check", self.checks.prover.timeout_ms),
             ),
         ];
         for m in &p.models {

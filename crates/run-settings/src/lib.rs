@@ -1,27 +1,28 @@
-//! The settings of a run, resolved once: the built-in defaults, then a
-//! TOML file, then flags ([`RunConfig`], each layer over the last), then
-//! [`RunConfig::resolve_with`] fills in what is left ([`Resolved`]). Every
+//! The settings of a run, resolved once: option groups ([`RunArgs`]) that
+//! the command line and a config file read as flags give, then
+//! [`RunArgs::resolve`] fills in what a protocol decides ([`Resolved`]). Every
 //! command that reads a run uses the resolved settings;
 //! [`stage_settings_with`] turns them into what a stage (here or on a fleet
 //! worker) is built from. Pure: the files named (config, items, templates,
 //! prices) are read by the run directory's crate and handed in as text.
 
-mod cli;
 mod config;
-mod declare;
 mod describe;
 mod error;
-mod knob;
 mod names;
+pub mod options;
 mod prover;
 mod stages;
 
-pub use config::{Protocol, Resolved, DEFAULT_MODELS};
-pub use declare::{Knobs, RunConfig, VerifySettings};
+pub use config::{Protocol, Resolved};
 pub use error::SettingsError;
 pub use names::{model_file_name, recorded_model_file_name};
+pub use options::{
+    CallArgs, CheckArgs, DrawArgs, FileArgs, ModelTables, PlanArgs, RunArgs, SecretsArgs,
+    WrittenArgs, DEFAULT_MODELS,
+};
 pub use prover::{ParallelChecks, ProverArgs};
-pub use stages::{PromptSettings, StageSettings, TranslateSettings};
+pub use stages::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};
 
 use autoeval_models::PriceTable;
 use autoeval_pipeline::generate_items;
@@ -157,13 +158,13 @@ pub fn stage_settings_with(
             overrides,
         },
         translate: TranslateSettings {
-            max_attempts: s.max_attempts,
+            max_attempts: s.calls.max_attempts,
             models,
             prices,
         },
-        verify: s.knobs.verify(),
+        verify: s.checks.verify_settings(),
     };
-    if let Some(tdir) = &s.templates {
+    if let Some(tdir) = &s.files.templates {
         stage
             .prompts
             .templates()

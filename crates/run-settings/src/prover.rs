@@ -24,7 +24,7 @@ pub struct ProverArgs {
 /// How many checks run at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args)]
 pub struct ParallelChecks {
-    /// Checks at once, each in its own prover process, at least 1 [default: the number of cores].
+    /// Checks at once, each in its own prover process, at least 1; one per core when not given.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }

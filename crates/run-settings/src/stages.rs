@@ -4,9 +4,10 @@
 //! Machine-local things (keys, caches, concurrency) are each worker's own
 //! and come in when the stages are built.
 
-use crate::VerifySettings;
+use crate::ProverArgs;
 use autoeval_models::{Model, ModelSettings, PriceTable};
 use autoeval_prompts::{PromptSet, TemplateError, Templates};
+use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -19,6 +20,15 @@ pub struct StageSettings {
     pub translate: TranslateSettings,
     /// The verify stage's: the copy policy and the prover's limit.
     pub verify: VerifySettings,
+}
+
+/// How the verify stage proves and records, on either mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySettings {
+    /// The prover's limits per check.
+    pub prover: ProverArgs,
+    /// What a copied formula counts as.
+    pub copy_policy: CopyPolicy,
 }
 
 /// The prompts of a run.

@@ -38,7 +38,9 @@ use serde::{Deserialize, Serialize};
 pub const MAX_INPUT_BYTES: usize = 256 * 1024;
 
 /// How an answer is read: the paper's strict protocol, or leniently.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Exactly one formula in the prompt's notation (`∧ ∨ ¬ ∀ ∃`, `*` and

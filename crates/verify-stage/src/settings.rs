@@ -11,9 +11,8 @@ use std::sync::Arc;
 pub fn verifier(settings: &VerifySettings) -> Settings {
     Settings {
         limits: ProverLimits {
-            // Resolution keeps it within an hour, far inside a u32.
-            timeout_ms: u32::try_from(settings.timeout_ms).unwrap_or(u32::MAX),
-            ..Settings::default().limits
+            timeout_ms: settings.prover.timeout_ms,
+            rlimit: settings.prover.rlimit,
         },
         ..Settings::default()
     }

@@ -14,7 +14,11 @@ const SHARED: [&str; 4] = ["amqp", "redis", "quiet", "plain"];
 
 /// Names declared by more than one field because they mean different
 /// things where they are taken, each with what it means there.
-const MEANS_DIFFERENT_THINGS: [(&str, &str); 6] = [
+const MEANS_DIFFERENT_THINGS: [(&str, &str); 10] = [
+    ("concurrency", "what one process runs at once: a run's round trips, a worker's tasks per model, a verifier's tasks in hand, a judge's calls"),
+    ("dataset", "the datasets a run evaluates, or the one a command makes, reads or correlates, each in its own form"),
+    ("dry-run", "a run's plan printed, or what `fleet gc` would remove"),
+    ("prompt", "the prompt styles a run translates with, or the style a judge is asked in"),
     ("out", "a run's directory, or the one file a command writes"),
     (
         "format",

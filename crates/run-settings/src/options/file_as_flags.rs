@@ -1,0 +1,194 @@
+//! A config file read as flags: each key is the long flag it names and
+//! each value that flag's value (a list repeats the flag, `true` turns a
+//! switch on), so the flags' own parsers read the file, and a flag the
+//! command line gives wins by leaving the file's out.
+
+use super::ModelTables;
+use crate::{Result, SettingsError};
+use clap::ArgAction;
+use std::path::Path;
+
+/// A config file: its flags, and its `[model."SPEC"]` tables.
+#[derive(Debug, Default)]
+pub struct ConfigFile {
+    /// Each key a long flag, with its value.
+    pub flags: toml::Table,
+    /// Each model's own settings.
+    pub models: ModelTables,
+}
+
+/// The config file `text` (`path` names it in errors): `[model."SPEC"]`
+/// tables apart, and the list of models under `model` or `models`.
+pub fn read(text: &str, path: &Path) -> Result<ConfigFile> {
+    let config = |source| SettingsError::Config {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut flags: toml::Table = toml::from_str(text).map_err(config)?;
+    let mut models = ModelTables::new();
+    if matches!(flags.get("model"), Some(toml::Value::Table(_))) {
+        if let Some(tables) = flags.remove("model") {
+            models = tables.try_into().map_err(config)?;
+        }
+    }
+    // Beside the tables, the list of models is written as `models`.
+    if let Some(list) = flags.remove("models") {
+        flags.insert("model".into(), list);
+    }
+    Ok(ConfigFile { flags, models })
+}
+
+/// `flags` as command-line tokens of `command`, leaving out each flag
+/// whose argument `given` says the command line gave. A key that is no
+/// long flag of `command` is refused, naming the file.
+pub fn tokens(
+    flags: &toml::Table,
+    command: &clap::Command,
+    path: &Path,
+    given: impl Fn(&str) -> bool,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (key, value) in flags {
+        let Some(arg) = command.get_arguments().find(|a| {
+            a.get_long() == Some(key.as_str())
+                || a.get_all_aliases()
+                    .is_some_and(|all| all.contains(&key.as_str()))
+        }) else {
+            return Err(SettingsError::Invalid(format!(
+                "{}: `{key}` is no flag of `autoeval {}`; a config file's keys are its long flags (see --help)",
+                path.display(),
+                command.get_name()
+            )));
+        };
+        if given(arg.get_id().as_str()) {
+            continue;
+        }
+        let flag = format!("--{}", arg.get_long().unwrap_or(key));
+        let scalar = |v: &toml::Value| -> Result<String> {
+            match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                toml::Value::Integer(i) => Ok(i.to_string()),
+                toml::Value::Float(f) => Ok(f.to_string()),
+                toml::Value::Boolean(b) => Ok(b.to_string()),
+                toml::Value::Datetime(d) => Ok(d.to_string()),
+                toml::Value::Array(_) | toml::Value::Table(_) => {
+                    Err(SettingsError::Invalid(format!(
+                        "{}: `{key}` takes {}, not a list or a table",
+                        path.display(),
+                        if arg.get_action().takes_values() {
+                            "a value or a list of values"
+                        } else {
+                            "true or false"
+                        }
+                    )))
+                }
+            }
+        };
+        let switch = matches!(arg.get_action(), ArgAction::SetTrue);
+        match value {
+            toml::Value::Boolean(on) if switch => {
+                if *on {
+                    out.push(flag);
+                }
+            }
+            _ if switch => {
+                return Err(SettingsError::Invalid(format!(
+                    "{}: `{key}` is a switch: give it true or false",
+                    path.display()
+                )))
+            }
+            toml::Value::Array(values) => {
+                for v in values {
+                    out.push(format!("{flag}={}", scalar(v)?));
+                }
+            }
+            v => out.push(format!("{flag}={}", scalar(v)?)),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the command line (or the variable an argument reads) gave
+/// argument `id`, rather than its default.
+pub fn given(matches: &clap::ArgMatches, id: &str) -> bool {
+    use clap::parser::ValueSource;
+    matches.try_get_raw(id).ok().flatten().is_some()
+        && matches!(
+            matches.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+}
+
+/// The flags of `command` that the command line behind `matches` gave,
+/// as tokens `command` reads again: a command's own flags passed on to the
+/// settings it shares them with.
+pub fn given_tokens(matches: &clap::ArgMatches, command: &clap::Command) -> Vec<String> {
+    let mut out = Vec::new();
+    for arg in command.get_arguments() {
+        let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
+            continue;
+        };
+        if !given(matches, id) {
+            continue;
+        }
+        if matches!(arg.get_action(), ArgAction::SetTrue) {
+            out.push(format!("--{long}"));
+            continue;
+        }
+        for raw in matches.get_raw(id).into_iter().flatten() {
+            out.push(format!("--{long}={}", raw.to_string_lossy()));
+        }
+    }
+    out
+}
+
+/// A parser's error in one line, without its usage tip.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RunArgs;
+    use clap::Args;
+
+    fn tokens_of(text: &str) -> Vec<String> {
+        let command = RunArgs::augment_args(clap::Command::new("run"));
+        let file = read(text, Path::new("run.toml")).unwrap();
+        tokens(&file.flags, &command, Path::new("run.toml"), |_| false).unwrap()
+    }
+
+    #[test]
+    fn keys_become_the_flags_they_name() {
+        assert_eq!(
+            tokens_of("dataset = [\"fol\", \"regex\"]\nper-bucket = 2\nparquet = true\n"),
+            [
+                "--dataset=fol",
+                "--dataset=regex",
+                "--parquet",
+                "--per-bucket=2"
+            ]
+        );
+        let file = read(
+            "models = [\"reference\"]\n[model.reference]\ntemperature = 0.5\n",
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert!(file.models.contains_key("reference"));
+        assert!(file.flags.contains_key("model"));
+    }
+
+    #[test]
+    fn a_key_that_is_no_flag_is_refused_naming_the_file() {
+        let command = RunArgs::augment_args(clap::Command::new("run"));
+        let file = read("per-buckets = 2\n", Path::new("run.toml")).unwrap();
+        let e = tokens(&file.flags, &command, Path::new("run.toml"), |_| false).unwrap_err();
+        assert!(
+            e.to_string().contains("run.toml: `per-buckets` is no flag"),
+            "{e}"
+        );
+    }
+}
