@@ -1110,7 +1110,7 @@ fn a_config_file_sets_the_run_and_flags_override_it() {
     let config = dir.join("run.toml");
     std::fs::write(
         &config,
-        "datasets = [\"ksat\"]\nmodels = [\"reference\"]\nprompts = [\"few-shot\"]\nper-bucket = 2\nbatches = 3\nrounds = 2\n",
+        "dataset = [\"ksat\"]\nmodel = [\"reference\"]\nprompt = [\"few-shot\"]\nper-bucket = 2\nbatches = 3\nrounds = 2\n",
     )
     .unwrap();
     let out = dir.join("run");

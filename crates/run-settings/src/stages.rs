@@ -23,12 +23,19 @@ pub struct StageSettings {
 }
 
 /// How the verify stage proves and records, on either mode.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifySettings {
     /// The prover's limits per check.
     pub prover: ProverArgs,
     /// What a copied formula counts as.
     pub copy_policy: CopyPolicy,
+}
+
+impl Default for VerifySettings {
+    /// What a run that gives no flag checks with: its flags' defaults.
+    fn default() -> VerifySettings {
+        crate::RunArgs::default().checks.verify_settings()
+    }
 }
 
 /// The prompts of a run.

@@ -54,10 +54,18 @@ pub fn tokens(
                 || a.get_all_aliases()
                     .is_some_and(|all| all.contains(&key.as_str()))
         }) else {
+            let spelt = key.replace('_', "-");
+            let near = command
+                .get_arguments()
+                .filter_map(|a| a.get_long())
+                .find(|long| {
+                    *long == spelt || long.trim_end_matches('s') == spelt.trim_end_matches('s')
+                });
             return Err(SettingsError::Invalid(format!(
-                "{}: `{key}` is no flag of `autoeval {}`; a config file's keys are its long flags (see --help)",
+                "{}: `{key}` is no flag of `autoeval {}`{}; a config file's keys are its long flags, as `--per-bucket 5` is `per-bucket = 5` (see --help)",
                 path.display(),
-                command.get_name()
+                command.get_name(),
+                near.map_or(String::new(), |n| format!(" (did you mean `{n}`?)"))
             )));
         };
         if given(arg.get_id().as_str()) {
