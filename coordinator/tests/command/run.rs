@@ -1221,7 +1221,7 @@ fn items_from_a_file_the_prompt_set_and_the_papers_protocol() {
     );
     let saved = std::fs::read_to_string(paper.join("config.toml")).unwrap();
     for line in [
-        "prompts = [\"zero-shot\"]",
+        "prompt = [\"zero-shot\"]",
         "prompt-set = \"paper\"",
         "protocol = \"paper\"",
         "rounds = 1",

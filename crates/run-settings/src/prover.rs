@@ -13,7 +13,7 @@ pub struct ProverArgs {
     #[arg(
         long,
         default_value_t = DEFAULT_CHECK_TIMEOUT_MS,
-        value_parser = clap::value_parser!(u32).range(1..=3_600_000)
+        value_parser = crate::options::within(1_u32, 3_600_000)
     )]
     pub timeout_ms: u32,
     /// Prover resource limit per check (Z3 rlimit); 0 for none.
