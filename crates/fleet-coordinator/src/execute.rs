@@ -221,16 +221,10 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
 /// a redo redoes, sets the caps given (lifting a pause or a halt), and
 /// publishes what is still to do, unless it was published before.
 async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()> {
-    let Session {
-        asked,
-        broker,
-        store,
-        run,
-        units,
-    } = *session;
+    let (asked, store) = (session.asked, session.store);
     let mode = asked.mode;
     if mode == Mode::RedoFailed {
-        forget_failures(store, broker, log, asked.display).await?;
+        forget_failures(store, session.broker, log, asked.display).await?;
         // A backend that halted in a worker is built afresh for the redo,
         // whether or not the halt set tasks aside.
         store.start_backends_afresh().await?;
@@ -254,6 +248,7 @@ async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()>
     if publish {
         publish_run(session, log, parked.as_deref()).await?;
     } else if asked.display != Display::Quiet {
+        let (run, units) = (session.run, session.units);
         eprintln!("fleet: run {run}: {units} units, published before; following");
     }
     Ok(())

@@ -45,11 +45,25 @@ pub enum CacheOpenError {
 /// Replies by key in one SQLite database (`replies.sqlite3`) in write-ahead
 /// log mode: a reply is committed before `put` returns, so a process killed
 /// at any point keeps every reply it stored and never half of one, and
-/// several runs on one machine may share the directory.
+/// several runs on one machine may share the directory. Writes go to one
+/// thread of their own, which commits all that wait together (a group
+/// commit): the calls in flight never wait on the disk one by one, and the
+/// async runtime never waits on it at all.
 pub struct DiskCache {
-    db: Mutex<Connection>,
+    reader: Mutex<Connection>,
+    writes: std::sync::mpsc::Sender<Write>,
     path: PathBuf,
 }
+
+/// A reply to store, and who waits for it to be committed.
+struct Write {
+    key: String,
+    text: String,
+    committed: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The most replies one transaction commits.
+const GROUP: usize = 4_096;
 
 impl DiskCache {
     /// The cache in `dir`, created when missing.
@@ -64,25 +78,34 @@ impl DiskCache {
             return Err(CacheOpenError::OldLayout { dir });
         }
         let path = dir.join(CACHE_FILE);
-        let db = open(&path).map_err(|source| CacheOpenError::Database {
+        let database = |source| CacheOpenError::Database {
             path: path.clone(),
             source,
-        })?;
+        };
+        let writer = open(&path).map_err(database)?;
+        let reader = open(&path).map_err(database)?;
+        let (writes, queue) = std::sync::mpsc::channel();
+        let shown = path.clone();
+        std::thread::Builder::new()
+            .name("reply-cache".into())
+            .spawn(move || commit_in_groups(writer, &queue, &shown))
+            .map_err(dir_error)?;
         Ok(DiskCache {
-            db: Mutex::new(db),
+            reader: Mutex::new(reader),
+            writes,
             path,
         })
     }
 
-    /// The connection; a panic elsewhere while it was held left no half
-    /// write (SQLite rolled it back), so it is used on.
-    fn db(&self) -> MutexGuard<'_, Connection> {
-        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    /// The reading connection; a panic elsewhere while it was held left
+    /// nothing half done (a read writes nothing), so it is used on.
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn read(&self, key: &str) -> Option<CachedReply> {
         let text: Option<String> = self
-            .db()
+            .reader()
             .query_row("SELECT reply FROM replies WHERE key = ?1", [key], |row| {
                 row.get(0)
             })
@@ -94,33 +117,77 @@ impl DiskCache {
         serde_json::from_str(&text?).ok()
     }
 
-    fn write(&self, key: &str, reply: &CachedReply) {
-        let written = serde_json::to_string(reply)
-            .map_err(|e| e.to_string())
-            .and_then(|text| {
-                self.db()
-                    .execute(
-                        "INSERT OR REPLACE INTO replies (key, reply) VALUES (?1, ?2)",
-                        (key, text),
-                    )
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = written {
-            tracing::warn!(error = %e, path = %self.path.display(), "cannot store a reply in the cache");
+    /// Stores `reply` under `key`; returns once it is committed.
+    async fn write(&self, key: &str, reply: &CachedReply) {
+        let text = match serde_json::to_string(reply) {
+            Ok(text) => text,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot encode a reply for the cache");
+                return;
+            }
+        };
+        let (committed, done) = tokio::sync::oneshot::channel();
+        let write = Write {
+            key: key.to_string(),
+            text,
+            committed,
+        };
+        if self.writes.send(write).is_ok() {
+            // The writer acknowledges every write it takes, stored or not.
+            let _ = done.await;
         }
     }
 }
 
-/// The database at `path`, set up: write-ahead logging with `NORMAL`
-/// syncing (a commit survives the process; only a power cut may lose the
-/// last few), and the table of replies.
+/// The writer's loop: takes every write waiting (up to [`GROUP`]), stores
+/// them in one transaction, and tells each writer once it is committed. A
+/// write that cannot be stored is logged; its caller goes on (the reply
+/// stands, the cache only misses it later).
+fn commit_in_groups(mut db: Connection, queue: &std::sync::mpsc::Receiver<Write>, path: &Path) {
+    while let Ok(first) = queue.recv() {
+        let mut group = vec![first];
+        while group.len() < GROUP {
+            match queue.try_recv() {
+                Ok(w) => group.push(w),
+                Err(_) => break,
+            }
+        }
+        let stored = db.transaction().and_then(|tx| {
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO replies (key, reply) VALUES (?1, ?2)",
+                )?;
+                for w in &group {
+                    insert.execute((&w.key, &w.text))?;
+                }
+            }
+            tx.commit()
+        });
+        if let Err(e) = stored {
+            tracing::warn!(error = %e, path = %path.display(), replies = group.len(), "cannot store replies in the cache");
+        }
+        for w in group {
+            let _ = w.committed.send(());
+        }
+    }
+}
+
+/// The database at `path`, set up: write-ahead logging, whose commits
+/// survive the process being killed however it ends; no syncing to the
+/// disk itself, the guarantee a file written and renamed gives (a power cut
+/// may lose the last replies, never the database), so the calls in flight
+/// never wait on a flush; checkpoints seldom; and the table of replies.
 fn open(path: &Path) -> rusqlite::Result<Connection> {
     let db = Connection::open(path)?;
     db.busy_timeout(BUSY_WAIT)?;
     db.pragma_update(None, "journal_mode", "WAL")?;
-    db.pragma_update(None, "synchronous", "NORMAL")?;
+    db.pragma_update(None, "synchronous", "OFF")?;
+    db.pragma_update(None, "wal_autocheckpoint", 16_384)?;
+    db.pragma_update(None, "cache_size", -65_536)?;
     db.execute(
-        "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL) WITHOUT ROWID",
+        // A rowid table: replies (a few KiB each) are appended in order,
+        // and only the small key index takes random inserts.
+        "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)",
         [],
     )?;
     Ok(db)
@@ -160,7 +227,7 @@ impl ResponseCache for DiskCache {
         reply: &'a CachedReply,
     ) -> CacheFuture<'a, Result<(), CacheUnavailable>> {
         Box::pin(async move {
-            self.write(key, reply);
+            self.write(key, reply).await;
             Ok(())
         })
     }
