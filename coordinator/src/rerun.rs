@@ -8,9 +8,7 @@ use anyhow::Result;
 use autoeval_run_dir::resolve as resolve_settings;
 use autoeval_run_dir::JsonlStore;
 use autoeval_run_dir::RunDir;
-use autoeval_run_settings::options::file_as_flags;
 use autoeval_run_settings::{CallArgs, ProverArgs, Resolved, RunArgs};
-use clap::Args as _;
 use std::path::PathBuf;
 
 /// Settings of `autoeval rerun`.
@@ -42,14 +40,9 @@ pub struct Args {
 /// the run's: the run's config read as flags, then the command line's.
 fn settings_as_given(dir: &RunDir, matches: Option<&clap::ArgMatches>) -> Result<Resolved> {
     let stored = dir.settings()?;
-    let file = file_as_flags::read(&stored.to_config_text()?, &dir.config())?;
-    let command = RunArgs::augment_args(clap::Command::new("run"));
-    let given = |id: &str| matches.is_some_and(|m| file_as_flags::given(m, id));
-    let mut tokens = file_as_flags::tokens(&file.flags, &command, &dir.config(), given)?;
-    if let Some(m) = matches {
-        tokens.extend(file_as_flags::given_tokens(m, &command));
-    }
-    Ok(resolve_settings(RunArgs::parse_from(tokens)?, file.models)?)
+    let text = stored.to_config_text()?;
+    let (args, tables) = RunArgs::from_config_under(&text, &dir.config(), matches)?;
+    Ok(resolve_settings(args, tables)?)
 }
 
 /// Runs `autoeval rerun`; `matches` tell which flags the command line gave.

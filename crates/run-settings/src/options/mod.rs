@@ -83,9 +83,24 @@ impl RunArgs {
     /// tables; `path` names it in errors. Its keys are read as the flags
     /// they name, through the flags' own parsers.
     pub fn from_config(text: &str, path: &Path) -> Result<(RunArgs, ModelTables)> {
+        RunArgs::from_config_under(text, path, None)
+    }
+
+    /// The settings a config file's `text` holds, with the flags of these
+    /// groups that the command line behind `given` gave in place of the
+    /// file's; and its per-model tables.
+    pub fn from_config_under(
+        text: &str,
+        path: &Path,
+        given: Option<&clap::ArgMatches>,
+    ) -> Result<(RunArgs, ModelTables)> {
         let command = RunArgs::augment_args(clap::Command::new("run"));
         let file = file_as_flags::read(text, path)?;
-        let tokens = file_as_flags::tokens(&file.flags, &command, path, |_| false)?;
+        let on_line = |id: &str| given.is_some_and(|m| file_as_flags::given(m, id));
+        let mut tokens = file_as_flags::tokens(&file.flags, &command, path, on_line)?;
+        if let Some(m) = given {
+            tokens.extend(file_as_flags::given_tokens(m, &command));
+        }
         let args = RunArgs::parse_from(tokens).map_err(|e| {
             SettingsError::Invalid(format!("{} is not a valid run config: {e}", path.display()))
         })?;
