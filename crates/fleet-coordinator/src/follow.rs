@@ -237,6 +237,7 @@ pub async fn follow(
                 continue;
             }
         };
+        reconciler.look();
         let (recorded, equivalent, measured) = tally(&counts);
         slow.read(store, progress).await;
         gauges.progress(done);

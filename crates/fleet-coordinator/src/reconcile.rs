@@ -21,6 +21,12 @@ use std::time::{Duration, Instant};
 /// before its units without an outcome are published again.
 pub const STALL: Duration = Duration::from_secs(10);
 
+/// A gap between two looks at the run longer than this is time the run was
+/// not watched (Redis or the coordinator stood still): the stall clock
+/// starts again, because what processes hold is told to Redis with a
+/// five-second expiry that a Redis asleep for longer lets lapse.
+const BLIND: Duration = Duration::from_secs(3);
+
 /// Rounds marked again in Redis in one step of a restore.
 const RESTORE_BATCH: usize = 1000;
 
@@ -34,6 +40,8 @@ pub struct Reconciler<'a> {
     pub items: usize,
     /// When the run last changed (a round recorded, or a reconciliation).
     since: Instant,
+    /// When the coordinator last looked at the run.
+    looked: Instant,
     /// Whether a round was ever restored: only then can a chain have a gap.
     restored: bool,
     /// The run's budget as last read, put back if Redis loses it.
@@ -48,6 +56,7 @@ impl<'a> Reconciler<'a> {
             units,
             items,
             since: Instant::now(),
+            looked: Instant::now(),
             restored: false,
             budget: None,
         }
@@ -73,7 +82,16 @@ impl<'a> Reconciler<'a> {
         self.since = Instant::now();
     }
 
-    /// Whether the run has stood still for [`STALL`].
+    /// The coordinator looks at the run now: after a gap longer than
+    /// [`BLIND`], the time unwatched does not count towards a stall.
+    pub fn look(&mut self) {
+        if self.looked.elapsed() > BLIND {
+            self.moved();
+        }
+        self.looked = Instant::now();
+    }
+
+    /// Whether the run has stood still for [`STALL`], watched throughout.
     pub fn stalled(&self) -> bool {
         self.since.elapsed() >= STALL
     }
