@@ -106,6 +106,8 @@ enum Command {
     BenchLlm(bench::llm::Args),
     /// Measure units per second through the fleet (broker, Redis, workers, verifiers) beside the one-machine run (use a release build).
     BenchFleet(bench::fleet::Args),
+    /// Replay `run --until decided` over a finished run's records, in many draw orders: coverage, wrong orders and units used, beside a naive fixed-sample test.
+    BenchDecided(bench::decided::Args),
     /// Serve an OpenAI-compatible chat API that answers with the reference model.
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
@@ -205,6 +207,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::MockLlm(args) => mock_llm::run(args),
         Command::BenchLlm(args) => bench::llm::run(args),
         Command::BenchFleet(args) => bench::fleet::run(args),
+        Command::BenchDecided(args) => bench::decided::run(args),
         Command::ProverChild { memory_limit_mb } => {
             Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
         }

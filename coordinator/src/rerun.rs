@@ -3,7 +3,7 @@
 //! every other round stays as it was, and the response cache means a
 //! translation that had succeeded is not paid for again.
 
-use crate::app::run::execute;
+use crate::app::one_machine::execute;
 use anyhow::Result;
 use autoeval_run_dir::resolve as resolve_settings;
 use autoeval_run_dir::JsonlStore;

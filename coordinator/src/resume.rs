@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<()> {
         if caps.usd.is_some() {
             autoeval_fleet_coordinator::refuse_unpriced(&settings)?;
         }
-        return crate::app::run::execute(&dir, &settings, display, caps);
+        return crate::app::one_machine::execute(&dir, &settings, display, caps);
     }
     crate::app::run::on_fleet(
         &dir,

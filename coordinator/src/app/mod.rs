@@ -3,7 +3,9 @@
 //! the Parquet file.
 
 pub mod a1;
+pub mod decided;
 pub mod items;
+pub mod one_machine;
 pub mod output;
 pub mod parquet;
 pub mod provers;

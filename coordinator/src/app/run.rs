@@ -61,7 +61,7 @@ impl std::fmt::Display for Incomplete {
 impl std::error::Error for Incomplete {}
 
 /// The stages for these settings: backends and prompts, and the verifier.
-fn build_stages(
+pub(crate) fn build_stages(
     dir: &RunDir,
     s: &Resolved,
     waits: Arc<autoeval_models::Waits>,
@@ -89,6 +89,21 @@ fn build_stages(
         Arc::new(prover_pool(s.checks.verifiers())?),
     )?;
     Ok((translator, verifier))
+}
+
+/// The run's journal of provider batches, opened.
+pub(crate) fn open_journal(dir: &RunDir) -> Result<Arc<autoeval_run_dir::BatchFile>> {
+    Ok(Arc::new(
+        autoeval_run_dir::BatchFile::open(&dir.batches())
+            .with_context(|| format!("cannot open {}", dir.batches().display()))?,
+    ))
+}
+
+/// Round trips in flight: as asked, or more where batched calls need them.
+pub(crate) fn translate_slots(settings: &Resolved, translator: &Translator) -> usize {
+    // Batched calls wait hours for their batch, not seconds for a reply:
+    // enough round trips must be in flight to fill the batches.
+    settings.calls.concurrency.max(batch_slots(translator))
 }
 
 /// Round trips in flight that fill every batched model's batches twice over; 0 when none is batched.
@@ -154,14 +169,9 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
         .flat_map(move |batch| initial_tasks(&plan, &batch.items))
         .filter_map(move |task| recorded.next(task));
     let waits = Arc::new(autoeval_models::Waits::default());
-    let journal = Arc::new(
-        autoeval_run_dir::BatchFile::open(&dir.batches())
-            .with_context(|| format!("cannot open {}", dir.batches().display()))?,
-    );
+    let journal = open_journal(dir)?;
     let (translator, verifier) = build_stages(dir, settings, waits.clone(), journal.clone())?;
-    // Batched calls wait hours for their batch, not seconds for a reply:
-    // enough round trips must be in flight to fill the batches.
-    let translate_slots = settings.calls.concurrency.max(batch_slots(&translator));
+    let translate_slots = translate_slots(settings, &translator);
     let translator = Arc::new(Capped::new(Arc::new(translator), caps, spent));
     // Kept to ask, once the run ends, whether it paused or halted.
     let stage = translator.clone();
@@ -322,7 +332,7 @@ fn recorded_units(dir: &RunDir, rounds: u32) -> Result<u64> {
 
 /// How a one-machine run stops at its cap: paused, with the caps that
 /// would let it go on.
-fn one_machine_pause(
+pub(crate) fn one_machine_pause(
     dir: &RunDir,
     why: String,
     caps: Caps,

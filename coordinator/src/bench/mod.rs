@@ -3,6 +3,7 @@
 
 pub mod campaign;
 pub mod closeness;
+pub mod decided;
 pub mod fleet;
 pub mod llm;
 pub mod procs;

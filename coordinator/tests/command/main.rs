@@ -7,5 +7,6 @@ mod batch;
 mod cli;
 mod common;
 mod config;
+mod decided;
 mod power;
 mod run;

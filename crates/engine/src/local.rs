@@ -287,6 +287,20 @@ pub struct StageTimes {
     pub records: usize,
 }
 
+impl StageTimes {
+    /// These times and `later`'s, as one drive's (a run `--until decided`
+    /// drives one wave at a time).
+    pub fn plus(&self, later: &StageTimes) -> StageTimes {
+        StageTimes {
+            translate_s: self.translate_s + later.translate_s,
+            verify_s: self.verify_s + later.verify_s,
+            record_s: self.record_s + later.record_s,
+            wall_s: self.wall_s + later.wall_s,
+            records: self.records + later.records,
+        }
+    }
+}
+
 /// The watch of a one-machine run: progress, times, and its end.
 struct LocalWatch {
     observer: Arc<dyn Observer>,

@@ -44,7 +44,7 @@ pub struct Arm {
 }
 
 /// One unit's verdict per round, as a reading reads it.
-type Rounds = BTreeMap<u32, Verdict>;
+pub type Rounds = BTreeMap<u32, Verdict>;
 
 /// An item's units seen so far: by (arm, repeat), each unit's rounds in
 /// both readings; and how many of them have ended.
@@ -150,7 +150,7 @@ impl Paired {
                         Reading::Strict => strict,
                         Reading::Lenient => lenient,
                     };
-                    let Some((compliant, equivalent)) = outcome(verdicts, round) else {
+                    let Some((compliant, equivalent)) = unit_outcome(verdicts, round) else {
                         continue;
                     };
                     let ((s2, n2), (s3, n3)) = per_arm.entry(arm).or_default();
@@ -266,9 +266,10 @@ impl Paired {
     }
 }
 
-/// Whether a unit's `round` was compliant and equivalent; `None` when it
-/// says nothing (an infrastructure failure, or not reached for another reason).
-fn outcome(verdicts: &Rounds, round: u32) -> Option<(bool, bool)> {
+/// Whether a unit's `round` was compliant and equivalent, given its
+/// verdict per round; `None` when it says nothing (an infrastructure
+/// failure, or not reached for another reason).
+pub fn unit_outcome(verdicts: &Rounds, round: u32) -> Option<(bool, bool)> {
     match verdicts.get(&round) {
         Some(v) if v.is_infrastructure_failure() => None,
         Some(v) => Some((v.is_compliant(), *v == Verdict::Equivalent)),

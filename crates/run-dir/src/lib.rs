@@ -205,6 +205,10 @@ impl RunDir {
     pub fn has_results(&self) -> bool {
         results_exist(&self.results())
     }
+    /// `decided.json`: what a run `--until decided` decided, and after how much.
+    pub fn decided(&self) -> PathBuf {
+        self.0.join("decided.json")
+    }
     /// `summary.json`.
     pub fn summary(&self) -> PathBuf {
         self.0.join("summary.json")

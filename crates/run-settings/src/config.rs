@@ -2,7 +2,9 @@
 //! what the protocol or the built-in defaults fill in.
 
 use crate::options::{ModelTables, PlanArgs, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE};
-use crate::{CallArgs, CheckArgs, FileArgs, Result, RunArgs, SettingsError, WrittenArgs};
+use crate::{
+    CallArgs, CheckArgs, FileArgs, Result, RunArgs, SettingsError, UntilArgs, WrittenArgs,
+};
 use autoeval_models::{MaxTokens, Model, ModelSettings, ModelSpec};
 use autoeval_pipeline::RunPlan;
 use serde::{Deserialize, Serialize};
@@ -55,8 +57,16 @@ pub struct Resolved {
     pub files: FileArgs,
     /// What the run writes beside its records.
     pub written: WrittenArgs,
+    /// When the run stops (a run made before `--until` ran its plan).
+    #[serde(default = "spent")]
+    pub until: UntilArgs,
     /// Per-model settings from the config file, by spec as written.
     pub model: ModelTables,
+}
+
+/// The flags' own defaults: the whole plan is run.
+fn spent() -> UntilArgs {
+    RunArgs::default().until
 }
 
 /// The paper's temperature for local open models (App. D); API models got 0.1.
@@ -85,6 +95,7 @@ impl RunArgs {
             checks: self.checks,
             files: self.files,
             written: self.written,
+            until: self.until,
             model: tables,
         })
     }
@@ -99,6 +110,7 @@ impl Resolved {
             checks: self.checks.clone(),
             files: self.files.clone(),
             written: self.written.clone(),
+            until: self.until.clone(),
         }
     }
 

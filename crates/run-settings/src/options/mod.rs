@@ -2,8 +2,8 @@
 //! the config file writes with its flags for keys, its defaults, ranges
 //! and resolution written once as code. What is evaluated ([`PlanArgs`]),
 //! how models are called ([`CallArgs`]), how answers are checked
-//! ([`CheckArgs`]), the files a run reads ([`FileArgs`]) and what it writes
-//! beside its records ([`WrittenArgs`]). A config file is read as flags
+//! ([`CheckArgs`]), the files a run reads ([`FileArgs`]), what it writes
+//! beside its records ([`WrittenArgs`]) and when it stops ([`UntilArgs`]). A config file is read as flags
 //! ([`file_as_flags`]): its keys are the flags, and the parser layers them.
 
 mod calls;
@@ -13,6 +13,7 @@ pub mod file_as_flags;
 mod files;
 mod plan;
 mod range;
+mod until;
 mod written;
 
 pub use calls::{CallArgs, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE};
@@ -21,6 +22,7 @@ pub use draw::DrawArgs;
 pub use files::{FileArgs, SecretsArgs};
 pub use plan::{PlanArgs, DEFAULT_MODELS};
 pub use range::within;
+pub use until::{Until, UntilArgs};
 pub use written::WrittenArgs;
 
 use crate::{Result, SettingsError};
@@ -53,6 +55,10 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub written: WrittenArgs,
+    /// When the run stops.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub until: UntilArgs,
 }
 
 /// Each model's own settings, as a config file's `[model."SPEC"]` tables hold them.

@@ -1,0 +1,153 @@
+//! `run --until decided` on one machine: it stops once decided, after part
+//! of its plan, and a run killed mid-way and resumed decides the same
+//! after the same units, paying for none twice.
+
+use crate::common::{free_port, get_json, mock_server, records, BIN};
+use autoeval_e2e::{run_ok, scratch};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The units recorded in `dir`, each checked to be recorded once.
+fn units_once(dir: &Path) -> BTreeSet<String> {
+    let mut units = BTreeSet::new();
+    for r in records(dir) {
+        assert!(
+            units.insert(r.unit().to_string()),
+            "{} recorded twice",
+            r.unit()
+        );
+    }
+    units
+}
+
+fn decided(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("decided.json")).expect("decided.json");
+    serde_json::from_str(&text).expect("decided.json is JSON")
+}
+
+#[test]
+fn a_run_until_decided_orders_two_models_after_part_of_its_plan_and_a_killed_one_resumes_to_the_same(
+) {
+    // Two servers: a perfect translator and one that errs on 30% of the items.
+    let (good, noisy) = (free_port(), free_port());
+    let _good = mock_server(good, &["--latency-ms", "20"]);
+    let _noisy = mock_server(
+        noisy,
+        &["--latency-ms", "20", "--model", "reference-noisy:0.3"],
+    );
+    let dir = scratch("until-decided");
+    let models = [
+        format!("openai-compatible:reference@http://127.0.0.1:{good}/v1"),
+        format!("openai-compatible:reference-noisy@http://127.0.0.1:{noisy}/v1"),
+    ];
+    let args = |out: &Path| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "run",
+            "--until",
+            "decided",
+            "--decide",
+            "order",
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--per-bucket",
+            "10",
+            "--batches",
+            "2",
+            "--concurrency",
+            "4",
+            "--quiet",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec();
+        a.push(out.display().to_string());
+        for m in &models {
+            a.extend(["--model".to_string(), m.clone()]);
+        }
+        a
+    };
+    let requests = || -> u64 {
+        [good, noisy]
+            .iter()
+            .map(|p| get_json(*p, "/stats")["requests"].as_u64().unwrap())
+            .sum()
+    };
+
+    let whole = dir.join("whole");
+    let a = args(&whole);
+    run_ok(
+        Path::new(BIN),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let first = decided(&whole);
+    assert_eq!(first["all_decided"], true, "{first:#}");
+    let pair = first["quantities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["asked"] == true)
+        .expect("the pair is asked");
+    // The perfect translator is the better one, whatever the draw.
+    assert_eq!(pair["order"], ">", "{pair:#}");
+    let (units, plan) = (
+        first["units"].as_u64().unwrap(),
+        first["plan_units"].as_u64().unwrap(),
+    );
+    assert!(units * 2 < plan, "decided after {units} of {plan} units");
+    let recorded = units_once(&whole);
+    assert_eq!(
+        recorded.len() as u64,
+        units,
+        "every unit drawn is recorded once"
+    );
+    let asked_whole = requests();
+    assert_eq!(asked_whole, 2 * units, "two calls a unit");
+
+    // The same run, killed once it has recorded some rounds, then resumed.
+    let killed = dir.join("killed");
+    let b = args(&killed);
+    let mut child = Command::new(BIN)
+        .args(&b)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let count = || {
+        std::fs::read_to_string(killed.join("results.jsonl"))
+            .map(|t| t.matches('\n').count())
+            .unwrap_or(0)
+    };
+    while count() < 40 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        assert!(Instant::now() < deadline, "no progress in 300 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    run_ok(
+        Path::new(BIN),
+        &b.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let second = decided(&killed);
+    assert_eq!(
+        second["quantities"], first["quantities"],
+        "the same decisions"
+    );
+    assert_eq!(second["units"], first["units"]);
+    assert_eq!(units_once(&killed), recorded, "the same units, each once");
+    // What was in flight at the kill may be asked again, nothing else.
+    let asked_killed = requests() - asked_whole;
+    assert!(
+        asked_killed <= 2 * units + 2 * 4,
+        "{asked_killed} requests for {units} units"
+    );
+}

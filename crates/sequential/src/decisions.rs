@@ -1,0 +1,185 @@
+//! What a run `--until decided` decided, as `decided.json` holds it and the
+//! terminal prints it.
+
+use crate::procedure::{Design, Level, Measure, Procedure};
+use crate::sequence::{Estimator, Interval};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+/// The names the procedure's indices stand for.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Names {
+    /// Models, in the plan's order.
+    pub models: Vec<String>,
+    /// Datasets, in the plan's order.
+    pub datasets: Vec<String>,
+}
+
+/// One quantity as decided.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Its dataset.
+    pub dataset: String,
+    /// `A2` or `A3` of a model, or `A3 difference` of a pair.
+    pub what: String,
+    /// The model, or the pair's first model.
+    pub model: String,
+    /// The pair's second model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versus: Option<String>,
+    /// Whether it was asked for.
+    pub asked: bool,
+    /// Its stratified estimate.
+    pub estimate: f64,
+    /// Its anytime-valid interval.
+    pub interval: Interval,
+    /// For a pair: `>`, `<`, `=` (tied over the whole plan) or `?` (undecided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// The wave it was decided after, if it was.
+    pub decided_after_wave: Option<usize>,
+    /// Its dataset's items drawn by then.
+    pub decided_after_items: Option<usize>,
+}
+
+/// Everything a run `--until decided` decided, and what it used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decisions {
+    /// The procedure's settings.
+    pub design: Design,
+    /// Whether everything asked was decided (else the plan was spent first).
+    pub all_decided: bool,
+    /// Waves drawn.
+    pub waves: usize,
+    /// Item answers used (an item asked of a model).
+    pub answers: usize,
+    /// Item answers of the full plan.
+    pub plan_answers: usize,
+    /// Units used (item answers × prompt styles × repeats).
+    pub units: usize,
+    /// Units of the full plan.
+    pub plan_units: usize,
+    /// Each quantity.
+    pub quantities: Vec<Decision>,
+}
+
+impl Decisions {
+    /// What `procedure` decided, with `names` for its indices and
+    /// `units_per_answer` units (prompt styles × repeats) per item answer.
+    pub fn of<E: Estimator>(
+        procedure: &Procedure<E>,
+        names: &Names,
+        units_per_answer: usize,
+    ) -> Decisions {
+        let name = |m: usize| {
+            names
+                .models
+                .get(m)
+                .cloned()
+                .unwrap_or_else(|| m.to_string())
+        };
+        let quantities = procedure
+            .quantities()
+            .iter()
+            .map(|q| {
+                let (what, model, versus) = match q.measure {
+                    Measure::Level { model, level } => (
+                        match level {
+                            Level::Compliance => "A2",
+                            Level::Accuracy => "A3",
+                        },
+                        name(model),
+                        None,
+                    ),
+                    Measure::Order { first, second } => {
+                        ("A3 difference", name(first), Some(name(second)))
+                    }
+                };
+                let order = versus.as_ref().map(|_| {
+                    match q.order() {
+                        Some(std::cmp::Ordering::Greater) => ">",
+                        Some(std::cmp::Ordering::Less) => "<",
+                        Some(std::cmp::Ordering::Equal) => "=",
+                        None => "?",
+                    }
+                    .to_string()
+                });
+                Decision {
+                    dataset: names
+                        .datasets
+                        .get(q.dataset)
+                        .cloned()
+                        .unwrap_or_else(|| q.dataset.to_string()),
+                    what: what.to_string(),
+                    model,
+                    versus,
+                    asked: q.asked,
+                    estimate: q.estimate,
+                    interval: q.interval,
+                    order,
+                    decided_after_wave: q.decided.map(|d| d.wave),
+                    decided_after_items: q.decided.map(|d| d.items),
+                }
+            })
+            .collect();
+        let plan_answers = procedure.plan_answers();
+        Decisions {
+            design: procedure.design().clone(),
+            all_decided: procedure.finished(),
+            waves: procedure.waves(),
+            answers: procedure.answers(),
+            plan_answers,
+            units: procedure.answers() * units_per_answer,
+            plan_units: plan_answers * units_per_answer,
+            quantities,
+        }
+    }
+
+    /// The lines the terminal prints: what was decided, after how much.
+    pub fn terminal(&self) -> String {
+        let mut out = String::new();
+        let share = self.units as f64 / self.plan_units.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "decided: {} after {} waves, {} of the plan's {} units ({:.1}%)",
+            if self.all_decided {
+                "everything asked"
+            } else {
+                "not everything asked (the plan was spent first)"
+            },
+            self.waves,
+            self.units,
+            self.plan_units,
+            100.0 * share
+        );
+        for d in self.quantities.iter().filter(|d| d.asked) {
+            let when = match (d.decided_after_wave, d.decided_after_items) {
+                (Some(w), Some(i)) => format!("after wave {w} ({i} items)"),
+                _ => "undecided".to_string(),
+            };
+            let _ = match &d.versus {
+                None => writeln!(
+                    out,
+                    "  {:<10} {} {:<28} {:5.1}% [{:5.1}, {:5.1}]  {when}",
+                    d.dataset,
+                    d.what,
+                    d.model,
+                    100.0 * d.estimate,
+                    100.0 * d.interval.lower,
+                    100.0 * d.interval.upper
+                ),
+                Some(v) => writeln!(
+                    out,
+                    "  {:<10} {} {} {v}  by {:+.1} pp [{:+.1}, {:+.1}]  {when}",
+                    d.dataset,
+                    d.model,
+                    d.order.as_deref().unwrap_or("?"),
+                    100.0 * d.estimate,
+                    100.0 * d.interval.lower,
+                    100.0 * d.interval.upper
+                ),
+            };
+        }
+        out
+    }
+}

@@ -1,0 +1,223 @@
+//! The procedure on synthetic plans whose every outcome is fixed, so the
+//! plan's own mean is the truth an interval must cover, and only the draw
+//! order is random. The truths are plain averages over all items, computed
+//! here without the crate.
+
+#![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
+
+use autoeval_generate::rng::Rng;
+use autoeval_sequential::naive::FixedSample;
+use autoeval_sequential::procedure::{DatasetPlan, ItemOutcome, Measure, StratumPlan};
+use autoeval_sequential::sequence::Estimator;
+use autoeval_sequential::{Decide, Design, Procedure};
+
+/// A plan: per model, each item's outcome (1 accurate, 0 not), by stratum.
+struct Population {
+    /// outcomes[model][stratum][item]
+    outcomes: Vec<Vec<Vec<f64>>>,
+}
+
+impl Population {
+    /// `strata` strata of `per` items; model m is accurate on an item of
+    /// stratum h with chance `1 − slopes[m]·(h + 1)`, drawn once.
+    fn new(strata: usize, per: usize, slopes: &[f64], seed: u64) -> Population {
+        let mut rng = Rng::new(seed, "population", 0);
+        let outcomes = slopes
+            .iter()
+            .map(|slope| {
+                (0..strata)
+                    .map(|h| {
+                        let p = (1.0 - slope * (h + 1) as f64).clamp(0.0, 1.0);
+                        (0..per)
+                            .map(|_| f64::from(u8::from(rng.chance(p))))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        Population { outcomes }
+    }
+
+    /// Model `copy` given model `of`'s outcomes, each stratum shuffled:
+    /// the same accuracy in every stratum, other items right.
+    fn with_twin(mut self, of: usize, seed: u64) -> Population {
+        let mut rng = Rng::new(seed, "twin", 0);
+        let twin = self.outcomes[of]
+            .iter()
+            .map(|stratum| {
+                let order = rng.sample_indices(stratum.len(), stratum.len());
+                order.iter().map(|&i| stratum[i]).collect()
+            })
+            .collect();
+        self.outcomes.push(twin);
+        self
+    }
+
+    /// The mean of model `m` over every item: the truth of its accuracy.
+    fn truth(&self, m: usize) -> f64 {
+        let all: Vec<f64> = self.outcomes[m].iter().flatten().copied().collect();
+        all.iter().sum::<f64>() / all.len() as f64
+    }
+
+    /// The plan, each stratum in an order drawn from `seed`.
+    fn plan(&self, seed: u64) -> Vec<DatasetPlan> {
+        let mut rng = Rng::new(seed, "order", 0);
+        let strata = self.outcomes[0]
+            .iter()
+            .enumerate()
+            .map(|(h, items)| StratumPlan {
+                complexity: h as u32 + 1,
+                items: rng
+                    .sample_indices(items.len(), items.len())
+                    .into_iter()
+                    .map(|i| format!("{h}:{i}"))
+                    .collect(),
+            })
+            .collect();
+        vec![DatasetPlan {
+            name: "synthetic".into(),
+            strata,
+        }]
+    }
+
+    fn outcome(&self, m: usize, item: &str) -> ItemOutcome {
+        let (h, i) = item.split_once(':').unwrap();
+        let x = self.outcomes[m][h.parse::<usize>().unwrap()][i.parse::<usize>().unwrap()];
+        ItemOutcome {
+            compliant: Some(1.0),
+            accurate: Some(x),
+        }
+    }
+}
+
+/// What one run of the procedure came to.
+struct RunEnd {
+    /// Per quantity (by index): whether its interval ever missed the truth.
+    missed: Vec<bool>,
+    /// Pairs ordered against the truth (or ordered at all when tied).
+    wrong_pairs: usize,
+    /// Items drawn, and the plan's.
+    drawn: (usize, usize),
+}
+
+fn run<E: Estimator>(population: &Population, design: &Design, seed: u64) -> RunEnd {
+    let models = population.outcomes.len();
+    let mut procedure: Procedure<E> = Procedure::new(design.clone(), models, population.plan(seed));
+    let truth = |measure: &Measure| match *measure {
+        Measure::Level { model, .. } => (population.truth(model), population.truth(model)),
+        Measure::Order { first, second } => {
+            let d = population.truth(first) - population.truth(second);
+            (d, d)
+        }
+    };
+    let mut missed = vec![false; procedure.quantities().len()];
+    while let Some(wave) = procedure.next_wave() {
+        procedure.observe(&wave, |m, item| population.outcome(m, item));
+        for (q, miss) in procedure.quantities().iter().zip(&mut missed) {
+            let (t, _) = truth(&q.measure);
+            // Compliance is 1 everywhere here.
+            let t = match q.measure {
+                Measure::Level {
+                    level: autoeval_sequential::procedure::Level::Compliance,
+                    ..
+                } => 1.0,
+                _ => t,
+            };
+            if !q.interval.contains(t)
+                && (q.interval.lower - t).abs() > 1e-9
+                && (q.interval.upper - t).abs() > 1e-9
+            {
+                *miss = true;
+            }
+        }
+    }
+    let wrong_pairs = procedure
+        .quantities()
+        .iter()
+        .filter(|q| matches!(q.measure, Measure::Order { .. }))
+        .filter(|q| {
+            let (d, _) = truth(&q.measure);
+            match q.order() {
+                Some(std::cmp::Ordering::Greater) => d <= 0.0,
+                Some(std::cmp::Ordering::Less) => d >= 0.0,
+                _ => false,
+            }
+        })
+        .count();
+    RunEnd {
+        missed,
+        wrong_pairs,
+        drawn: procedure.items_drawn(0),
+    }
+}
+
+#[test]
+fn every_interval_covers_the_plans_mean_at_every_wave_in_all_but_alpha_of_runs() {
+    let population = Population::new(10, 150, &[0.005, 0.02, 0.04, 0.07], 7);
+    let design = Design {
+        precision: 0.02,
+        ..Design::default()
+    };
+    let runs = 300;
+    let ends: Vec<RunEnd> = (0..runs)
+        .map(|s| run::<autoeval_sequential::StratifiedSequence>(&population, &design, s))
+        .collect();
+    let quantities = ends[0].missed.len();
+    for q in 0..quantities {
+        let misses = ends.iter().filter(|e| e.missed[q]).count();
+        assert!(
+            misses as f64 <= design.alpha * runs as f64,
+            "quantity {q} missed in {misses} of {runs} runs"
+        );
+    }
+    let wrong = ends.iter().filter(|e| e.wrong_pairs > 0).count();
+    assert!(
+        wrong as f64 <= design.alpha * runs as f64,
+        "{wrong} runs ordered a pair wrongly"
+    );
+    let mut drawn: Vec<usize> = ends.iter().map(|e| e.drawn.0).collect();
+    drawn.sort_unstable();
+    let (median, plan) = (drawn[runs as usize / 2], ends[0].drawn.1);
+    eprintln!(
+        "items drawn: median {median} of {plan}; p90 {}",
+        drawn[runs as usize * 9 / 10]
+    );
+}
+
+#[test]
+fn peeking_at_a_fixed_sample_test_orders_two_equal_models_far_more_often_than_alpha() {
+    // Model 1 is model 0's twin: the same accuracy in every stratum.
+    let population = Population::new(10, 150, &[0.03], 11).with_twin(0, 12);
+    assert_eq!(population.truth(0), population.truth(1));
+    let design = Design {
+        decide: Decide::Order,
+        ..Design::default()
+    };
+    let runs = 300;
+    let ordered = |ends: &[RunEnd]| ends.iter().filter(|e| e.wrong_pairs > 0).count();
+    let naive: Vec<RunEnd> = (0..runs)
+        .map(|s| run::<FixedSample>(&population, &design, s))
+        .collect();
+    let valid: Vec<RunEnd> = (0..runs)
+        .map(|s| run::<autoeval_sequential::StratifiedSequence>(&population, &design, s))
+        .collect();
+    let (naive, valid) = (ordered(&naive), ordered(&valid));
+    eprintln!("equal models ordered: naive {naive} of {runs}, confidence sequence {valid}");
+    assert!(valid as f64 <= design.alpha * runs as f64);
+    assert!(
+        naive as f64 > 2.0 * design.alpha * runs as f64,
+        "naive ordered {naive} of {runs}"
+    );
+}
+
+#[test]
+fn models_far_apart_are_ordered_after_a_fraction_of_the_plan() {
+    let population = Population::new(10, 150, &[0.0, 0.05, 0.1], 3);
+    let design = Design {
+        decide: Decide::Order,
+        ..Design::default()
+    };
+    let end = run::<autoeval_sequential::StratifiedSequence>(&population, &design, 1);
+    assert_eq!(end.wrong_pairs, 0);
+    assert!(end.drawn.0 * 4 < end.drawn.1, "drew {:?}", end.drawn);
+}
