@@ -128,6 +128,7 @@ pub fn run(args: Args, tables: ModelTables, matches: Option<&clap::ArgMatches>) 
             detect: args.detect,
         };
         print!("{}", power::lines(&settings, &items, ask));
+        print!("{}", power::decided_lines(&settings, &items, ask));
         return Ok(());
     }
     if args.detect.is_some() {

@@ -22,6 +22,74 @@ pub struct Ask {
     pub detect: Option<f64>,
 }
 
+/// The difference two models are assumed to lie apart when `--detect` is not given.
+const ASSUMED_DIFFERENCE: f64 = 0.05;
+
+/// What a run `--until decided` is likely to draw: per dataset, the items
+/// at which its intervals would decide a level near the baseline and order
+/// two models `--detect` apart, and the share of the plan that makes.
+pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
+    use autoeval_sequential::{foresee, Decide};
+    let Some(design) = settings.until.design() else {
+        return String::new();
+    };
+    let mut per_dataset: BTreeMap<String, usize> = BTreeMap::new();
+    for item in items {
+        *per_dataset
+            .entry(item.dataset.name().to_string())
+            .or_default() += 1;
+    }
+    let models = settings.plan.models.len();
+    let pairs = (models * models.saturating_sub(1) / 2 * per_dataset.len()).max(1);
+    let difference = ask.detect.unwrap_or(ASSUMED_DIFFERENCE);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nuntil decided: items each dataset is likely to draw, by the run's own intervals (α = {}), \
+         models near {:.0}% accuracy (--baseline), a pair {:.1} pp apart ({}); a wave may overshoot by a quarter",
+        design.alpha,
+        100.0 * ask.baseline,
+        100.0 * difference,
+        if ask.detect.is_some() { "--detect" } else { "assumed: --detect sets it" }
+    );
+    let _ = writeln!(
+        out,
+        "{:<12} {:>7} {:>20} {:>20} {:>14}",
+        "dataset",
+        "items",
+        format!("levels to ±{:.1} pp", 100.0 * design.precision),
+        "order of a pair",
+        "share of plan"
+    );
+    let (mut drawn, mut planned) = (0usize, 0usize);
+    for (dataset, &n) in &per_dataset {
+        let level = (design.decide != Decide::Order).then(|| {
+            foresee::items_for_level(ask.baseline, design.precision, design.alpha, n).unwrap_or(n)
+        });
+        let order = (design.decide != Decide::Accuracy).then(|| {
+            foresee::items_for_order(ask.baseline, difference, design.alpha / pairs as f64, n)
+                .unwrap_or(n)
+        });
+        let needed = level.unwrap_or(0).max(order.unwrap_or(0)).min(n);
+        drawn += needed;
+        planned += n;
+        let shown = |k: Option<usize>| k.map_or("–".to_string(), |k| k.to_string());
+        let _ = writeln!(
+            out,
+            "{dataset:<12} {n:>7} {:>20} {:>20} {:>13.0}%",
+            shown(level),
+            shown(order),
+            100.0 * needed as f64 / n.max(1) as f64
+        );
+    }
+    let _ = writeln!(
+        out,
+        "likely: {drawn} of the plan's {planned} items, so about {:.0}% of its units, requests and cost",
+        100.0 * drawn as f64 / planned.max(1) as f64
+    );
+    out
+}
+
 /// The power lines of the plan of `items`.
 pub fn lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
     let mut per_dataset: BTreeMap<String, (usize, BTreeSet<u32>)> = BTreeMap::new();

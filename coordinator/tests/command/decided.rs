@@ -151,3 +151,64 @@ fn a_run_until_decided_orders_two_models_after_part_of_its_plan_and_a_killed_one
         "{asked_killed} requests for {units} units"
     );
 }
+
+/// The items `--dry-run --until decided` says a dataset is likely to draw
+/// to decide levels to `precision` pp, and the share of the plan it names.
+fn foreseen(precision: &str) -> (usize, f64) {
+    let out = crate::common::autoeval(&[
+        "run",
+        "--dry-run",
+        "--until",
+        "decided",
+        "--decide",
+        "accuracy",
+        "--precision",
+        precision,
+        "--baseline",
+        "0.5",
+        "--dataset",
+        "plogic",
+        "--per-bucket",
+        "50",
+        "--batches",
+        "4",
+        "--prompt",
+        "zero-shot",
+        "--model",
+        "reference",
+        "--model",
+        "reference-noisy:0.3",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    let row: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("until decided"))
+        .find(|l| l.starts_with("plogic"))
+        .unwrap_or_else(|| panic!("a plogic row: {text}"))
+        .split_whitespace()
+        .collect();
+    let likely = text.lines().find(|l| l.starts_with("likely:")).unwrap();
+    let share: f64 = likely
+        .split("about ")
+        .nth(1)
+        .and_then(|t| t.split('%').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    (row[2].parse().unwrap(), share)
+}
+
+#[test]
+fn a_dry_run_until_decided_says_how_much_of_the_plan_it_is_likely_to_draw() {
+    let (tight, tight_share) = foreseen("2");
+    let (loose, loose_share) = foreseen("5");
+    assert!(
+        loose < tight && loose_share < tight_share,
+        "{loose} vs {tight}"
+    );
+    // At 50% a fixed-time 95% interval of ±5 pp needs 1.96² · 0.25 / 0.05²
+    // = 385 items; an interval valid at every wave needs more.
+    assert!(loose > 385, "{loose}");
+    assert!(loose_share < 100.0, "{loose_share}");
+}

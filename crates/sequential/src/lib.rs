@@ -9,6 +9,7 @@
 //! - [`allocate`]: how many items of each stratum the next wave draws.
 //! - [`procedure`]: the quantities, the waves and the decisions.
 //! - [`decisions`]: what was decided, as written and printed.
+//! - [`foresee`]: the items a plan is likely to need, for `--dry-run`.
 //! - [`records`]: what a run's records say of each item.
 //! - [`simulate`]: the procedure replayed over a finished run's records.
 //! - [`naive`]: the fixed-sample interval a naive implementation peeks at,
@@ -18,6 +19,7 @@
 
 pub mod allocate;
 pub mod decisions;
+pub mod foresee;
 pub mod naive;
 pub mod procedure;
 pub mod records;

@@ -1,0 +1,103 @@
+//! What `--until decided` is likely to draw, before anything is sent: the
+//! items at which the procedure's own intervals would decide a level near
+//! a baseline accuracy, and the order of two models a given difference
+//! apart. Each figure runs the confidence sequence over a stream whose
+//! values have exactly the assumed shares, spread evenly, so it is the
+//! procedure's bound at that shape, not an approximation of it.
+
+use crate::sequence::{Estimator, StratifiedSequence};
+
+/// The outcome shares of a stream: `(value, share)` pairs summing to 1.
+type Shape = [(f64, f64)];
+
+/// Items a sequence at level `alpha` over a population of `population`
+/// values shaped `shape` draws until `done` says its interval decides;
+/// `None` when even the whole population does not.
+fn items_until(
+    shape: &Shape,
+    alpha: f64,
+    population: usize,
+    done: impl Fn(f64, f64) -> bool,
+) -> Option<usize> {
+    let mut sequence = StratifiedSequence::start(&[population], alpha);
+    let mut drawn = 0usize;
+    let mut seen = vec![0usize; shape.len()];
+    let mut wave = (population / 100).max(2);
+    while drawn < population {
+        let take = wave.min(population - drawn);
+        sequence.begin_wave(&[take]);
+        for _ in 0..take {
+            drawn += 1;
+            // The value furthest behind its share comes next: an even spread.
+            let (k, _) = shape
+                .iter()
+                .enumerate()
+                .map(|(k, (_, share))| (k, share * drawn as f64 - seen[k] as f64))
+                .fold((0, f64::MIN), |best, c| if c.1 > best.1 { c } else { best });
+            seen[k] += 1;
+            sequence.observe(0, Some(shape[k].0));
+        }
+        let interval = sequence.interval();
+        if done(interval.lower, interval.upper) {
+            return Some(drawn);
+        }
+        wave = (drawn / 4).max(wave);
+    }
+    None
+}
+
+/// Items at which a level near `baseline` (a share in (0, 1)) is decided
+/// to a half-width of `precision`, at level `alpha`, out of `population`.
+pub fn items_for_level(
+    baseline: f64,
+    precision: f64,
+    alpha: f64,
+    population: usize,
+) -> Option<usize> {
+    let shape = [(1.0, baseline), (0.0, 1.0 - baseline)];
+    items_until(&shape, alpha, population, |lo, hi| {
+        (hi - lo) / 2.0 <= precision
+    })
+}
+
+/// Items at which two models near `baseline`, `difference` apart and
+/// wrong independently of each other, are ordered at level `alpha`, out of
+/// `population`.
+pub fn items_for_order(
+    baseline: f64,
+    difference: f64,
+    alpha: f64,
+    population: usize,
+) -> Option<usize> {
+    let (a, b) = (
+        (baseline + difference / 2.0).clamp(0.0, 1.0),
+        (baseline - difference / 2.0).clamp(0.0, 1.0),
+    );
+    // A pair's value is (x_a − x_b + 1) / 2.
+    let shape = [
+        (1.0, a * (1.0 - b)),
+        (0.0, b * (1.0 - a)),
+        (0.5, a * b + (1.0 - a) * (1.0 - b)),
+    ];
+    items_until(&shape, alpha, population, |lo, hi| lo > 0.5 || hi < 0.5)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wider_precision_and_larger_differences_need_fewer_items() {
+        let tight = items_for_level(0.5, 0.02, 0.05, 100_000).unwrap();
+        let loose = items_for_level(0.5, 0.05, 0.05, 100_000).unwrap();
+        assert!(loose < tight, "{loose} vs {tight}");
+        let near = items_for_order(0.7, 0.03, 0.05, 100_000).unwrap();
+        let far = items_for_order(0.7, 0.2, 0.05, 100_000).unwrap();
+        assert!(far < near, "{far} vs {near}");
+        // A fixed-time interval of ±2 pp at 50% needs 2,401 items; the
+        // anytime-valid one more.
+        assert!(tight > 2_401, "{tight}");
+        // No difference is never ordered before the plan is spent.
+        assert_eq!(items_for_order(0.7, 0.0, 0.05, 5_000), None);
+    }
+}
