@@ -11,8 +11,11 @@ fn flags_of_run() -> Vec<String> {
     let help = String::from_utf8(autoeval(&["run", "--help"]).stdout).unwrap();
     let mut flags = Vec::new();
     for line in help.lines() {
+        // An option's line is indented by at most six spaces; its help,
+        // wrapped, by more (and may begin with another flag's name).
+        let indent = line.len() - line.trim_start().len();
         let line = line.trim_start();
-        if !line.starts_with('-') {
+        if !line.starts_with('-') || indent > 6 {
             continue;
         }
         let Some(at) = line.find("--") else { continue };
@@ -52,6 +55,10 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "protocol" => r#""paper""#.into(),
         "items" => path("items.jsonl"),
         "compress" | "parquet" => "true".into(),
+        "until" => r#""decided""#.into(),
+        "decide" => r#""order""#.into(),
+        "precision" => "3.5".into(),
+        "alpha" => "0.1".into(),
         "out" => path("run"),
         // The file asks for the plan only, so nothing below is reached.
         "dry-run" => "true".into(),
