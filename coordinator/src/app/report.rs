@@ -107,6 +107,15 @@ pub fn write_with(
     } else {
         (Vec::new(), Vec::new())
     };
+    // A run `--until decided` says what it decided.
+    let decided: Option<autoeval_sequential::Decisions> =
+        match std::fs::read_to_string(dir.decided()) {
+            Ok(text) => Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("cannot read {}", dir.decided().display()))?,
+            ),
+            Err(_) => None,
+        };
     let page = autoeval_report::html(&ReportInput {
         title: format!(
             "∀uto∃val run {}",
@@ -119,6 +128,7 @@ pub fn write_with(
         examples_per_dataset: examples,
         settings,
         models,
+        decided: decided.as_ref(),
     });
     let path = dir.report();
     std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;

@@ -105,6 +105,11 @@ fn a_run_until_decided_orders_two_models_after_part_of_its_plan_and_a_killed_one
         units,
         "every unit drawn is recorded once"
     );
+    let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
+    assert!(
+        report.contains("Decided with fewer calls") && report.contains("anytime-valid"),
+        "the report says what was decided, and how valid its intervals are"
+    );
     let asked_whole = requests();
     assert_eq!(asked_whole, 2 * units, "two calls a unit");
 

@@ -3,6 +3,7 @@
 //! functions from records to text: the command line writes the files.
 
 mod charts;
+mod decided;
 mod digest;
 mod examples;
 mod inputs;
@@ -59,6 +60,8 @@ pub struct ReportInput<'a> {
     pub settings: Vec<(String, String)>,
     /// The run's models in order: each keeps its colour in every chart.
     pub models: Vec<String>,
+    /// What a run `--until decided` decided.
+    pub decided: Option<&'a autoeval_sequential::Decisions>,
 }
 
 impl ReportInput<'_> {

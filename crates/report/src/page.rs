@@ -101,17 +101,25 @@ pub fn html(input: &ReportInput) -> String {
         .collect();
     let _ = write!(
         out,
-        r##"</p><p class="setting">Prompt set: <b>{}</b>. Parsing: <b>strict</b> (the paper's: exactly one formula in the prompt's notation) is the headline; <b>lenient</b> (formula found in prose, other notations) is shown beside it. Sections: <a href="#leaderboard">leaderboard</a> · "##,
+        r##"</p><p class="setting">Prompt set: <b>{}</b>. Parsing: <b>strict</b> (the paper's: exactly one formula in the prompt's notation) is the headline; <b>lenient</b> (formula found in prose, other notations) is shown beside it. Sections: {}<a href="#leaderboard">leaderboard</a> · "##,
         if sets.is_empty() {
             "–".to_string()
         } else {
             escape(&sets.join(", "))
+        },
+        if input.decided.is_some() {
+            r##"<a href="#decided">decided</a> · "##
+        } else {
+            ""
         }
     );
     for d in &datasets {
         let _ = write!(out, r##"<a href="#{0}">{0}</a> · "##, escape(d));
     }
     out.push_str(r##"<a href="#outcomes">outcomes</a> · <a href="#closeness">closeness of misses</a> · <a href="#cost">cost</a> · <a href="#examples">examples</a></p>"##);
+    if let Some(decisions) = input.decided {
+        crate::decided::html(&mut out, decisions);
+    }
     tables::leaderboards(&mut out, input, &datasets);
     pairwise::html(&mut out, input.summary, &datasets);
     for d in &datasets {

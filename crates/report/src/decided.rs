@@ -1,0 +1,91 @@
+//! The report's panel of a run `--until decided`: what it decided, after
+//! how many units, beside the plan's, each figure with its anytime-valid
+//! interval drawn as a bar.
+
+use crate::svg::escape;
+use autoeval_sequential::Decisions;
+use std::fmt::Write;
+
+/// A bar of `[lower, upper]` on a scale from `low` to `high`, the estimate marked.
+fn bar(lower: f64, estimate: f64, upper: f64, low: f64, high: f64) -> String {
+    let at = |x: f64| 2.0 + 196.0 * ((x - low) / (high - low)).clamp(0.0, 1.0);
+    format!(
+        r##"<svg width="200" height="14" role="img"><line x1="{:.1}" y1="7" x2="{:.1}" y2="7" stroke="#4477aa" stroke-width="4"/><circle cx="{:.1}" cy="7" r="3" fill="#222"/>{}</svg>"##,
+        at(lower),
+        at(upper),
+        at(estimate),
+        if low < 0.0 {
+            format!(
+                r##"<line x1="{0:.1}" y1="0" x2="{0:.1}" y2="14" stroke="#999"/>"##,
+                at(0.0)
+            )
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The panel, when the run was one `--until decided`.
+pub fn html(out: &mut String, decisions: &Decisions) {
+    let share = 100.0 * decisions.units as f64 / decisions.plan_units.max(1) as f64;
+    let _ = write!(
+        out,
+        r#"<h2 id="decided">Decided with fewer calls</h2><p>{} after {} waves: <b>{} of the plan's {} units ({share:.1}%)</b>. Asked: {}, at α = {}{}. The intervals of this panel are <b>anytime-valid</b> (confidence sequences for the plan's own figures, valid at every wave at once; docs/METRICS.md); every other interval of this report is <b>fixed-time</b>, computed as if the items drawn had been fixed in advance.</p>"#,
+        if decisions.all_decided {
+            "Everything asked was decided"
+        } else {
+            "Not everything asked was decided before the plan was spent"
+        },
+        decisions.waves,
+        decisions.units,
+        decisions.plan_units,
+        match decisions.design.decide {
+            autoeval_sequential::Decide::Accuracy => "A2 and A3 per model",
+            autoeval_sequential::Decide::Order => "the order of every pair",
+            autoeval_sequential::Decide::Both => "A2 and A3 per model and the order of every pair",
+        },
+        decisions.design.alpha,
+        if decisions.design.decide == autoeval_sequential::Decide::Order {
+            String::new()
+        } else {
+            format!(", levels to ±{:.1} pp", 100.0 * decisions.design.precision)
+        }
+    );
+    out.push_str(r#"<table><tr><th class="l">dataset</th><th class="l">question</th><th>estimate</th><th>interval</th><th class="l"></th><th>decided after</th></tr>"#);
+    for d in decisions.quantities.iter().filter(|d| d.asked) {
+        let (question, low) = match &d.versus {
+            None => (format!("{} of {}", d.what, escape(&d.model)), 0.0),
+            Some(v) => (
+                format!(
+                    "{} {} {}",
+                    escape(&d.model),
+                    escape(d.order.as_deref().unwrap_or("?")),
+                    escape(v)
+                ),
+                -1.0,
+            ),
+        };
+        let when = match (d.decided_after_wave, d.decided_after_items) {
+            (Some(w), Some(i)) => format!("wave {w} ({i} items)"),
+            _ => "undecided".to_string(),
+        };
+        // A level is a share, a difference signed.
+        let pp = |x: f64| {
+            if low < 0.0 {
+                format!("{:+.1}", 100.0 * x)
+            } else {
+                format!("{:.1}", 100.0 * x)
+            }
+        };
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{question}</td><td>{}</td><td>[{}, {}]</td><td class="l">{}</td><td>{when}</td></tr>"#,
+            escape(&d.dataset),
+            pp(d.estimate),
+            pp(d.interval.lower),
+            pp(d.interval.upper),
+            bar(d.interval.lower, d.estimate, d.interval.upper, low, 1.0),
+        );
+    }
+    out.push_str(r#"</table><p class="note">Levels in %, differences of A3 in percentage points (the bar's tick is 0). A question stays decided once decided; its interval keeps narrowing while its models answer other questions' waves.</p>"#);
+}
