@@ -157,9 +157,17 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
     let mut coordinator = fleet.autoeval(&args);
     let units = 5_000u64;
     wait_done(&fleet, &mut coordinator, units / 10);
-    // The coordinator, like every process of the fleet, answers health checks.
-    let ready = reqwest::blocking::get(format!("http://{health}/readyz")).unwrap();
-    assert!(ready.status().is_success());
+    // The coordinator, like every process of the fleet, answers health
+    // checks, and is ready once the run is published (which, on a busy
+    // machine, may end after the first units are done).
+    autoeval_e2e::fleet::wait_for(
+        "the coordinator ready",
+        std::time::Duration::from_secs(120),
+        || {
+            reqwest::blocking::get(format!("http://{health}/readyz"))
+                .is_ok_and(|r| r.status().is_success())
+        },
+    );
     // Workers tell Redis the tasks they hold, and `status` shows them per
     // shard. A worker's prefetch is enough bundles for twice its
     // concurrency, plus one: it holds at most that many full bundles.

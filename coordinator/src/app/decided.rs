@@ -135,11 +135,19 @@ pub fn execute(
     let decisions = Decisions::of(&procedure, &names(settings), units_per_answer);
     std::fs::write(dir.decided(), serde_json::to_string_pretty(&decisions)?)
         .with_context(|| format!("cannot write {}", dir.decided().display()))?;
-    let (drawn, units) = (
-        decisions.answers / plan.models.len().max(1),
-        decisions.answers * units_per_answer,
-    );
-    finish(dir, settings, drawn, units, generate_s, &times, display)?;
+    // The summary counts the items drawn and the units they made, not the plan's.
+    let drawn: usize = (0..plan.datasets.len())
+        .map(|d| procedure.items_drawn(d).0)
+        .sum();
+    finish(
+        dir,
+        settings,
+        drawn,
+        decisions.units,
+        generate_s,
+        &times,
+        display,
+    )?;
     if display != Display::Quiet {
         print!("{}", decisions.terminal());
     }

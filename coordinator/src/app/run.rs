@@ -302,6 +302,12 @@ pub fn on_fleet(
     budget: &autoeval_fleet_coordinator::BudgetArgs,
     mode: autoeval_fleet_coordinator::Mode,
 ) -> Result<()> {
+    if settings.until.design().is_some() {
+        // Said before anything is published: a fleet would pay for the whole plan.
+        anyhow::bail!(
+            "--until decided runs on one machine for now; on a fleet the run would pay for its whole plan: run it without --fleet, or with --until spent"
+        );
+    }
     let asked = autoeval_fleet_coordinator::FleetRun {
         dir,
         settings,
