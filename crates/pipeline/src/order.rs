@@ -1,8 +1,8 @@
 //! The order a run `--until decided` draws its items in: by dataset and
 //! complexity value, each stratum shuffled by a stream of the run's seed,
 //! the dataset's name and the complexity value, so the same seed gives
-//! the same waves on one machine and on a fleet, and a resumed run the
-//! waves it began with.
+//! the same waves on every machine, and a resumed run the waves it began
+//! with.
 
 use crate::RunPlan;
 use autoeval_generate::rng::Rng;
