@@ -5,6 +5,7 @@
 //! values have exactly the assumed shares, spread evenly, so it is the
 //! procedure's bound at that shape, not an approximation of it.
 
+use crate::procedure::Design;
 use crate::sequence::{Estimator, StratifiedSequence};
 
 /// The outcome shares of a stream: `(value, share)` pairs summing to 1.
@@ -22,9 +23,12 @@ fn items_until(
     let mut sequence = StratifiedSequence::start(&[population], alpha);
     let mut drawn = 0usize;
     let mut seen = vec![0usize; shape.len()];
-    let mut wave = (population / 100).max(2);
+    // The waves a run draws: one stratum here.
+    let design = Design::default();
     while drawn < population {
-        let take = wave.min(population - drawn);
+        let take = design
+            .wave_size(drawn, population, 1)
+            .min(population - drawn);
         sequence.begin_wave(&[take]);
         for _ in 0..take {
             drawn += 1;
@@ -41,7 +45,6 @@ fn items_until(
         if done(interval.lower, interval.upper) {
             return Some(drawn);
         }
-        wave = (drawn / 4).max(wave);
     }
     None
 }

@@ -45,6 +45,19 @@ pub struct Design {
     pub growth: f64,
 }
 
+impl Design {
+    /// The items of a dataset's next wave, `drawn` of its `total` items
+    /// drawn so far over `strata` strata (at least two per stratum).
+    pub fn wave_size(&self, drawn: usize, total: usize, strata: usize) -> usize {
+        let size = if drawn == 0 {
+            self.first_wave * total as f64
+        } else {
+            self.growth * drawn as f64
+        };
+        (size.ceil() as usize).max(2 * strata)
+    }
+}
+
 impl Default for Design {
     fn default() -> Self {
         Design {
@@ -410,12 +423,7 @@ impl<E: Estimator> Procedure<E> {
     /// How many items of each stratum dataset `d`'s next wave draws.
     fn split(&self, d: usize, drawn: usize, total: usize) -> Vec<usize> {
         let strata = &self.datasets[d].strata;
-        let size = if drawn == 0 {
-            (self.design.first_wave * total as f64).ceil() as usize
-        } else {
-            (self.design.growth * drawn as f64).ceil() as usize
-        }
-        .max(2 * strata.len());
+        let size = self.design.wave_size(drawn, total, strata.len());
         // The widest undecided interval's strata are the ones to narrow.
         let widest = self
             .quantities

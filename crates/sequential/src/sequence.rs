@@ -3,7 +3,7 @@
 //! strata drawn in waves of sizes chosen as the run goes.
 //!
 //! It is the predictable plug-in empirical-Bernstein confidence sequence for
-//! sampling without replacement (Waudby-Smith & Ramdas 2020, Thm. 4; the
+//! sampling without replacement (Waudby-Smith & Ramdas 2020; the
 //! bound of Howard et al. 2021), carried to strata: under the true stratum
 //! means, draw i from stratum h has conditional mean
 //! `(N_h μ_h − S_h) / (N_h − n_h)` (what is left of the stratum), so
