@@ -92,8 +92,11 @@ impl<'a> Reconciler<'a> {
     }
 
     /// Whether the run has stood still for [`STALL`], watched throughout.
+    /// A look older than [`BLIND`] (a read that blocked since, as on a
+    /// Redis asleep) is not watching: what is in hand, read after such a
+    /// gap, may have lapsed, so the run is not called stalled on it.
     pub fn stalled(&self) -> bool {
-        self.since.elapsed() >= STALL
+        self.since.elapsed() >= STALL && self.looked.elapsed() <= BLIND
     }
 
     /// Puts back what Redis lost of the run: its registration when its
@@ -291,6 +294,24 @@ mod tests {
     use autoeval_proto::Verdict;
     use autoeval_run_dir::load_items;
     use autoeval_run_settings::RunArgs;
+
+    #[test]
+    fn a_run_is_stalled_only_on_a_fresh_look_after_watched_time() {
+        let settings = RunArgs::default().resolve(Default::default(), None).unwrap();
+        let mut reconciler = Reconciler::new(&settings, 1, 1);
+        let ago = |secs| Instant::now().checked_sub(Duration::from_secs(secs)).unwrap();
+        reconciler.since = ago(11);
+        reconciler.looked = ago(4);
+        assert!(
+            !reconciler.stalled(),
+            "a read that blocked since the last look is not watching"
+        );
+        reconciler.looked = Instant::now();
+        assert!(reconciler.stalled(), "watched throughout, it stood still");
+        reconciler.looked = ago(4);
+        reconciler.look();
+        assert!(!reconciler.stalled(), "a look after a gap starts the clock again");
+    }
 
     #[tokio::test]
     async fn a_chain_that_lost_an_earlier_round_is_redone_from_it() {

@@ -321,6 +321,12 @@ pub async fn poison_is_dead_lettered_with_its_reason<T: Transport>() {
     .await;
     stop.signal();
     serving.await.expect("the loop ends");
+    // The broker routes a refused delivery to the dead letters on its own
+    // time, after the refusal is sent.
+    until("the poison among the dead letters", || async {
+        !t.dead_letters().await.is_empty()
+    })
+    .await;
     let dead = t.dead_letters().await;
     let stored = records(&*t).await;
     close(t).await;
