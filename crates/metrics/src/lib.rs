@@ -1,9 +1,11 @@
 //! Statistics of the benchmark: A2 and A3 summaries of a run's records
-//! ([`summary`]), A4 judge scores ([`judge`]), and A1 here. Metric A1 compares scores on ∀uto∃val with
+//! ([`summary`]), A4 judge scores ([`judge`]), breaking complexity
+//! ([`breaking`]), and A1 here. Metric A1 compares scores on ∀uto∃val with
 //! scores on another benchmark across models: Pearson's ρ with its
 //! two-sided p-value, and the predictive power of Def. 5.1,
 //! P(x1 ≥ x2 | y1 ≥ y2), estimated over ordered pairs of models.
 
+pub mod breaking;
 pub mod closeness;
 pub mod compare;
 pub mod judge;

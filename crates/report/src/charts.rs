@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// The dash of a series: prompt styles (and later rounds) differ by dash.
-fn dash_of(prompt: &str, round: u32) -> usize {
+pub(crate) fn dash_of(prompt: &str, round: u32) -> usize {
     usize::from(prompt == "few-shot") + 2 * (round.saturating_sub(1) as usize)
 }
 
@@ -17,7 +17,7 @@ fn dash_of(prompt: &str, round: u32) -> usize {
 type RowScore = fn(&Row) -> (usize, usize);
 
 /// A group's name in a legend: its model and prompt style, and its round when there are several.
-fn series_name(g: &Group, rounds: bool) -> String {
+pub(crate) fn series_name(g: &Group, rounds: bool) -> String {
     if rounds {
         format!("{} · {} · round {}", g.key.model, g.key.prompt, g.key.round)
     } else {

@@ -2,6 +2,7 @@
 //! nothing fetched, opens offline) and as a terminal summary. Pure
 //! functions from records to text: the command line writes the files.
 
+mod breaking;
 mod charts;
 mod decided;
 mod digest;

@@ -57,6 +57,9 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
             (r.counts.get(Verdict::Equivalent), r.counts.measured())
         }),
     }));
+    if let Some(chart) = crate::breaking::chart(input, &groups, rounds, dataset, axis) {
+        out.push_str(&fig(&chart));
+    }
     if let Some(chart) = few_shot_gain(input, &groups, dataset, axis) {
         out.push_str(&fig(&chart));
     }
@@ -65,6 +68,7 @@ fn dataset_section(out: &mut String, input: &ReportInput, dataset: &str, rounds:
     }
     out.push_str("</div>");
     out.push_str(r#"<p class="note">Each point pools all batches and repeats at one complexity; hover over it for its n. Shaded bands are 95% Wilson confidence intervals of those shares (the spread across batches is in summary.json). Colours are models, dashes prompt styles (solid zero-shot, dashed few-shot).</p>"#);
+    crate::breaking::table(out, &groups, rounds);
     other_metrics(out, input, dataset);
 }
 
