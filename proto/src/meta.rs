@@ -15,6 +15,9 @@ pub const ITEMS: &str = "items";
 pub const CREATED: &str = "created";
 /// When its first tasks were published (Unix seconds).
 pub const PUBLISHED: &str = "published";
+/// Waves of a run `--until decided` published so far: a coordinator
+/// started again follows those and publishes only the waves after them.
+pub const WAVES: &str = "waves";
 /// When the coordinator saw every unit end and the run's results written
 /// to its directory (Unix seconds); the run's keys then expire.
 pub const FINISHED: &str = "finished";

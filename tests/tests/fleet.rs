@@ -737,3 +737,164 @@ fn two_runs_with_the_same_out_from_different_directories_each_complete_with_thei
         let _ = fleet.block_on(store.delete());
     }
 }
+
+/// Arguments as the `&str`s a command takes.
+fn strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+/// `decided.json` of the run in `dir`.
+fn decided(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("decided.json")).expect("decided.json");
+    serde_json::from_str(&text).expect("decided.json is JSON")
+}
+
+#[test]
+fn a_fleet_run_until_decided_decides_as_one_machine_and_a_killed_coordinator_resumes_to_the_same() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Two servers: a perfect translator and one that errs on 30% of the items.
+    let mut fleet = Fleet::new("fleet-decided", &["--latency-ms", "20"]);
+    let noisy_port = autoeval_e2e::fleet::free_port();
+    let _noisy = autoeval_e2e::fleet::mock_server(
+        noisy_port,
+        &["--latency-ms", "20", "--model", "reference-noisy:0.3"],
+    );
+    let noisy = format!("openai-compatible:reference-noisy@http://127.0.0.1:{noisy_port}/v1");
+    fleet.start_worker_with(4, &["--model", &noisy]);
+    fleet.start_verifier(1);
+    let requests = |fleet: &Fleet| -> u64 {
+        let other = autoeval_e2e::fleet::get_json(&format!("http://127.0.0.1:{noisy_port}/stats"));
+        fleet.mock_stats()["requests"].as_u64().unwrap() + other["requests"].as_u64().unwrap()
+    };
+    let model = fleet.model.clone();
+    let args = |out: &str| -> Vec<String> {
+        [
+            "run",
+            "--until",
+            "decided",
+            "--decide",
+            "order",
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--per-bucket",
+            "10",
+            "--batches",
+            "2",
+            "--seed",
+            "7",
+            "--quiet",
+            "--worker-wait-s",
+            "60",
+            "--model",
+            &model,
+            "--model",
+            &noisy,
+            "--out",
+            out,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let on_fleet = |out: &str| -> Vec<String> {
+        let mut a = args(out);
+        a.extend(fleet_flags().into_iter().map(String::from));
+        a
+    };
+
+    // On the fleet, uninterrupted.
+    let whole = fleet.out.to_string_lossy().into_owned();
+    let asked_before = requests(&fleet);
+    succeeded(
+        &fleet.autoeval_output(&strs(&on_fleet(&whole))),
+        "the fleet run",
+    );
+    let asked_whole = requests(&fleet) - asked_before;
+    let first = decided(&fleet.out);
+    assert_eq!(first["all_decided"], true, "{first:#}");
+    let units = first["units"].as_u64().unwrap();
+    let plan = first["plan_units"].as_u64().unwrap();
+    assert!(units * 2 < plan, "decided after {units} of {plan} units");
+    assert_eq!(
+        outcomes(&fleet.out).len() as u64,
+        units,
+        "each unit drawn recorded once"
+    );
+    assert_eq!(asked_whole, 2 * units, "two calls a unit");
+
+    // On one machine, with the same seed: the same waves, the same decisions.
+    let local = fleet.dir.join("one-machine").to_string_lossy().into_owned();
+    succeeded(
+        &fleet.autoeval_output(&strs(&args(&local))),
+        "the one-machine run",
+    );
+    let here = decided(Path::new(&local));
+    assert_eq!(
+        here["quantities"], first["quantities"],
+        "the same decisions"
+    );
+    assert_eq!(here["units"], first["units"]);
+    assert_eq!(here["waves"], first["waves"]);
+
+    // On the fleet, the coordinator killed mid-way, then resumed.
+    let killed = fleet.dir.join("killed");
+    let killed_out = killed.to_string_lossy().into_owned();
+    let asked_before = requests(&fleet);
+    let mut coordinator = fleet.autoeval(&strs(&on_fleet(&killed_out)));
+    let lines = || {
+        std::fs::read_to_string(killed.join("results.jsonl"))
+            .map(|t| t.matches('\n').count())
+            .unwrap_or(0)
+    };
+    autoeval_e2e::fleet::wait_for(
+        "40 rounds recorded",
+        std::time::Duration::from_secs(300),
+        || {
+            assert!(
+                coordinator.try_wait().unwrap().is_none(),
+                "the run ended before it was killed"
+            );
+            lines() >= 40
+        },
+    );
+    coordinator.kill().unwrap(); // SIGKILL
+    coordinator.wait().unwrap();
+    let waves_published = fleet
+        .block_on(
+            autoeval_redis_store::RunStore::new(
+                fleet
+                    .block_on(autoeval_redis_store::connect(REDIS))
+                    .unwrap(),
+                &autoeval_e2e::fleet::run_of(&killed),
+            )
+            .meta(),
+        )
+        .unwrap()
+        .get(autoeval_proto::meta::WAVES)
+        .cloned();
+    eprintln!(
+        "decided after {units} of {plan} units in {} waves; the coordinator killed at {} rounds, {waves_published:?} waves published",
+        first["waves"],
+        lines()
+    );
+    let mut resume = vec!["resume".to_string(), killed_out.clone(), "--quiet".into()];
+    resume.extend(fleet_flags().into_iter().map(String::from));
+    succeeded(&fleet.autoeval_output(&strs(&resume)), "the resumed run");
+    let second = decided(&killed);
+    assert_eq!(
+        second["quantities"], first["quantities"],
+        "the same decisions"
+    );
+    assert_eq!(second["units"], first["units"]);
+    assert_eq!(
+        outcomes(&killed).len() as u64,
+        units,
+        "each unit recorded once"
+    );
+    // The workers went on while no coordinator followed: nothing was asked twice.
+    let asked_killed = requests(&fleet) - asked_before;
+    assert_eq!(asked_killed, 2 * units, "no unit paid twice");
+    let report = std::fs::read_to_string(killed.join("report.html")).unwrap();
+    assert!(report.contains("Decided with fewer calls"));
+}

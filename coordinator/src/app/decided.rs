@@ -1,9 +1,10 @@
-//! A one-machine run `--until decided`: the plan's items drawn wave by
-//! wave (autoeval-sequential decides which), each wave run to its end on
-//! the in-process engine, its outcomes read back from the records, until
-//! everything asked is decided or the plan is spent. A resumed run replays
-//! the same waves from the seed and the records, so it decides the same
-//! and pays for no unit twice.
+//! A run `--until decided`: the plan's items drawn wave by wave
+//! (autoeval-sequential decides which), each wave run to its end (on this
+//! machine by the in-process engine, on the fleet by the coordinator,
+//! which asks [`Sequence`] for each wave), its outcomes read back from the
+//! records, until everything asked is decided or the plan is spent. A
+//! resumed run replays the same waves from the seed and the records, so it
+//! decides the same and pays for no unit twice.
 
 use crate::app::run::{build_stages, finish, one_machine_pause, open_journal, translate_slots};
 use anyhow::{Context, Result};
@@ -17,6 +18,7 @@ use autoeval_run_settings::Resolved;
 use autoeval_sequential::records::ItemOutcomes;
 use autoeval_sequential::{Decisions, Design, Procedure, Wave};
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,20 +29,166 @@ struct Recorded {
     spent: Spent,
 }
 
-fn read_back(dir: &RunDir, rounds: u32) -> Result<Recorded> {
+fn read_back(results: &Path, rounds: u32) -> Result<Recorded> {
     let mut read = Recorded {
         units: RecordedUnits::new(rounds),
         outcomes: ItemOutcomes::default(),
         spent: Spent::default(),
     };
-    if dir.results().exists() {
-        for_each_record(&dir.results(), |r| {
+    if results.exists() {
+        for_each_record(results, |r| {
             read.spent = read.spent.plus(Spent::recorded(&r));
             read.outcomes.add(&r);
             read.units.add(&r);
         })?;
     }
     Ok(read)
+}
+
+/// The sequential procedure over a run's items, the same on one machine
+/// and on the fleet: which units each wave adds, what the records say of
+/// them once run, and what was decided.
+pub struct Sequence<'a> {
+    dir: &'a RunDir,
+    settings: &'a Resolved,
+    display: Display,
+    items: HashMap<String, autoeval_generate::Item>,
+    procedure: Procedure,
+    /// The wave last handed out, observed once its records are read.
+    pending: Option<Wave>,
+    /// Seconds spent generating the items.
+    generate_s: f64,
+}
+
+impl<'a> Sequence<'a> {
+    /// The procedure `design` asks for over the items of `settings`' plan,
+    /// its start told unless `display` is quiet.
+    pub fn new(
+        dir: &'a RunDir,
+        settings: &'a Resolved,
+        display: Display,
+        design: Design,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let mut items = Vec::new();
+        for batch in item_batches(settings)? {
+            items.extend(batch?.items);
+        }
+        let generate_s = t0.elapsed().as_secs_f64();
+        let plan = &settings.plan;
+        let procedure = Procedure::new(design, plan.models.len(), draw_order(plan, &items));
+        if display != Display::Quiet {
+            eprintln!(
+                "run: until decided ({}); {} items, {} units in the plan; results in {}",
+                procedure.design_line(),
+                items.len(),
+                plan.units(items.len()),
+                dir.results().display()
+            );
+        }
+        Ok(Sequence {
+            dir,
+            settings,
+            display,
+            items: items.into_iter().map(|i| (i.id.clone(), i)).collect(),
+            procedure,
+            pending: None,
+            generate_s,
+        })
+    }
+
+    /// Units each item answer makes: its prompt styles and repeats.
+    fn units_per_answer(&self) -> usize {
+        self.settings.plan.prompts.len() * self.settings.plan.repeats as usize
+    }
+
+    /// Takes in the outcomes of the wave handed out last, from the records.
+    fn observe(&mut self, recorded: &Recorded) {
+        let Some(wave) = self.pending.take() else {
+            return;
+        };
+        let plan = &self.settings.plan;
+        self.procedure.observe(&wave, |m, item| {
+            recorded
+                .outcomes
+                .outcome(plan.models[m].as_str(), item, plan.rounds)
+                .unwrap_or_default()
+        });
+    }
+
+    /// The next wave, with the round-one tasks of its every unit; `None`
+    /// once everything asked is decided or the plan is spent.
+    fn next_wave(&mut self) -> Option<(Wave, Vec<autoeval_proto::TranslateTask>)> {
+        let wave = self.procedure.next_wave()?;
+        let tasks = wave_tasks(self.settings, &wave, &self.items);
+        self.pending = Some(wave.clone());
+        Some((wave, tasks))
+    }
+
+    /// Tells the wave and the tasks it still needs, unless quiet.
+    fn tell(&self, wave: &Wave, tasks: usize) {
+        if self.display != Display::Quiet {
+            eprintln!(
+                "{}",
+                self.procedure
+                    .wave_line(wave, self.units_per_answer(), tasks)
+            );
+        }
+    }
+
+    /// What was decided, written to the run's `decided.json`.
+    fn decide(&self) -> Result<Decisions> {
+        let decisions = Decisions::of(
+            &self.procedure,
+            &names(self.settings),
+            self.units_per_answer(),
+        );
+        std::fs::write(
+            self.dir.decided(),
+            serde_json::to_string_pretty(&decisions)?,
+        )
+        .with_context(|| format!("cannot write {}", self.dir.decided().display()))?;
+        Ok(decisions)
+    }
+
+    /// Prints what was decided, unless quiet.
+    pub fn tell_decided(&self) {
+        if self.display != Display::Quiet {
+            let decisions = Decisions::of(
+                &self.procedure,
+                &names(self.settings),
+                self.units_per_answer(),
+            );
+            print!("{}", decisions.terminal());
+        }
+    }
+}
+
+impl autoeval_fleet_coordinator::Waves for Sequence<'_> {
+    fn next(&mut self, results: &Path) -> Result<Option<Vec<autoeval_proto::TranslateTask>>> {
+        let recorded = read_back(results, self.settings.plan.rounds)?;
+        self.observe(&recorded);
+        match self.next_wave() {
+            Some((wave, tasks)) => {
+                let left = tasks
+                    .iter()
+                    .filter(|t| recorded.units.next((*t).clone()).is_some())
+                    .count();
+                self.tell(&wave, left);
+                Ok(Some(tasks))
+            }
+            None => {
+                self.decide()?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn items_drawn(&self) -> usize {
+        (0..self.settings.plan.datasets.len())
+            .map(|d| self.procedure.items_drawn(d).0)
+            .sum()
+    }
 }
 
 /// Runs (or resumes) the run in `dir` until `design`'s questions are decided.
@@ -51,36 +199,18 @@ pub fn execute(
     caps: Caps,
     design: Design,
 ) -> Result<()> {
+    use autoeval_fleet_coordinator::Waves;
     claim_dir(dir, settings)?;
     dir.keep_caps(caps)?;
-    let t0 = Instant::now();
-    let mut items = Vec::new();
-    for batch in item_batches(settings)? {
-        items.extend(batch?.items);
-    }
-    let generate_s = t0.elapsed().as_secs_f64();
+    let mut sequence = Sequence::new(dir, settings, display, design)?;
     let plan = &settings.plan;
-    let by_id: HashMap<&str, &autoeval_generate::Item> =
-        items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let mut procedure: Procedure =
-        Procedure::new(design, plan.models.len(), draw_order(plan, &items));
-    let units_per_answer = plan.prompts.len() * plan.repeats as usize;
-    if display != Display::Quiet {
-        eprintln!(
-            "run: until decided ({}); {} items, {} units in the plan; results in {}",
-            procedure.design_line(),
-            items.len(),
-            plan.units(items.len()),
-            dir.results().display()
-        );
-    }
     // Opened once so that the run directory is checked and claimed as a
     // plain run's is; each wave's records are read back from the file.
     drop(JsonlStore::open_for_new_rounds(&dir.results(), |_| {})?);
     let waits = Arc::new(autoeval_models::Waits::default());
     let (translator, verifier) = build_stages(dir, settings, waits.clone(), open_journal(dir)?)?;
     let translate_slots = translate_slots(settings, &translator);
-    let before = read_back(dir, plan.rounds)?;
+    let before = read_back(&dir.results(), plan.rounds)?;
     let translator = Arc::new(Capped::new(Arc::new(translator), caps, before.spent));
     let verifier = Arc::new(verifier);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -89,15 +219,17 @@ pub fn execute(
         .context("cannot start the async runtime")?;
     let mut times = StageTimes::default();
     let mut recorded = before;
-    while let Some(wave) = procedure.next_wave() {
-        let tasks = wave_tasks(settings, &wave, &by_id, &recorded.units);
+    loop {
+        sequence.observe(&recorded);
+        let Some((wave, tasks)) = sequence.next_wave() else {
+            break;
+        };
+        let tasks: Vec<_> = tasks
+            .into_iter()
+            .filter_map(|t| recorded.units.next(t))
+            .collect();
         if !tasks.is_empty() {
-            if display != Display::Quiet {
-                eprintln!(
-                    "{}",
-                    procedure.wave_line(&wave, units_per_answer, tasks.len())
-                );
-            }
+            sequence.tell(&wave, tasks.len());
             let progress = Arc::new(Progress::new(tasks.len(), display));
             progress.name_rate_waits(waits.clone());
             let wave_times = runtime.block_on(run_local(
@@ -114,43 +246,29 @@ pub fn execute(
             ));
             progress.finish();
             times = times.plus(&wave_times?);
-            recorded = read_back(dir, plan.rounds)?;
+            recorded = read_back(&dir.results(), plan.rounds)?;
         }
         if let Some(why) = translator.paused() {
             let done = recorded.units.finished() as u64;
-            let units = procedure.answers() * units_per_answer;
+            let units = sequence.procedure.answers() * sequence.units_per_answer();
             return Err(one_machine_pause(dir, why, caps, translator.spent(), done, units).into());
         }
         if let Some(why) = translator.halted() {
             return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
         }
-        let models = &plan.models;
-        procedure.observe(&wave, |m, item| {
-            recorded
-                .outcomes
-                .outcome(models[m].as_str(), item, plan.rounds)
-                .unwrap_or_default()
-        });
     }
-    let decisions = Decisions::of(&procedure, &names(settings), units_per_answer);
-    std::fs::write(dir.decided(), serde_json::to_string_pretty(&decisions)?)
-        .with_context(|| format!("cannot write {}", dir.decided().display()))?;
+    let decisions = sequence.decide()?;
     // The summary counts the items drawn and the units they made, not the plan's.
-    let drawn: usize = (0..plan.datasets.len())
-        .map(|d| procedure.items_drawn(d).0)
-        .sum();
     finish(
         dir,
         settings,
-        drawn,
+        sequence.items_drawn(),
         decisions.units,
-        generate_s,
+        sequence.generate_s,
         &times,
         display,
     )?;
-    if display != Display::Quiet {
-        print!("{}", decisions.terminal());
-    }
+    sequence.tell_decided();
     Ok(())
 }
 
@@ -167,12 +285,11 @@ fn names(settings: &Resolved) -> autoeval_sequential::Names {
     }
 }
 
-/// Round-one tasks of the wave's units not recorded to their end yet.
+/// Round-one tasks of every unit of the wave.
 fn wave_tasks(
     settings: &Resolved,
     wave: &Wave,
-    by_id: &HashMap<&str, &autoeval_generate::Item>,
-    recorded: &RecordedUnits,
+    by_id: &HashMap<String, autoeval_generate::Item>,
 ) -> Vec<autoeval_proto::TranslateTask> {
     let mut tasks = Vec::new();
     for part in &wave.parts {
@@ -185,13 +302,9 @@ fn wave_tasks(
         let items: Vec<autoeval_generate::Item> = part
             .items
             .iter()
-            .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+            .filter_map(|(_, id)| by_id.get(id.as_str()).cloned())
             .collect();
-        tasks.extend(
-            initial_tasks(&plan, &items)
-                .into_iter()
-                .filter_map(|t| recorded.next(t)),
-        );
+        tasks.extend(initial_tasks(&plan, &items));
     }
     tasks
 }

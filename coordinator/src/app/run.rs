@@ -302,12 +302,12 @@ pub fn on_fleet(
     budget: &autoeval_fleet_coordinator::BudgetArgs,
     mode: autoeval_fleet_coordinator::Mode,
 ) -> Result<()> {
-    if settings.until.design().is_some() {
-        // Said before anything is published: a fleet would pay for the whole plan.
-        anyhow::bail!(
-            "--until decided runs on one machine for now; on a fleet the run would pay for its whole plan: run it without --fleet, or with --until spent"
-        );
-    }
+    let mut sequence = match settings.until.design() {
+        Some(design) => Some(crate::app::decided::Sequence::new(
+            dir, settings, display, design,
+        )?),
+        None => None,
+    };
     let asked = autoeval_fleet_coordinator::FleetRun {
         dir,
         settings,
@@ -316,7 +316,10 @@ pub fn on_fleet(
         budget,
         mode,
     };
-    autoeval_fleet_coordinator::execute(asked, |done| {
+    let waves = sequence
+        .as_mut()
+        .map(|s| s as &mut dyn autoeval_fleet_coordinator::Waves);
+    autoeval_fleet_coordinator::execute(asked, waves, |done| {
         finish(
             dir,
             settings,
@@ -326,7 +329,11 @@ pub fn on_fleet(
             &done.times,
             display,
         )
-    })
+    })?;
+    if let Some(sequence) = &sequence {
+        sequence.tell_decided();
+    }
+    Ok(())
 }
 
 /// Units of the run in `dir` recorded to their end.

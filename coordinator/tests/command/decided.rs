@@ -217,39 +217,3 @@ fn a_dry_run_until_decided_says_how_much_of_the_plan_it_is_likely_to_draw() {
     assert!(loose > 385, "{loose}");
     assert!(loose_share < 100.0, "{loose_share}");
 }
-
-#[test]
-fn a_fleet_run_until_decided_is_refused_before_anything_is_published() {
-    let dir = scratch("until-decided-fleet");
-    let out = crate::common::autoeval(&[
-        "run",
-        "--until",
-        "decided",
-        "--fleet",
-        "--amqp",
-        "amqp://guest:guest@127.0.0.1:1/%2f",
-        "--redis",
-        "redis://127.0.0.1:1",
-        "--model",
-        "reference",
-        "--dataset",
-        "ksat",
-        "--per-bucket",
-        "1",
-        "--batches",
-        "1",
-        "--quiet",
-        "--out",
-        dir.join("run").to_str().unwrap(),
-    ]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("--until decided runs on one machine"),
-        "{said}"
-    );
-    assert!(
-        !said.contains("cannot reach"),
-        "refused before any server is reached: {said}"
-    );
-}

@@ -1,7 +1,9 @@
 //! A fleet run from start to end: the directory claimed, the run
 //! registered and published, followed to its end, its records written.
 
+use crate::arrivals::Arrivals;
 use crate::publish::{register, wait_for_workers, WorkerWait};
+use crate::waves::{follow_waves, Waves};
 use crate::{arrivals, follow, gauges, pending, reconcile, refuse};
 use crate::{raised_caps, unix_now, BudgetArgs, Detached, Ending, FleetArgs, Mode, Paused};
 use anyhow::{bail, Context, Result};
@@ -51,19 +53,29 @@ pub struct FleetRun<'a> {
 
 /// A claimed run on the fleet's servers: what publishing it and setting
 /// its caps read.
-struct Session<'a> {
-    asked: &'a FleetRun<'a>,
-    broker: &'a Broker,
-    store: &'a RunStore,
+pub(crate) struct Session<'a> {
+    /// What was asked.
+    pub asked: &'a FleetRun<'a>,
+    /// The broker the run is published to.
+    pub broker: &'a Arc<Broker>,
+    /// The run in Redis.
+    pub store: &'a RunStore,
     /// The run's name in Redis.
-    run: &'a str,
-    units: usize,
+    pub run: &'a str,
+    /// Units of the whole plan.
+    pub units: usize,
 }
 
 /// Runs the plan on the fleet (or, as its mode says, redoes its failed
 /// units or resumes it) and writes the results; once every unit has a final
-/// outcome (or the rest are dead letters), `finish` writes the summary and report.
-pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>) -> Result<()> {
+/// outcome (or the rest are dead letters), `finish` writes the summary and
+/// report. With `waves`, the run is published wave by wave as they choose
+/// (a run `--until decided`), not as a whole plan.
+pub fn execute(
+    asked: FleetRun<'_>,
+    waves: Option<&mut dyn Waves>,
+    finish: impl FnOnce(Finished) -> Result<()>,
+) -> Result<()> {
     let FleetRun {
         dir,
         settings,
@@ -85,9 +97,12 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
         .context("cannot start the async runtime")?;
     let started = Instant::now();
     let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
-    let (ending, recorded, work) = runtime.block_on(async {
+    let (ending, recorded, work, units, items) = runtime.block_on(async {
         let health = serve_health(&metrics, fleet, display).await?;
-        let store = RunStore::new(autoeval_redis_store::connect(&fleet.store.redis).await?, &run);
+        let store = RunStore::new(
+            autoeval_redis_store::connect(&fleet.store.redis).await?,
+            &run,
+        );
         register(&store, settings, units, items).await?;
         // This session's busy times are what the fleet's processes did since.
         let work_before = store.work().await.unwrap_or_default();
@@ -101,8 +116,7 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
         // Rounds recorded while no coordinator followed come into the directory first.
         let mut arrivals = arrivals::Arrivals::new(log);
         arrivals.take(&store).await?;
-        let broker = Broker::connect(&fleet.broker.amqp, "autoeval-coordinator")
-            .await?;
+        let broker = Arc::new(Broker::connect(&fleet.broker.amqp, "autoeval-coordinator").await?);
         let session = Session {
             asked: &asked,
             broker: &broker,
@@ -110,20 +124,26 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
             run: &run,
             units,
         };
-        publish_as_asked(&session, arrivals.log()).await?;
+        publish_as_asked(&session, arrivals.log(), waves.is_none()).await?;
         health.set_ready(true);
-        let progress = Progress::new(units, display);
-        let mut watch = follow::Watch {
-            progress: &progress,
-            arrivals,
-            gauges: gauges::RunGauges::new(&metrics, &run, units),
+        let (ending, mut arrivals, units, items) = match waves {
+            None => {
+                let (ending, arrivals) =
+                    follow_to_end(&session, units, arrivals, &metrics, &mut reconciler).await;
+                (ending, arrivals, units, items)
+            }
+            Some(waves) => {
+                let followed =
+                    follow_waves(&session, waves, arrivals, &metrics, &mut reconciler).await?;
+                let drawn = waves.items_drawn();
+                (
+                    Ok(followed.ending),
+                    followed.arrivals,
+                    followed.units,
+                    drawn,
+                )
+            }
         };
-        let ending = tokio::select! {
-            ending = follow::follow(&store, broker, fleet, units, &mut watch, &mut reconciler) => ending,
-            _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
-        };
-        progress.finish();
-        let mut arrivals = watch.arrivals;
         arrivals.take(&store).await?;
         let work = follow::settled_work(&store, &work_before, recorded_before).await;
         let work = work_since(&work, &work_before);
@@ -132,7 +152,7 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
             // Every round is in the directory: Redis may let the run go.
             store.finish(fleet.keep_s).await?;
         }
-        anyhow::Ok((ending, arrivals.len(), work))
+        anyhow::Ok((ending, arrivals.len(), work, units, items))
     })?;
     refuse_unfinished(&ending, &run, dir, units)?;
     // Busy seconds summed over the fleet's processes, as they reported them
@@ -159,6 +179,30 @@ pub fn execute(asked: FleetRun<'_>, finish: impl FnOnce(Finished) -> Result<()>)
         );
     }
     finished
+}
+
+/// Follows the run until its `units` have their outcomes (or it stops),
+/// showing progress, until SIGINT detaches it; gives back the arrivals.
+pub(crate) async fn follow_to_end(
+    session: &Session<'_>,
+    units: usize,
+    arrivals: Arrivals,
+    metrics: &autoeval_telemetry::Metrics,
+    reconciler: &mut reconcile::Reconciler<'_>,
+) -> (Result<Ending>, Arrivals) {
+    let progress = Progress::new(units, session.asked.display);
+    let mut watch = follow::Watch {
+        progress: &progress,
+        arrivals,
+        gauges: gauges::RunGauges::new(metrics, session.run, units),
+    };
+    let (store, fleet) = (session.store, session.asked.fleet);
+    let ending = tokio::select! {
+        ending = follow::follow(store, session.broker.clone(), fleet, units, &mut watch, reconciler) => ending,
+        _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
+    };
+    progress.finish();
+    (ending, watch.arrivals)
 }
 
 /// The coordinator's health and metrics, served at `--health-addr` when one is given.
@@ -219,8 +263,10 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
 
 /// Does what the mode asks before the run is followed: forgets the failures
 /// a redo redoes, sets the caps given (lifting a pause or a halt), and
-/// publishes what is still to do, unless it was published before.
-async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()> {
+/// publishes what is still to do, unless it was published before; a run
+/// published wave by wave (`whole` false) publishes only what a resume
+/// set aside here, its waves later.
+async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore, whole: bool) -> Result<()> {
     let (asked, store) = (session.asked, session.store);
     let mode = asked.mode;
     if mode == Mode::RedoFailed {
@@ -240,6 +286,7 @@ async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()>
     }
     let meta = store.meta().await?;
     let publish = match mode {
+        Mode::Run | Mode::RedoFailed if !whole => false,
         Mode::Run => !meta.contains_key(meta::PUBLISHED),
         Mode::RedoFailed => true,
         // What was set aside, and nothing else: the rest is on its way.
@@ -247,7 +294,7 @@ async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore) -> Result<()>
     };
     if publish {
         publish_run(session, log, parked.as_deref()).await?;
-    } else if asked.display != Display::Quiet {
+    } else if asked.display != Display::Quiet && whole {
         let (run, units) = (session.run, session.units);
         eprintln!("fleet: run {run}: {units} units, published before; following");
     }

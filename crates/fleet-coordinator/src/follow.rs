@@ -200,7 +200,7 @@ const CHECK_STATE_EVERY: Duration = Duration::from_secs(1);
 /// without an outcome are published again.
 pub async fn follow(
     store: &RunStore,
-    broker: Broker,
+    mut broker: Arc<Broker>,
     fleet: &FleetArgs,
     units: usize,
     watch: &mut Watch<'_>,
@@ -212,7 +212,6 @@ pub async fn follow(
         arrivals,
         gauges,
     } = watch;
-    let mut broker = Arc::new(broker);
     let mut stall = Stall::new();
     let mut last_recorded = u64::MAX;
     let mut state_checked = Instant::now();

@@ -15,11 +15,13 @@ mod publish;
 mod pull;
 mod reconcile;
 mod refuse;
+mod waves;
 pub use refuse::unpriced as refuse_unpriced;
 
 pub use ending::{raised_caps, Detached, Paused, EXIT_DETACHED, EXIT_PAUSED};
 pub use execute::{execute, Finished, FleetRun};
 pub use pull::{pull, stored_records, ReadArgs};
+pub use waves::Waves;
 
 use anyhow::Result;
 use autoeval_amqp::Broker;

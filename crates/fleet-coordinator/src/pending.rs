@@ -12,6 +12,7 @@ use autoeval_run_dir::{for_each_record, results_exist, JsonlStore};
 use autoeval_run_settings::Resolved;
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Which of the pending units to publish.
 #[derive(Default)]
@@ -22,6 +23,9 @@ pub struct Only {
     pub not: BTreeSet<UnitKey>,
     /// Publish only these rounds (those set aside at a cap), when given.
     pub rounds: Option<HashSet<RoundKey>>,
+    /// Publish only units among these (the waves of a run `--until
+    /// decided` published so far), when given.
+    pub within: Option<Arc<HashSet<UnitKey>>>,
 }
 
 /// What a publication did.
@@ -62,6 +66,10 @@ pub async fn publish_pending(
                 None => done.finished += 1,
                 Some(next) => {
                     let wanted = !only.not.contains(&next.unit())
+                        && only
+                            .within
+                            .as_ref()
+                            .is_none_or(|w| w.contains(&next.unit()))
                         && only
                             .rounds
                             .as_ref()

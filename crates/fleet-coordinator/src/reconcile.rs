@@ -15,6 +15,7 @@ use autoeval_redis_store::{Budget, RunStore};
 use autoeval_run_dir::{for_each_record, results_exist, JsonlStore};
 use autoeval_run_settings::Resolved;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a run may stand still, with nothing queued and nothing in hand,
@@ -38,6 +39,9 @@ pub struct Reconciler<'a> {
     pub units: usize,
     /// How many items it has.
     pub items: usize,
+    /// The units in play, when not the whole plan's (a run `--until
+    /// decided` publishes wave by wave): a stall publishes only these.
+    pub within: Option<Arc<HashSet<UnitKey>>>,
     /// When the run last changed (a round recorded, or a reconciliation).
     since: Instant,
     /// When the coordinator last looked at the run.
@@ -55,6 +59,7 @@ impl<'a> Reconciler<'a> {
             settings,
             units,
             items,
+            within: None,
             since: Instant::now(),
             looked: Instant::now(),
             restored: false,
@@ -160,6 +165,7 @@ impl<'a> Reconciler<'a> {
             without_final: true,
             not: dead.clone(),
             rounds: None,
+            within: self.within.clone(),
         };
         let count = publish_pending(broker, store, self.settings, log, &only)
             .await?
@@ -297,9 +303,15 @@ mod tests {
 
     #[test]
     fn a_run_is_stalled_only_on_a_fresh_look_after_watched_time() {
-        let settings = RunArgs::default().resolve(Default::default(), None).unwrap();
+        let settings = RunArgs::default()
+            .resolve(Default::default(), None)
+            .unwrap();
         let mut reconciler = Reconciler::new(&settings, 1, 1);
-        let ago = |secs| Instant::now().checked_sub(Duration::from_secs(secs)).unwrap();
+        let ago = |secs| {
+            Instant::now()
+                .checked_sub(Duration::from_secs(secs))
+                .unwrap()
+        };
         reconciler.since = ago(11);
         reconciler.looked = ago(4);
         assert!(
@@ -310,7 +322,10 @@ mod tests {
         assert!(reconciler.stalled(), "watched throughout, it stood still");
         reconciler.looked = ago(4);
         reconciler.look();
-        assert!(!reconciler.stalled(), "a look after a gap starts the clock again");
+        assert!(
+            !reconciler.stalled(),
+            "a look after a gap starts the clock again"
+        );
     }
 
     #[tokio::test]
