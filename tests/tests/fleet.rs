@@ -822,6 +822,8 @@ fn a_fleet_run_until_decided_decides_as_one_machine_and_a_killed_coordinator_res
         "each unit drawn recorded once"
     );
     assert_eq!(asked_whole, 2 * units, "two calls a unit");
+    assert_eq!(first["spend"]["calls"], 2 * units, "{first:#}");
+    assert_eq!(first["spend"]["plan_calls"], 2 * plan, "{first:#}");
 
     // On one machine, with the same seed: the same waves, the same decisions.
     let local = fleet.dir.join("one-machine").to_string_lossy().into_owned();

@@ -16,6 +16,7 @@ use autoeval_progress::{Display, Progress};
 use autoeval_run_dir::{claim_dir, for_each_record, item_batches, JsonlStore, RunDir};
 use autoeval_run_settings::Resolved;
 use autoeval_sequential::records::ItemOutcomes;
+use autoeval_sequential::spend::SpendByModel;
 use autoeval_sequential::{Decisions, Design, Procedure, Wave};
 use std::collections::HashMap;
 use std::path::Path;
@@ -136,13 +137,16 @@ impl<'a> Sequence<'a> {
         }
     }
 
-    /// What was decided, written to the run's `decided.json`.
+    /// What was decided, with what it paid beside the plan, written to
+    /// the run's `decided.json`.
     fn decide(&self) -> Result<Decisions> {
-        let decisions = Decisions::of(
-            &self.procedure,
-            &names(self.settings),
-            self.units_per_answer(),
-        );
+        let mut decisions = self.decisions();
+        let mut spend = SpendByModel::default();
+        if self.dir.results().exists() {
+            for_each_record(&self.dir.results(), |r| spend.add(&r))?;
+        }
+        let plan_units = decisions.plan_units / self.settings.plan.models.len().max(1);
+        decisions.spend = Some(spend.beside_plan(plan_units));
         std::fs::write(
             self.dir.decided(),
             serde_json::to_string_pretty(&decisions)?,
@@ -151,16 +155,24 @@ impl<'a> Sequence<'a> {
         Ok(decisions)
     }
 
-    /// Prints what was decided, unless quiet.
-    pub fn tell_decided(&self) {
+    /// What the procedure decided.
+    fn decisions(&self) -> Decisions {
+        Decisions::of(
+            &self.procedure,
+            &names(self.settings),
+            self.units_per_answer(),
+        )
+    }
+
+    /// Prints what was decided (as `decided.json` holds it), unless quiet.
+    pub fn tell_decided(&self) -> Result<()> {
         if self.display != Display::Quiet {
-            let decisions = Decisions::of(
-                &self.procedure,
-                &names(self.settings),
-                self.units_per_answer(),
-            );
+            let text = std::fs::read_to_string(self.dir.decided())
+                .with_context(|| format!("cannot read {}", self.dir.decided().display()))?;
+            let decisions: Decisions = serde_json::from_str(&text)?;
             print!("{}", decisions.terminal());
         }
+        Ok(())
     }
 }
 
@@ -268,8 +280,7 @@ pub fn execute(
         &times,
         display,
     )?;
-    sequence.tell_decided();
-    Ok(())
+    sequence.tell_decided()
 }
 
 /// The models' and datasets' names, for what is decided.

@@ -330,10 +330,10 @@ pub fn on_fleet(
             display,
         )
     })?;
-    if let Some(sequence) = &sequence {
-        sequence.tell_decided();
+    match &sequence {
+        Some(sequence) => sequence.tell_decided(),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Units of the run in `dir` recorded to their end.

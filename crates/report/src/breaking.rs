@@ -88,8 +88,11 @@ fn crossing_cell(fit: &Result<LogisticFit, NoFit>, span: Option<(f64, f64)>) -> 
     let inside = |x: f64| span.is_some_and(|(lo, hi)| lo <= x && x <= hi);
     match fit.crossing(CONFIDENCE) {
         None => "flat fit: no crossing".into(),
-        Some(Crossing::Unbounded { at }) => {
+        Some(Crossing::Unbounded { at }) if inside(at) => {
             format!("{at:.1}, interval unbounded (the slope is not told apart from flat)")
+        }
+        Some(Crossing::Unbounded { .. }) => {
+            "none in reach: the slope is not told apart from flat".into()
         }
         Some(Crossing::Bounded { at, low, high }) => format!(
             "<b>{at:.1}</b> [{low:.1}, {high:.1}]{}",

@@ -30,7 +30,7 @@ pub fn html(out: &mut String, decisions: &Decisions) {
     let share = 100.0 * decisions.units as f64 / decisions.plan_units.max(1) as f64;
     let _ = write!(
         out,
-        r#"<h2 id="decided">Decided with fewer calls</h2><p>{} after {} waves: <b>{} of the plan's {} units ({share:.1}%)</b>. Asked: {}, at α = {}{}. The intervals of this panel are <b>anytime-valid</b> (confidence sequences for the plan's own figures, valid at every wave at once; docs/METRICS.md); every other interval of this report is <b>fixed-time</b>, computed as if the items drawn had been fixed in advance.</p>"#,
+        r#"<h2 id="decided">Decided with fewer calls</h2><p>{} after {} waves: <b>{} of the plan's {} units ({share:.1}%)</b>. Asked: {}, at α = {}{}. The intervals of this panel are <b>anytime-valid</b> (confidence sequences for the plan's own figures, valid at every wave at once; docs/METRICS.md); every other interval of this report is <b>fixed-time</b>, computed as if the items drawn had been fixed in advance.</p>{}"#,
         if decisions.all_decided {
             "Everything asked was decided"
         } else {
@@ -49,7 +49,11 @@ pub fn html(out: &mut String, decisions: &Decisions) {
             String::new()
         } else {
             format!(", levels to ±{:.1} pp", 100.0 * decisions.design.precision)
-        }
+        },
+        decisions.spend.as_ref().map_or(String::new(), |s| format!(
+            "<p>Paid: {}; the full plan's figures are each model's rate per unit times its plan.</p>",
+            escape(&s.line())
+        ))
     );
     out.push_str(r#"<table><tr><th class="l">dataset</th><th class="l">question</th><th>estimate</th><th>interval</th><th class="l"></th><th>decided after</th></tr>"#);
     for d in decisions.quantities.iter().filter(|d| d.asked) {

@@ -61,6 +61,10 @@ pub struct Decisions {
     pub plan_units: usize,
     /// Each quantity.
     pub quantities: Vec<Decision>,
+    /// Calls, tokens and cost used, beside the full plan's, when the
+    /// records were read for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::spend::Spend>,
 }
 
 impl Decisions {
@@ -132,6 +136,7 @@ impl Decisions {
             units: procedure.answers() * units_per_answer,
             plan_units: plan_answers * units_per_answer,
             quantities,
+            spend: None,
         }
     }
 
@@ -152,6 +157,9 @@ impl Decisions {
             self.plan_units,
             100.0 * share
         );
+        if let Some(spend) = &self.spend {
+            let _ = writeln!(out, "  paid: {}", spend.line());
+        }
         for d in self.quantities.iter().filter(|d| d.asked) {
             let when = match (d.decided_after_wave, d.decided_after_items) {
                 (Some(w), Some(i)) => format!("after wave {w} ({i} items)"),

@@ -25,6 +25,7 @@ pub mod procedure;
 pub mod records;
 pub mod sequence;
 pub mod simulate;
+pub mod spend;
 
 pub use decisions::{Decisions, Names};
 pub use procedure::{Decide, Design, Procedure, Wave};
