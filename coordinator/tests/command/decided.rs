@@ -112,7 +112,11 @@ fn a_run_until_decided_orders_two_models_after_part_of_its_plan_and_a_killed_one
     );
     let asked_whole = requests();
     assert_eq!(asked_whole, 2 * units, "two calls a unit");
-    assert_eq!(first["spend"]["calls"], 2 * units, "the calls it paid, told");
+    assert_eq!(
+        first["spend"]["calls"],
+        2 * units,
+        "the calls it paid, told"
+    );
     assert_eq!(first["spend"]["plan_calls"], 2 * plan, "and the plan's");
 
     // The same run, killed once it has recorded some rounds, then resumed.
