@@ -319,22 +319,11 @@ async fn publish_run(
         dir,
         settings,
         display,
-        fleet,
         mode,
         ..
     } = *asked;
-    let queues: Vec<(String, String)> = settings
-        .plan
-        .models
-        .iter()
-        .map(|m| (m.to_string(), translate_queue(m.as_str())))
-        .collect();
-    let wait = WorkerWait {
-        wait_s: fleet.worker_wait_s,
-        then: &format!("`autoeval rerun {} --failed --fleet`", dir.0.display()),
-        display,
-    };
-    wait_for_workers(broker, store, &queues, &wait).await?;
+    let then = format!("`autoeval rerun {} --failed --fleet`", dir.0.display());
+    wait_for_models(session, &then).await?;
     let only = pending::Only {
         rounds: match (mode, parked) {
             (Mode::Resume, Some(parked)) => Some(parked.iter().cloned().collect()),
@@ -357,6 +346,25 @@ async fn publish_run(
         .set_meta(&[(meta::PUBLISHED, unix_now().to_string())])
         .await?;
     Ok(())
+}
+
+/// Waits until workers serve every model of the run, for at most
+/// `--worker-wait-s`; `then` is the command that goes on once they do.
+pub(crate) async fn wait_for_models(session: &Session<'_>, then: &str) -> Result<()> {
+    let asked = session.asked;
+    let queues: Vec<(String, String)> = asked
+        .settings
+        .plan
+        .models
+        .iter()
+        .map(|m| (m.to_string(), translate_queue(m.as_str())))
+        .collect();
+    let wait = WorkerWait {
+        wait_s: asked.fleet.worker_wait_s,
+        then,
+        display: asked.display,
+    };
+    wait_for_workers(session.broker, session.store, &queues, &wait).await
 }
 
 /// Sets the run's caps (and lets a paused run go on, with `go_on`); the

@@ -7,12 +7,11 @@
 //! next wave is chosen. A stall publishes again only units in play.
 
 use crate::arrivals::Arrivals;
-use crate::execute::{follow_to_end, Session};
-use crate::publish::{publish_tasks, wait_for_workers, WorkerWait};
+use crate::execute::{follow_to_end, wait_for_models, Session};
+use crate::publish::publish_tasks;
 use crate::reconcile::Reconciler;
 use crate::{pending, unix_now, Ending, Mode};
 use anyhow::Result;
-use autoeval_proto::fleet::translate_queue;
 use autoeval_proto::{meta, TranslateTask, UnitKey};
 use autoeval_telemetry::Metrics;
 use std::collections::HashSet;
@@ -80,7 +79,8 @@ pub(crate) async fn follow_waves(
         store.set_meta(&[(meta::UNITS, units.to_string())]).await?;
         if wave > published {
             if !workers_seen {
-                wait_for_models(session).await?;
+                let then = format!("`autoeval resume {} --fleet`", asked.dir.0.display());
+                wait_for_models(session, &then).await?;
                 workers_seen = true;
             }
             let recorded = pending::recorded_units(arrivals.log().path(), settings.plan.rounds)?;
@@ -107,23 +107,4 @@ pub(crate) async fn follow_waves(
             }
         }
     }
-}
-
-/// Waits until workers serve every model of the run, as a whole run's
-/// publication does.
-async fn wait_for_models(session: &Session<'_>) -> Result<()> {
-    let asked = session.asked;
-    let queues: Vec<(String, String)> = asked
-        .settings
-        .plan
-        .models
-        .iter()
-        .map(|m| (m.to_string(), translate_queue(m.as_str())))
-        .collect();
-    let wait = WorkerWait {
-        wait_s: asked.fleet.worker_wait_s,
-        then: &format!("`autoeval resume {} --fleet`", asked.dir.0.display()),
-        display: asked.display,
-    };
-    wait_for_workers(session.broker, session.store, &queues, &wait).await
 }
