@@ -51,7 +51,7 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let settings = settings_as_given(&dir, matches)?;
     if args.fleet.fleet {
         let display = args.output.display(10);
-        return crate::app::run::on_fleet(
+        return crate::app::fleet::on_fleet(
             &dir,
             &settings,
             display,

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         return crate::app::one_machine::execute(&dir, &settings, display, caps);
     }
-    crate::app::run::on_fleet(
+    crate::app::fleet::on_fleet(
         &dir,
         &settings,
         display,

@@ -4,6 +4,7 @@
 
 pub mod a1;
 pub mod decided;
+pub mod fleet;
 pub mod items;
 pub mod one_machine;
 pub mod output;

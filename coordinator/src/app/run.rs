@@ -292,50 +292,6 @@ pub fn finish(
     Ok(())
 }
 
-/// Runs `settings` on the fleet as `mode` says, and writes the summary and
-/// report as a one-machine run does once every unit has its outcome.
-pub fn on_fleet(
-    dir: &RunDir,
-    settings: &Resolved,
-    display: Display,
-    fleet: &autoeval_fleet_coordinator::FleetArgs,
-    budget: &autoeval_fleet_coordinator::BudgetArgs,
-    mode: autoeval_fleet_coordinator::Mode,
-) -> Result<()> {
-    let mut sequence = match settings.until.design() {
-        Some(design) => Some(crate::app::decided::Sequence::new(
-            dir, settings, display, design,
-        )?),
-        None => None,
-    };
-    let asked = autoeval_fleet_coordinator::FleetRun {
-        dir,
-        settings,
-        display,
-        fleet,
-        budget,
-        mode,
-    };
-    let waves = sequence
-        .as_mut()
-        .map(|s| s as &mut dyn autoeval_fleet_coordinator::Waves);
-    autoeval_fleet_coordinator::execute(asked, waves, |done| {
-        finish(
-            dir,
-            settings,
-            done.items,
-            done.units,
-            done.generate_s,
-            &done.times,
-            display,
-        )
-    })?;
-    match &sequence {
-        Some(sequence) => sequence.tell_decided(),
-        None => Ok(()),
-    }
-}
-
 /// Units of the run in `dir` recorded to their end.
 fn recorded_units(dir: &RunDir, rounds: u32) -> Result<u64> {
     let mut recorded = RecordedUnits::new(rounds);

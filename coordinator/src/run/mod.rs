@@ -6,8 +6,8 @@
 pub mod dry_run;
 pub mod power;
 
+use crate::app::fleet::on_fleet;
 use crate::app::one_machine::execute;
-use crate::app::run::on_fleet;
 use anyhow::{bail, Result};
 
 use autoeval_run_dir::RunDir;

@@ -1,16 +1,15 @@
 //! A fleet run from start to end: the directory claimed, the run
 //! registered and published, followed to its end, its records written.
 
-use crate::arrivals::Arrivals;
-use crate::publish::{register, wait_for_workers, WorkerWait};
+use crate::publish::register;
+use crate::session::{follow_to_end, wait_for_models, FleetRun, Session};
 use crate::waves::{follow_waves, Waves};
-use crate::{arrivals, follow, gauges, pending, reconcile, refuse};
+use crate::{arrivals, follow, pending, reconcile, refuse};
 use crate::{raised_caps, unix_now, BudgetArgs, Detached, Ending, FleetArgs, Mode, Paused};
 use anyhow::{bail, Context, Result};
 use autoeval_amqp::Broker;
 use autoeval_engine::local::StageTimes;
-use autoeval_progress::{Display, Progress};
-use autoeval_proto::fleet::translate_queue;
+use autoeval_progress::Display;
 use autoeval_proto::meta;
 use autoeval_proto::RoundKey;
 use autoeval_redis_store::{CapsSet, RunStore, Work};
@@ -33,37 +32,6 @@ pub struct Finished {
     pub generate_s: f64,
     /// The run's wall time and records.
     pub times: StageTimes,
-}
-
-/// A fleet run as the command line asks for it.
-pub struct FleetRun<'a> {
-    /// The run's directory.
-    pub dir: &'a RunDir,
-    /// Its settings, resolved.
-    pub settings: &'a Resolved,
-    /// How progress is shown.
-    pub display: Display,
-    /// Where the fleet is.
-    pub fleet: &'a FleetArgs,
-    /// The caps given.
-    pub budget: &'a BudgetArgs,
-    /// A new run, a redo of its failures, or a resume.
-    pub mode: Mode,
-}
-
-/// A claimed run on the fleet's servers: what publishing it and setting
-/// its caps read.
-pub(crate) struct Session<'a> {
-    /// What was asked.
-    pub asked: &'a FleetRun<'a>,
-    /// The broker the run is published to.
-    pub broker: &'a Arc<Broker>,
-    /// The run in Redis.
-    pub store: &'a RunStore,
-    /// The run's name in Redis.
-    pub run: &'a str,
-    /// Units of the whole plan.
-    pub units: usize,
 }
 
 /// Runs the plan on the fleet (or, as its mode says, redoes its failed
@@ -179,30 +147,6 @@ pub fn execute(
         );
     }
     finished
-}
-
-/// Follows the run until its `units` have their outcomes (or it stops),
-/// showing progress, until SIGINT detaches it; gives back the arrivals.
-pub(crate) async fn follow_to_end(
-    session: &Session<'_>,
-    units: usize,
-    arrivals: Arrivals,
-    metrics: &autoeval_telemetry::Metrics,
-    reconciler: &mut reconcile::Reconciler<'_>,
-) -> (Result<Ending>, Arrivals) {
-    let progress = Progress::new(units, session.asked.display);
-    let mut watch = follow::Watch {
-        progress: &progress,
-        arrivals,
-        gauges: gauges::RunGauges::new(metrics, session.run, units),
-    };
-    let (store, fleet) = (session.store, session.asked.fleet);
-    let ending = tokio::select! {
-        ending = follow::follow(store, session.broker.clone(), fleet, units, &mut watch, reconciler) => ending,
-        _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
-    };
-    progress.finish();
-    (ending, watch.arrivals)
 }
 
 /// The coordinator's health and metrics, served at `--health-addr` when one is given.
@@ -346,25 +290,6 @@ async fn publish_run(
         .set_meta(&[(meta::PUBLISHED, unix_now().to_string())])
         .await?;
     Ok(())
-}
-
-/// Waits until workers serve every model of the run, for at most
-/// `--worker-wait-s`; `then` is the command that goes on once they do.
-pub(crate) async fn wait_for_models(session: &Session<'_>, then: &str) -> Result<()> {
-    let asked = session.asked;
-    let queues: Vec<(String, String)> = asked
-        .settings
-        .plan
-        .models
-        .iter()
-        .map(|m| (m.to_string(), translate_queue(m.as_str())))
-        .collect();
-    let wait = WorkerWait {
-        wait_s: asked.fleet.worker_wait_s,
-        then,
-        display: asked.display,
-    };
-    wait_for_workers(session.broker, session.store, &queues, &wait).await
 }
 
 /// Sets the run's caps (and lets a paused run go on, with `go_on`); the

@@ -15,12 +15,14 @@ mod publish;
 mod pull;
 mod reconcile;
 mod refuse;
+mod session;
 mod waves;
 pub use refuse::unpriced as refuse_unpriced;
 
 pub use ending::{raised_caps, Detached, Paused, EXIT_DETACHED, EXIT_PAUSED};
-pub use execute::{execute, Finished, FleetRun};
+pub use execute::{execute, Finished};
 pub use pull::{pull, stored_records, ReadArgs};
+pub use session::FleetRun;
 pub use waves::Waves;
 
 use anyhow::Result;

@@ -7,9 +7,9 @@
 //! next wave is chosen. A stall publishes again only units in play.
 
 use crate::arrivals::Arrivals;
-use crate::execute::{follow_to_end, wait_for_models, Session};
 use crate::publish::publish_tasks;
 use crate::reconcile::Reconciler;
+use crate::session::{follow_to_end, wait_for_models, Session};
 use crate::{pending, unix_now, Ending, Mode};
 use anyhow::Result;
 use autoeval_proto::{meta, TranslateTask, UnitKey};
