@@ -122,6 +122,8 @@ fn completes(
     reconciled: Option<bool>,
 ) -> Vec<ResultRecord> {
     let ended = coordinator.wait_with_output().unwrap();
+    // Shown with a failure: what the coordinator said, reconciliations included.
+    eprintln!("coordinator: {}", String::from_utf8_lossy(&ended.stderr));
     assert!(
         ended.status.success(),
         "the run did not complete: {}",

@@ -92,16 +92,24 @@ fn a_claim_whose_holder_died_expires_and_is_taken_over() {
         )
     });
     let claimed_at = Instant::now();
-    let claim = fleet
-        .block_on(dead.claim(&key, Duration::from_secs(2)))
-        .unwrap();
-    assert!(claim.is_some(), "the first claim is granted");
+    let claim = dead.new_claim();
     assert!(
         fleet
-            .block_on(dead.claim(&key, Duration::from_secs(2)))
-            .unwrap()
-            .is_none(),
-        "a held claim is not granted twice"
+            .block_on(dead.claim(&key, &claim, Duration::from_secs(2)))
+            .unwrap(),
+        "the first claim is granted"
+    );
+    assert!(
+        fleet
+            .block_on(dead.claim(&key, &claim, Duration::from_secs(2)))
+            .unwrap(),
+        "the same claim asked again (its first answer lost) holds it still"
+    );
+    assert!(
+        !fleet
+            .block_on(dead.claim(&key, &dead.new_claim(), Duration::from_secs(2)))
+            .unwrap(),
+        "a held claim is not granted to another"
     );
     let copy = backend(&fleet, &spec);
     let reply = fleet

@@ -54,11 +54,14 @@ pub(crate) async fn cached_or_claimed(
 ) -> Result<Lookup, CacheUnavailable> {
     let mut pause = Duration::from_millis(50);
     let mut waited = false;
+    // One claim for every try: a try that landed unseen is this caller's.
+    let mine = cache.new_claim();
     loop {
         if let Some(hit) = while_cache_away(|| cache.get(key)).await? {
             return Ok(Lookup::Cached(hit));
         }
-        if let Some(claim) = while_cache_away(|| cache.claim(key, CLAIM_TTL)).await? {
+        if while_cache_away(|| cache.claim(key, &mine, CLAIM_TTL)).await? {
+            let claim = mine;
             // A holder may have stored its reply and let go between the two
             // questions: asked again, so that it is not paid for twice.
             if let Some(hit) = while_cache_away(|| cache.get(key)).await? {

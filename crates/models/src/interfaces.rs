@@ -58,14 +58,21 @@ pub struct CallClaim(pub String);
 
 /// Where replies are kept between runs, keyed by [`crate::cache_key`].
 pub trait ResponseCache: Send + Sync {
-    /// Claims the call for `key` for `ttl`; `None` when another caller holds
-    /// it. A cache only one caller uses grants every claim.
+    /// A claim no other caller holds, to ask for a call with.
+    fn new_claim(&self) -> CallClaim {
+        CallClaim::default()
+    }
+    /// Claims the call for `key` as `claim`, for `ttl`: true when `claim`
+    /// holds it, newly or already (a try whose answer was lost may have
+    /// landed), false when another caller holds it. A cache only one caller
+    /// uses grants every claim.
     fn claim<'a>(
         &'a self,
         _key: &'a str,
+        _claim: &'a CallClaim,
         _ttl: Duration,
-    ) -> CacheFuture<'a, Result<Option<CallClaim>, CacheUnavailable>> {
-        Box::pin(async { Ok(Some(CallClaim::default())) })
+    ) -> CacheFuture<'a, Result<bool, CacheUnavailable>> {
+        Box::pin(async { Ok(true) })
     }
     /// Keeps `claim` for another `ttl` while its call goes on.
     fn renew<'a>(

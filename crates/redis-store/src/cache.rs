@@ -82,13 +82,17 @@ fn millis(ttl: Duration) -> u64 {
 }
 
 impl ResponseCache for RedisCache {
+    fn new_claim(&self) -> CallClaim {
+        fresh_token()
+    }
+
     fn claim<'a>(
         &'a self,
         key: &'a str,
+        claim: &'a CallClaim,
         ttl: Duration,
-    ) -> CacheFuture<'a, Result<Option<CallClaim>, CacheUnavailable>> {
+    ) -> CacheFuture<'a, Result<bool, CacheUnavailable>> {
         Box::pin(async move {
-            let claim = fresh_token();
             let mut conn = self.conn.clone();
             let set: Option<String> = redis::cmd("SET")
                 .arg(self.claim_key(key))
@@ -99,7 +103,18 @@ impl ResponseCache for RedisCache {
                 .query_async(&mut conn)
                 .await
                 .map_err(away)?;
-            Ok(set.map(|_| claim))
+            if set.is_some() {
+                return Ok(true);
+            }
+            // Held already: by this claim when an earlier try of it landed
+            // while its answer was lost (a Redis that stalled past the
+            // client's timeout), which must not wait for itself.
+            let holder: Option<String> = redis::cmd("GET")
+                .arg(self.claim_key(key))
+                .query_async(&mut conn)
+                .await
+                .map_err(away)?;
+            Ok(holder.as_deref() == Some(claim.0.as_str()))
         })
     }
 
