@@ -28,6 +28,8 @@ struct Recorded {
     units: RecordedUnits,
     outcomes: ItemOutcomes,
     spent: Spent,
+    /// What each model paid, for what a decided run says it used.
+    by_model: SpendByModel,
 }
 
 fn read_back(results: &Path, rounds: u32) -> Result<Recorded> {
@@ -35,10 +37,12 @@ fn read_back(results: &Path, rounds: u32) -> Result<Recorded> {
         units: RecordedUnits::new(rounds),
         outcomes: ItemOutcomes::default(),
         spent: Spent::default(),
+        by_model: SpendByModel::default(),
     };
     if results.exists() {
         for_each_record(results, |r| {
             read.spent = read.spent.plus(Spent::recorded(&r));
+            read.by_model.add(&r);
             read.outcomes.add(&r);
             read.units.add(&r);
         })?;
@@ -139,14 +143,10 @@ impl<'a> Sequence<'a> {
 
     /// What was decided, with what it paid beside the plan, written to
     /// the run's `decided.json`.
-    fn decide(&self) -> Result<Decisions> {
+    fn decide(&self, recorded: &Recorded) -> Result<Decisions> {
         let mut decisions = self.decisions();
-        let mut spend = SpendByModel::default();
-        if self.dir.results().exists() {
-            for_each_record(&self.dir.results(), |r| spend.add(&r))?;
-        }
         let plan_units = decisions.plan_units / self.settings.plan.models.len().max(1);
-        decisions.spend = Some(spend.beside_plan(plan_units));
+        decisions.spend = Some(recorded.by_model.beside_plan(plan_units));
         std::fs::write(
             self.dir.decided(),
             serde_json::to_string_pretty(&decisions)?,
@@ -190,7 +190,7 @@ impl autoeval_fleet_coordinator::Waves for Sequence<'_> {
                 Ok(Some(tasks))
             }
             None => {
-                self.decide()?;
+                self.decide(&recorded)?;
                 Ok(None)
             }
         }
@@ -269,7 +269,7 @@ pub fn execute(
             return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
         }
     }
-    let decisions = sequence.decide()?;
+    let decisions = sequence.decide(&recorded)?;
     // The summary counts the items drawn and the units they made, not the plan's.
     finish(
         dir,
