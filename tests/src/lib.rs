@@ -8,6 +8,9 @@ pub mod deploy;
 pub mod fleet;
 pub mod progress;
 pub mod tls;
+mod turn;
+
+pub use turn::{turn, Turn};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,6 +6,7 @@ macro_rules! conformance {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
+                let _turn = autoeval_e2e::turn(module_path!());
                 autoeval_e2e::conformance::suite::$name::<$transport>().await;
             }
         )*

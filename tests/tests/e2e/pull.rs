@@ -7,6 +7,7 @@ use serde_json::Value;
 
 #[test]
 fn a_report_pulled_from_redis_keeps_the_rounds_only_the_directory_holds() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("pull-keeps", &[]);
     fleet.start_worker(4);
     fleet.start_verifier(1);

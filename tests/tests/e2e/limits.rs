@@ -106,6 +106,7 @@ fn first_two_minutes(arrivals: &[Arrival], weight: impl Fn(&Arrival) -> u64) -> 
 
 #[test]
 fn three_workers_share_600_requests_a_minute() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // 700 units of two calls each: 140 s at the limit.
     let arrivals = limited_run(
         "limits-rpm",
@@ -137,6 +138,7 @@ fn three_workers_share_600_requests_a_minute() {
 
 #[test]
 fn three_workers_share_60000_tokens_a_minute() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // About 175 units of ~740 tokens: a little over two minutes at the limit.
     let arrivals = limited_run(
         "limits-tpm",
@@ -172,6 +174,7 @@ fn three_workers_share_60000_tokens_a_minute() {
 
 #[test]
 fn a_429_holds_every_worker_until_its_retry_after_has_passed() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // One request a second; a second one within the second is answered 429, Retry-After: 1.
     let fleet = Fleet::new("limits-429", &["--rate-limit", "60"]);
     let spec: ModelSpec = fleet.model.parse().expect("the mock's spec");

@@ -29,6 +29,7 @@ fn counting_listener() -> (u16, Arc<AtomicUsize>) {
 
 #[test]
 fn tasks_naming_an_endpoint_the_worker_was_not_given_are_dead_lettered_unsent() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("admission", &[]);
     let (port, connections) = counting_listener();
     let elsewhere = format!("openai-compatible:reference@http://127.0.0.1:{port}/v1");
@@ -127,6 +128,7 @@ fn tasks_naming_an_endpoint_the_worker_was_not_given_are_dead_lettered_unsent() 
 
 #[test]
 fn a_fleet_run_whose_settings_would_steer_a_worker_is_refused_before_anything_is_sent() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fleet = Fleet::new("admission-bounds", &[]);
     let config = fleet.dir.join("run.toml");
     // An extra body field that would change which model is asked, and so what is paid for.

@@ -72,6 +72,7 @@ fn outcomes(dir: &Path) -> BTreeMap<Key, (String, Option<String>)> {
 
 #[test]
 fn a_fleet_run_gives_the_verdicts_of_the_one_machine_run_unit_by_unit() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("fleet-e2e", &["--model", "reference-noisy:0.2"]);
     for _ in 0..2 {
@@ -141,6 +142,7 @@ fn wait_done(fleet: &Fleet, coordinator: &mut std::process::Child, n: u64) {
 
 #[test]
 fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_nothing_twice() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_proto::fleet::BUNDLE_SIZE;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Latency keeps calls in flight when the worker is killed.
@@ -320,6 +322,7 @@ fn small_run_args<'a>(
 
 #[test]
 fn poison_ends_in_the_dead_letter_queue_with_its_reason_and_rerun_completes_the_run() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_amqp::Meta;
     use autoeval_proto::fleet::translate_key;
     use autoeval_proto::wire::WIRE_VERSION;
@@ -402,6 +405,7 @@ async fn autoeval_e2e_dead(broker: &autoeval_amqp::Broker, run: &str) -> usize {
 
 #[test]
 fn failures_left_by_a_flaky_server_are_redone_by_rerun_without_asking_a_succeeded_unit_again() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("fleet-flaky", &["--error-rate", "0.3"]);
     fleet.start_worker(8);
@@ -463,6 +467,7 @@ fn failures_left_by_a_flaky_server_are_redone_by_rerun_without_asking_a_succeede
 
 #[test]
 fn a_task_that_keeps_failing_is_dead_lettered_by_the_broker_after_its_delivery_limit() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_amqp::{Broker, Meta};
     use autoeval_proto::fleet::{translate_key, DELIVERY_LIMIT};
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -516,6 +521,7 @@ fn a_task_that_keeps_failing_is_dead_lettered_by_the_broker_after_its_delivery_l
 
 #[test]
 fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("fleet-judge", &["--model", "reference-noisy:0.3"]);
     fleet.start_worker(8);
@@ -647,6 +653,7 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
 
 #[test]
 fn queue_depths_are_read_on_one_channel_that_outlives_a_missing_queue() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_amqp::{Broker, Meta};
     use autoeval_proto::fleet::translate_key;
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -682,6 +689,7 @@ fn queue_depths_are_read_on_one_channel_that_outlives_a_missing_queue() {
 
 #[test]
 fn two_runs_with_the_same_out_from_different_directories_each_complete_with_their_own_records() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("fleet-same-out", &[]);
     fleet.start_worker(8);
@@ -751,6 +759,7 @@ fn decided(dir: &Path) -> serde_json::Value {
 
 #[test]
 fn a_fleet_run_until_decided_decides_as_one_machine_and_a_killed_coordinator_resumes_to_the_same() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Two servers: a perfect translator and one that errs on 30% of the items.
     let mut fleet = Fleet::new("fleet-decided", &["--latency-ms", "20"]);

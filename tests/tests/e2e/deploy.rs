@@ -14,6 +14,7 @@ use std::process::Command;
 
 #[test]
 fn the_compose_file_passes_docker_composes_schema_and_a_broken_one_does_not() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let compose = tool("docker-compose");
     let file = deploy().join("compose.yaml");
     // No secret file is needed for the check: a fresh clone passes it.
@@ -55,6 +56,7 @@ fn the_compose_file_passes_docker_composes_schema_and_a_broken_one_does_not() {
 
 #[test]
 fn the_kubernetes_manifests_pass_strict_schema_validation() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let validate = tool("kubernetes-validate");
     let dir = deploy().join("k8s");
     let files: Vec<String> = [
@@ -94,6 +96,7 @@ fn the_kubernetes_manifests_pass_strict_schema_validation() {
 
 #[test]
 fn keda_scales_the_worker_deployments_on_the_fleets_own_queues() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let dir = deploy().join("k8s");
     let deployments: Vec<String> = ["worker", "verifier"]
         .iter()

@@ -3,7 +3,7 @@
 //! `Authorization` header back in a 401's body) appear in none of the
 //! places it writes: the coordinator's stdout and stderr, the services'
 //! logs, the run directories, Redis, the broker's messages and queue names,
-//! `/metrics` and every process's command line. Its own binary: it taps the
+//! `/metrics` and every process's command line. It runs alone (its turn): it taps the
 //! shared verify queue's routing key.
 
 use autoeval_e2e::fleet::{free_port, Fleet, AMQP};
@@ -194,6 +194,7 @@ fn run_and_collect(fleet: &Fleet, outputs: &mut Outputs, tag: &str) -> bool {
 
 #[test]
 fn planted_credentials_never_reach_an_output() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _users = PlantedUsers::create();
     let amqp = format!("amqp://{USER}:{AMQP_PASSWORD}@127.0.0.1:5672/%2f");
     let redis = format!("redis://{USER}:{REDIS_PASSWORD}@127.0.0.1:6379");

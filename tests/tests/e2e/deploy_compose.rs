@@ -13,6 +13,7 @@ use std::process::Command;
 
 #[test]
 fn the_compose_file_is_secure_by_default() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let compose = &yaml_documents(&deploy().join("compose.yaml"))[0];
     assert!(
         !compose.to_string().to_lowercase().contains("guest"),
@@ -146,6 +147,7 @@ fn the_compose_file_is_secure_by_default() {
 
 #[test]
 fn deploy_secrets_makes_every_secret_file_once_and_prints_no_password() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let script = deploy().join("../scripts/deploy-secrets");
     let dir = scratch("deploy-secrets");
     let run = |kind: &str| {

@@ -33,6 +33,7 @@ fn costs(v: &Value, found: &mut Vec<Value>) {
 
 #[test]
 fn an_unpriced_model_costs_unknown_everywhere_and_a_price_for_no_model_warns() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fleet = Fleet::new("costs", &[]);
     let out = fleet.out.to_string_lossy().into_owned();
     // The mock answers any model name; this one is in no price table.

@@ -136,6 +136,7 @@ fn run_with_failures(fleet: &Fleet, args: &[&str], dir: &Path) {
 #[test]
 fn inspect_pyarrow_and_duckdb_read_the_exports_of_a_one_machine_run_and_of_a_fleet_run_of_the_same_plan(
 ) {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("export-readers", &["--error-rate", "0.1"]);
     let prices = fleet.dir.join("prices.json");

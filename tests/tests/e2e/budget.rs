@@ -14,6 +14,7 @@ const CAP_USD: f64 = 20.0;
 
 #[test]
 fn a_run_pauses_at_its_cost_cap_and_resume_finishes_it_paying_for_nothing_twice() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("budget", &["--latency-ms", "20"]);
     let prices = fleet.dir.join("prices.json");
     std::fs::write(
@@ -243,6 +244,7 @@ fn refused_run(name: &str, args: &[&str]) -> String {
 
 #[test]
 fn a_cost_cap_on_a_model_without_a_price_is_refused() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let said = refused_run(
         "budget-unpriced",
         &[
@@ -258,6 +260,7 @@ fn a_cost_cap_on_a_model_without_a_price_is_refused() {
 
 #[test]
 fn a_cost_cap_on_a_one_machine_run_of_a_model_without_a_price_is_refused_as_on_a_fleet() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let said = refused_run(
         "budget-local",
         &[

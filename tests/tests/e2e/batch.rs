@@ -13,6 +13,7 @@ use std::time::Duration;
 
 #[test]
 fn a_worker_killed_with_batches_in_flight_is_succeeded_by_another_that_finishes_them() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("batch-takeover", &["--batch-delay-ms", "6000"]);
     let config = fleet.dir.join("batch.toml");
     std::fs::write(

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 #[test]
 fn a_stage_nobody_serves_is_named_in_the_progress_line_until_a_worker_comes() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("unserved", &[]);
     // A worker declares the model's queue and goes: its tasks will wait there.
     fleet.start_worker(4);
@@ -33,6 +34,7 @@ fn a_stage_nobody_serves_is_named_in_the_progress_line_until_a_worker_comes() {
 
 #[test]
 fn a_rate_limited_model_is_named_in_the_progress_line_and_in_status() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // One request a second, then 429s that ask for a 4 s wait.
     let mut fleet = Fleet::new(
         "rate-limited",
@@ -55,6 +57,7 @@ fn a_rate_limited_model_is_named_in_the_progress_line_and_in_status() {
 
 #[test]
 fn a_rate_limited_model_is_named_in_the_progress_line_of_a_run_on_one_machine() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fleet = Fleet::new(
         "rate-limited-here",
         &["--rate-limit", "60", "--retry-after", "4"],
@@ -73,6 +76,7 @@ fn a_rate_limited_model_is_named_in_the_progress_line_of_a_run_on_one_machine() 
 
 #[test]
 fn a_misspelt_model_is_answered_with_the_models_workers_serve() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("misspelt", &[]);
     fleet.start_worker(2);
     let misspelt = fleet.model.replace("reference@", "refrence@");
@@ -113,6 +117,7 @@ fn a_misspelt_model_is_answered_with_the_models_workers_serve() {
 
 #[test]
 fn the_consumer_timeout_warning_comes_only_for_settings_past_the_defaults_and_once_per_run() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("consumer-timeout", &[]);
     fleet.start_worker(4);
     fleet.start_verifier(1);

@@ -49,6 +49,7 @@ fn sample(unit: &str) -> Sample {
 
 #[test]
 fn six_copies_of_one_request_at_once_pay_once() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fleet = Fleet::new("claim-copies", &["--latency-ms", "500"]);
     let spec: ModelSpec = fleet.model.parse().unwrap();
     let copies: Vec<_> = (0..6)
@@ -81,6 +82,7 @@ fn six_copies_of_one_request_at_once_pay_once() {
 
 #[test]
 fn a_claim_whose_holder_died_expires_and_is_taken_over() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fleet = Fleet::new("claim-expiry", &[]);
     let spec: ModelSpec = fleet.model.parse().unwrap();
     let key = cache_key(&spec, PROMPT, &GenerationParams::default(), &sample("u1"));

@@ -42,6 +42,7 @@ fn cause(stderr: &str) -> &str {
 
 #[test]
 fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_finishes_it() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("halt", &[]);
     fleet.stop_mock();
     // One call at a time on both sides: the failures come one after another
@@ -131,6 +132,7 @@ fn a_fleet_run_against_a_closed_port_stops_like_a_one_machine_run_and_rerun_fini
 
 #[test]
 fn after_a_provider_outage_rerun_on_the_fleet_completes_every_unit_with_the_same_workers() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("outage", &[]);
     fleet.stop_mock();
     // Many calls at once: every task in hand is sent before the backend
@@ -234,6 +236,7 @@ fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
 
 #[test]
 fn a_spent_quota_or_an_absurd_retry_after_stops_a_fleet_run_of_a_thousand_units_in_seconds() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../crates/llm-client/tests/fixtures/provider-errors/openai");
     let mut endless: serde_json::Value = serde_json::from_str(

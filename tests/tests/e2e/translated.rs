@@ -8,6 +8,7 @@ use autoeval_e2e::progress::{count_before, follow, lines_of, progress_line, stat
 
 #[test]
 fn rounds_translated_are_counted_apart_from_rounds_recorded_and_busy_times_are_measured() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // No verifier at first: the rounds are translated and wait to be proved.
     let mut fleet = Fleet::new("translated-apart", &[]);
     fleet.start_worker(4);

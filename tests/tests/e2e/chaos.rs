@@ -214,6 +214,7 @@ fn one_chain_per_unit(records: &[ResultRecord]) -> usize {
 
 #[test]
 fn a_redis_that_restarts_empty_mid_run_loses_no_unit() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut redis = OwnRedis::start();
     let mut fleet = Fleet::new("chaos-redis", &["--model", "reference-noisy:0.2"]);
@@ -228,6 +229,7 @@ fn a_redis_that_restarts_empty_mid_run_loses_no_unit() {
 
 #[test]
 fn the_stage_queues_purged_mid_run_are_published_again() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("chaos-purge", &["--model", "reference-noisy:0.2"]);
     survives(&mut fleet, 600, true, |fleet| {
@@ -248,6 +250,7 @@ fn the_stage_queues_purged_mid_run_are_published_again() {
 
 #[test]
 fn a_redis_that_stops_answering_for_ten_seconds_spends_no_delivery_attempt() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let redis = OwnRedis::start();
     let mut fleet = Fleet::new("chaos-sleep", &["--model", "reference-noisy:0.2"]);
@@ -265,6 +268,7 @@ fn a_redis_that_stops_answering_for_ten_seconds_spends_no_delivery_attempt() {
 
 #[test]
 fn rabbitmq_stopped_and_started_mid_run_loses_nothing() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("chaos-broker", &["--model", "reference-noisy:0.2"]);
     survives(&mut fleet, 600, false, |_| {
@@ -323,6 +327,7 @@ impl Drop for MemoryAlarm {
 
 #[test]
 fn a_coordinator_killed_while_publishing_and_started_again_publishes_each_unit_once_more_at_most() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("chaos-kill", &["--model", "reference-noisy:0.2"]);
     fleet.start_worker(16);
@@ -376,6 +381,7 @@ fn a_coordinator_killed_while_publishing_and_started_again_publishes_each_unit_o
 
 #[test]
 fn two_copies_of_a_verify_bundle_with_different_answers_go_on_once() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_proto::wire::{decode, encode, MessageKind};
     use autoeval_proto::{Reading, VerifyTask};
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

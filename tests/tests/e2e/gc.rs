@@ -36,6 +36,7 @@ fn gc(redis: &str, extra: &[&str]) -> String {
 
 #[test]
 fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let redis = OwnRedis::start();
     let url = redis.url();
     let pid = std::process::id();

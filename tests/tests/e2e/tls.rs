@@ -1,11 +1,32 @@
 //! The fleet over TLS: `amqps://` and `rediss://` to a RabbitMQ node and a
 //! Redis that listen only for TLS and ask every client for a certificate,
 //! all from an authority made for the test; and a TLS URL refused, never
-//! spoken in plaintext, against a plaintext port. Its own binary: it starts
-//! its own broker node and Redis, and sets the TLS variables for itself.
+//! spoken in plaintext, against a plaintext port. It runs alone (its turn): it starts
+//! its own broker node and Redis, and sets the TLS variables for itself
+//! while it runs.
 
 use autoeval_e2e::fleet::{Fleet, AMQP, REDIS};
 use autoeval_e2e::tls::{Pki, TlsRabbit, TlsRedis};
+
+/// TLS variables set in this process's environment until dropped.
+struct ClientEnv(Vec<(String, String)>);
+
+impl ClientEnv {
+    fn set(vars: Vec<(String, String)>) -> ClientEnv {
+        for (name, value) in &vars {
+            std::env::set_var(name, value);
+        }
+        ClientEnv(vars)
+    }
+}
+
+impl Drop for ClientEnv {
+    fn drop(&mut self) {
+        for (name, _) in &self.0 {
+            std::env::remove_var(name);
+        }
+    }
+}
 
 /// Lines of a results file.
 fn records(fleet: &Fleet) -> usize {
@@ -16,18 +37,19 @@ fn records(fleet: &Fleet) -> usize {
 
 #[test]
 fn a_fleet_runs_over_amqps_and_rediss_and_a_tls_url_never_falls_back_to_plaintext() {
+    let _turn = autoeval_e2e::turn(module_path!());
     // The servers outlive the fleet (dropped in reverse order), so that its
     // processes stop and its run is cleaned up while they still answer.
     let dir = autoeval_e2e::scratch("tls-servers");
     let pki = Pki::new(&dir);
     let rabbit = TlsRabbit::start(&pki, &dir);
     let redis = TlsRedis::start(&pki, &dir);
+    // This process talks to them too (to look at the run and clean up).
+    // While this module has the turn no other module's test reads the
+    // environment, and the variables go when the test ends, after the
+    // fleet has cleaned up (dropped before them).
+    let _env = ClientEnv::set(pki.client_env());
     let mut fleet = Fleet::new("tls", &[]);
-    // This process talks to them too (to look at the run and clean up);
-    // one test in this binary, so no other thread reads the environment.
-    for (name, value) in pki.client_env() {
-        std::env::set_var(name, value);
-    }
     fleet.amqp = rabbit.url();
     fleet.redis = redis.url();
     fleet.env = pki.client_env();
@@ -129,6 +151,7 @@ fn exits_within(
 
 #[test]
 fn a_worker_and_a_verifier_exit_when_the_broker_or_redis_can_never_take_them() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let limit = std::time::Duration::from_secs(60);
     let tls_to_plaintext = AMQP.replacen("amqp://", "amqps://", 1);
     let wrong_password = AMQP.replacen("guest:guest@", "guest:wrong@", 1);

@@ -24,6 +24,7 @@ fn promtool(args: &[&str]) {
 
 #[test]
 fn the_shipped_prometheus_config_and_alert_rules_pass_promtool() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let dir = deploy().join("prometheus");
     promtool(&[
         "check",
@@ -111,6 +112,7 @@ fn address(health: &Option<String>) -> String {
 
 #[test]
 fn prometheus_scrapes_a_fleet_run_and_every_dashboard_query_returns_data() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut fleet = Fleet::new("prometheus", &["--latency-ms", "50"]);
     fleet.start_worker(16);

@@ -45,6 +45,7 @@ async fn empty_store(name: &str) -> RunStore {
 
 #[tokio::test]
 async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let store = empty_store("store-test").await;
     let a1 = round("a", 1, Verdict::Equivalent);
     let a2 = round("a", 2, Verdict::ApiFailure);
@@ -104,6 +105,7 @@ async fn a_round_is_kept_once_counted_once_and_arrives_in_order() {
 
 #[tokio::test]
 async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let store = empty_store("store-bundle-test").await;
     let a1 = round("a", 1, Verdict::Equivalent);
     let b1 = round("b", 1, Verdict::NotEquivalent);
@@ -135,6 +137,7 @@ async fn a_bundle_of_rounds_is_recorded_in_one_step_each_round_once() {
 
 #[tokio::test]
 async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it_was() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let store = empty_store("store-trim-test").await;
     store.start_arrivals().await.unwrap();
     let a1 = round("a", 1, Verdict::Equivalent);
@@ -195,6 +198,7 @@ async fn rounds_taken_leave_redis_but_stay_recorded_and_the_log_goes_on_where_it
 
 #[tokio::test]
 async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_whole() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let store = empty_store("store-size-test").await;
     let model = "openai-compatible:reference@http://127.0.0.1:41234/v1";
     let units = 20_000u32;
@@ -266,6 +270,7 @@ async fn a_taken_unit_costs_redis_under_300_bytes_and_a_finished_run_expires_who
 
 #[tokio::test]
 async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_whole() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let run = format!("ledger-test-{}", std::process::id());
     let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
     let store = RunStore::new(conn.clone(), &run);
@@ -308,6 +313,7 @@ async fn each_payer_is_charged_its_total_once_and_a_budget_redis_lost_is_made_wh
 
 #[tokio::test]
 async fn a_batch_is_charged_its_estimate_when_submitted_and_its_cost_when_it_ends() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let run = format!("batch-budget-test-{}", std::process::id());
     let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
     let store = RunStore::new(conn.clone(), &run);
@@ -361,6 +367,7 @@ async fn a_batch_is_charged_its_estimate_when_submitted_and_its_cost_when_it_end
 
 #[tokio::test]
 async fn a_refused_change_of_caps_changes_nothing() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let run = format!("caps-test-{}", std::process::id());
     let conn = autoeval_redis_store::connect(REDIS).await.expect("redis");
     let store = RunStore::new(conn.clone(), &run);
@@ -403,6 +410,7 @@ async fn a_refused_change_of_caps_changes_nothing() {
 
 #[tokio::test]
 async fn each_workers_concurrency_limits_are_summed_per_model_while_it_lives() {
+    let _turn = autoeval_e2e::turn(module_path!());
     use autoeval_models::{CallObserver, ModelSpec, Waits};
     use autoeval_redis_store::Holding;
     use std::sync::Arc;

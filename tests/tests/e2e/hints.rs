@@ -63,6 +63,7 @@ fn run_args<'a>(fleet: &'a Fleet, out: &'a str, more: &[&'a str]) -> Vec<&'a str
 
 #[test]
 fn the_advice_of_a_run_on_one_machine_works_when_pasted() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("hints-here", &[]);
     fleet.stop_mock();
     let out = fleet.out.to_string_lossy().into_owned();
@@ -97,6 +98,7 @@ fn the_advice_of_a_run_on_one_machine_works_when_pasted() {
 
 #[test]
 fn the_advice_of_a_run_on_the_fleet_works_when_pasted() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let mut fleet = Fleet::new("hints-fleet", &[]);
     fleet.start_verifier(1);
     let out = fleet.out.to_string_lossy().into_owned();

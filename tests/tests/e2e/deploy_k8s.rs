@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 #[test]
 fn every_container_runs_unprivileged_with_probes_and_resources() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let docs = manifests();
     let pods = pods(&docs);
     let names: BTreeSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
@@ -56,6 +57,7 @@ fn every_container_runs_unprivileged_with_probes_and_resources() {
 
 #[test]
 fn the_fleets_pods_read_urls_keys_and_tls_from_secret_files() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let docs = manifests();
     let fleet: Vec<Pod> = pods(&docs)
         .into_iter()
@@ -136,6 +138,7 @@ fn the_fleets_pods_read_urls_keys_and_tls_from_secret_files() {
 
 #[test]
 fn network_policies_deny_by_default_select_every_pod_and_allow_only_the_fleets_flows() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let docs = manifests();
     let pods = pods(&docs);
     let policies: Vec<&Value> = docs

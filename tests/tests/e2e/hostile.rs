@@ -18,6 +18,7 @@ const PAD: usize = 5_000_000;
 
 #[test]
 fn replies_of_5_mb_neither_panic_nor_stall_the_worker() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let pad = PAD.to_string();
     let mut fleet = Fleet::new("hostile", &["--pad-reply-bytes", &pad]);

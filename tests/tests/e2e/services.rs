@@ -6,6 +6,7 @@ use std::process::Command;
 
 #[test]
 fn a_service_that_cannot_reach_redis_says_so_in_one_line() {
+    let _turn = autoeval_e2e::turn(module_path!());
     for (service, args) in [
         ("autoeval-worker", vec!["--model", "reference"]),
         ("autoeval-verifier", vec![]),

@@ -139,6 +139,7 @@ fn refusing(path: &str) -> (Mock, Value) {
 
 #[test]
 fn each_provider_sdk_reads_the_mock_and_accepts_the_clients_requests_and_signatures() {
+    let _turn = autoeval_e2e::turn(module_path!());
     let dir = scratch("sdks");
     let server = mock(&["--record-requests"]);
     let b = server.base.as_str();
