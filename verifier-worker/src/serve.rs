@@ -74,7 +74,7 @@ pub async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new("verifier"));
     metrics.start_verifier();
     let health = Health::with_metrics(metrics.clone());
-    let bound = health.serve(&args.service.health_addr).await?;
+    let bound = health.serve(args.service.health.or_any_port()).await?;
     println!("health: http://{bound}");
     let jobs = args.checks.jobs();
     let exe = std::env::current_exe().context("cannot find this executable to start provers")?;

@@ -29,7 +29,7 @@ pub async fn run(args: Args) -> Result<()> {
     metrics.start_stage("translate");
     metrics.start_stage("judge");
     let health = Health::with_metrics(metrics.clone());
-    let bound = health.serve(&args.service.health_addr).await?;
+    let bound = health.serve(args.service.health.or_any_port()).await?;
     println!("health: http://{bound}");
     let redis = autoeval_redis_store::connect(&args.service.store.redis).await?;
     // Each rate-limit wait is told with the runs this worker holds, for their progress lines.

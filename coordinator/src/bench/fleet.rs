@@ -27,7 +27,7 @@ pub struct Args {
     /// Items per complexity value of the 0 ms plan (60: about 10,400
     /// units, so that starting and ending weigh little beside the flow).
     #[arg(long, default_value_t = 60)]
-    per_bucket: usize,
+    fast_per_bucket: usize,
     /// Items per complexity value of the 200 ms plan (100: about 17,000
     /// units, 55 s a run at the bound: long enough that the first unit's
     /// 0.4 s, starting and ending weigh little).
@@ -208,7 +208,7 @@ pub fn run(args: Args) -> Result<()> {
     let v = ["--jobs".to_string(), cores.to_string()];
     let _v0 = service(&verifier, &v, setup.fleet)?;
     let (units, fleet, local) =
-        setup.side_by_side("zero", &plan(&model0, args.per_bucket, 1), 64)?;
+        setup.side_by_side("zero", &plan(&model0, args.fast_per_bucket, 1), 64)?;
     println!("  0 ms model, {units} units (1 LLM worker × 64, 1 verifier × {cores} jobs):");
     println!("    {:<13}{:>12}{:>14}", "", "whole run", "in full flow");
     for (name, r) in [("fleet", &fleet), ("one machine", &local)] {

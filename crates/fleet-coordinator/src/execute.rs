@@ -156,7 +156,7 @@ async fn serve_health(
     display: Display,
 ) -> Result<autoeval_service::Health> {
     let health = autoeval_service::Health::with_metrics(metrics.clone());
-    if let Some(addr) = &fleet.health_addr {
+    if let Some(addr) = &fleet.health.health_addr {
         let bound = health.serve(addr).await?;
         if display != Display::Quiet {
             eprintln!("fleet: health at http://{bound}");
@@ -363,7 +363,7 @@ fn work_since(work: &Work, before: &Work) -> Work {
 /// Keeps serving the final metrics for `--linger-s` (or until SIGTERM), so
 /// that Prometheus scrapes the end of the run.
 fn linger(runtime: &tokio::runtime::Runtime, fleet: &FleetArgs) {
-    if fleet.linger_s > 0 && fleet.health_addr.is_some() {
+    if fleet.linger_s > 0 && fleet.health.health_addr.is_some() {
         runtime.block_on(async {
             let mut stop = autoeval_service::shutdown_signal();
             tokio::select! {

@@ -48,10 +48,10 @@ pub struct FleetArgs {
     /// anyway (tasks for a model nobody serves become dead letters).
     #[arg(long, default_value_t = 60)]
     pub worker_wait_s: u64,
-    /// Serve /healthz, /readyz and /metrics here while the coordinator runs
-    /// (ready once the run is registered and published).
-    #[arg(long, alias = "metrics-addr")]
-    pub health_addr: Option<String>,
+    /// Where /healthz, /readyz and /metrics are served while the
+    /// coordinator runs.
+    #[command(flatten)]
+    pub health: autoeval_service::HealthAddr,
     /// After the run ends, keep serving /metrics this many seconds (or until
     /// SIGTERM), so that Prometheus scrapes the end of the run.
     #[arg(long, default_value_t = 0)]

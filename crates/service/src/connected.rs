@@ -21,9 +21,9 @@ pub struct ServiceArgs {
     /// calls in flight; more only help when one core cannot keep up.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Address of /healthz, /readyz and /metrics (port 0: any free port, printed at start).
-    #[arg(long, alias = "metrics-addr", default_value = "127.0.0.1:0")]
-    pub health_addr: String,
+    /// Where /healthz, /readyz and /metrics are served.
+    #[command(flatten)]
+    pub health: crate::HealthAddr,
     /// The broker's consumer_timeout, in seconds (RabbitMQ's default: 30
     /// minutes), which what this process holds must stay under: the
     /// verifier lowers its prefetch until a bundle's longest wait in hand,

@@ -11,7 +11,7 @@ pub use connected::{serve_connected, ServiceArgs};
 pub use file_variables::{file_variables, variables_from_files};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
-pub use urls::{AmqpUrl, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
+pub use urls::{AmqpUrl, HealthAddr, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
 
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;
@@ -32,6 +32,16 @@ pub fn exit_with(result: Result<()>) -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// A service's `main`: reads the `_FILE` variables, sets up the logs,
+/// parses the command line and runs `run` with it, exiting as
+/// [`exit_with`] says.
+pub fn main_of<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::process::ExitCode {
+    exit_with(variables_from_files().and_then(|()| {
+        autoeval_telemetry::init_logs("info");
+        run(A::parse())
+    }))
 }
 
 /// This process's name in the fleet: its role, host and process id.

@@ -48,3 +48,22 @@ impl Default for RedisUrl {
         }
     }
 }
+
+/// Where a process serves `/healthz`, `/readyz` and `/metrics` (`--health-addr`).
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthAddr {
+    /// Serve /healthz, /readyz and /metrics at this address (port 0: any
+    /// free port, printed at start). A worker and a verifier serve them on
+    /// a free loopback port when it is not given; the coordinator serves
+    /// them only when it is (ready once the run is registered and
+    /// published).
+    #[arg(long, alias = "metrics-addr", value_name = "ADDR")]
+    pub health_addr: Option<String>,
+}
+
+impl HealthAddr {
+    /// The address a service serves on: as given, else any free loopback port.
+    pub fn or_any_port(&self) -> &str {
+        self.health_addr.as_deref().unwrap_or("127.0.0.1:0")
+    }
+}

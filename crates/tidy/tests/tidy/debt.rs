@@ -15,8 +15,7 @@ impl Debt {
     /// environment APIs.
     pub const IO_OUTSIDE_IO_CRATES: Debt = Debt(&[]);
     /// Long flags declared by more than one field, by name.
-    pub const FLAGS_DECLARED_MORE_THAN_ONCE: Debt =
-        Debt(&["fleet", "health-addr", "max-complexity", "per-bucket"]);
+    pub const FLAGS_DECLARED_MORE_THAN_ONCE: Debt = Debt(&[]);
     /// Modules in an import circle.
     pub const IMPORT_CIRCLES: Debt = Debt(&[]);
     /// Files outside a provider's module that name a provider.

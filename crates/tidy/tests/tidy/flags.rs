@@ -14,9 +14,17 @@ const SHARED: [&str; 4] = ["amqp", "redis", "quiet", "plain"];
 
 /// Names declared by more than one field because they mean different
 /// things where they are taken, each with what it means there.
-const MEANS_DIFFERENT_THINGS: [(&str, &str); 10] = [
+const MEANS_DIFFERENT_THINGS: [(&str, &str); 12] = [
     ("concurrency", "what one process runs at once: a run's round trips, a worker's tasks per model, a verifier's tasks in hand, a judge's calls"),
     ("dataset", "the datasets a run evaluates, or the one a command makes, reads or correlates, each in its own form"),
+    (
+        "fleet",
+        "a run made on the fleet, a run read from the fleet's Redis first, or (status, always the fleet's) the word the other commands take",
+    ),
+    (
+        "max-complexity",
+        "the highest complexity A1 counts, or the highest a judge is asked about",
+    ),
     ("dry-run", "a run's plan printed, or what `fleet gc` would remove"),
     ("prompt", "the prompt styles a run translates with, or the style a judge is asked in"),
     ("out", "a run's directory, or the one file a command writes"),
