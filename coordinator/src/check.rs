@@ -3,7 +3,7 @@
 use crate::app::provers::prover_pool;
 use anyhow::{Context, Result};
 use autoeval_syntax::Mode;
-use autoeval_verify::{ProverLimits, Settings};
+use autoeval_verify::Settings;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -41,10 +41,7 @@ pub fn run(args: Args) -> Result<()> {
     let pool = prover_pool(jobs)?;
     let settings = Settings {
         mode: args.mode,
-        limits: ProverLimits {
-            timeout_ms: args.prover.timeout_ms,
-            rlimit: args.prover.rlimit,
-        },
+        limits: args.prover.into(),
         ..Settings::default()
     };
     let input = std::fs::File::open(&args.pairs)

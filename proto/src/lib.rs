@@ -37,6 +37,24 @@ pub const DEFAULT_CHECK_TIMEOUT_MS: u32 = 10_000;
 /// The prover's resource limit per check (Z3's `rlimit`) when none is given.
 pub const DEFAULT_CHECK_RLIMIT: u32 = 50_000_000;
 
+/// How long, and how much, one check may prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProverLimits {
+    /// Wall-clock limit the prover is asked to respect, in milliseconds.
+    pub timeout_ms: u32,
+    /// Z3's deterministic resource limit (`rlimit`); 0 means none.
+    pub rlimit: u32,
+}
+
+impl Default for ProverLimits {
+    fn default() -> ProverLimits {
+        ProverLimits {
+            timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
+            rlimit: DEFAULT_CHECK_RLIMIT,
+        }
+    }
+}
+
 /// Version of the message and record layouts in this crate; a run
 /// directory records the one it was made with (`schema-version`), and a
 /// directory of another is refused rather than read half right.

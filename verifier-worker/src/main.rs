@@ -6,7 +6,6 @@
 
 mod serve;
 
-use anyhow::Result;
 use clap::Parser;
 
 #[global_allocator]
@@ -38,16 +37,11 @@ pub struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    autoeval_service::exit_with(run())
-}
-
-fn run() -> Result<()> {
-    autoeval_service::variables_from_files()?;
-    autoeval_telemetry::init_logs("info");
-    let args = Args::parse();
-    if args.prover_child {
-        return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);
-    }
-    let runtime = autoeval_service::runtime(args.service.threads)?;
-    runtime.block_on(serve::run(args))
+    autoeval_service::main_of(|args: Args| {
+        if args.prover_child {
+            return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);
+        }
+        let runtime = autoeval_service::runtime(args.service.threads)?;
+        runtime.block_on(serve::run(args))
+    })
 }

@@ -16,7 +16,6 @@
 mod runs;
 mod serve;
 
-use anyhow::Result;
 use clap::Parser;
 
 /// LLM worker of an AutoEval fleet.
@@ -51,13 +50,8 @@ pub struct Args {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    autoeval_service::exit_with(run())
-}
-
-fn run() -> Result<()> {
-    autoeval_service::variables_from_files()?;
-    autoeval_telemetry::init_logs("info");
-    let args = Args::parse();
-    let runtime = autoeval_service::runtime(args.service.threads)?;
-    runtime.block_on(serve::run(args))
+    autoeval_service::main_of(|args: Args| {
+        let runtime = autoeval_service::runtime(args.service.threads)?;
+        runtime.block_on(serve::run(args))
+    })
 }

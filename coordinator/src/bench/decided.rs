@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use autoeval_run_dir::{for_each_record, RunDir};
-use autoeval_run_settings::UntilArgs;
+use autoeval_run_settings::DecideArgs;
 use autoeval_sequential::naive::FixedSample;
 use autoeval_sequential::records::ItemOutcomes;
 use autoeval_sequential::simulate::{replay, Replays};
@@ -24,7 +24,7 @@ pub struct Args {
     pub replays: u32,
     /// What is decided, to which precision, at which α.
     #[command(flatten)]
-    pub until: UntilArgs,
+    pub decide: DecideArgs,
     /// Write the figures as JSON here too.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -43,9 +43,7 @@ pub fn run(args: Args) -> Result<()> {
             args.dir.display()
         );
     }
-    let mut until = args.until.clone();
-    until.until = autoeval_run_settings::Until::Decided;
-    let design = until.design().context("a design")?;
+    let design = args.decide.design();
     let population = records.population();
     let seed = settings.plan.seed;
     let order =
@@ -58,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
         n,
         records.models().len(),
         design.alpha,
-        args.until.precision,
+        args.decide.precision,
         design.decide
     );
     let valid = replay::<StratifiedSequence>(&records, &design, rounds, runs, order);

@@ -56,24 +56,6 @@ fn compile(f: &Formula, atoms: &mut Vec<String>) -> Node {
     }
 }
 
-/// The truth values of proposition `p` on the 64 rows of chunk `chunk`:
-/// row `64 · chunk + i` gives proposition p the value of its bit p.
-fn enumerated_word(p: usize, chunk: u64) -> u64 {
-    const LOW: [u64; 6] = [
-        0xAAAA_AAAA_AAAA_AAAA,
-        0xCCCC_CCCC_CCCC_CCCC,
-        0xF0F0_F0F0_F0F0_F0F0,
-        0xFF00_FF00_FF00_FF00,
-        0xFFFF_0000_FFFF_0000,
-        0xFFFF_FFFF_0000_0000,
-    ];
-    match LOW.get(p) {
-        Some(&w) => w,
-        None if chunk >> (p - 6) & 1 == 1 => u64::MAX,
-        None => 0,
-    }
-}
-
 /// The truth values of proposition `p` on 64 drawn rows (SplitMix64 of
 /// the proposition and chunk, so every binding sees the same rows).
 fn sampled_word(p: usize, chunk: u64) -> u64 {
@@ -133,7 +115,7 @@ impl Search {
         let word = if sampled {
             sampled_word
         } else {
-            enumerated_word
+            autoeval_syntax::logic::assignment_column
         };
         let mut words = vec![0u64; width];
         let agree: u64 = (0..chunks)

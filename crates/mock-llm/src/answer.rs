@@ -6,6 +6,7 @@ use crate::{Arrival, Stats};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{post, MethodRouter};
 use axum::Json;
 use serde_json::json;
 use std::collections::HashMap;
@@ -22,12 +23,33 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// A model call's body as a handler takes it: JSON, or why it is not.
+pub(crate) type Body = Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>;
+
+/// The route of a model call in `wire`'s form whose body names the model.
+pub(crate) fn call_route(wire: &'static dyn Wire) -> MethodRouter<Arc<Shared>> {
+    post(
+        move |State(s): State<Arc<Shared>>, headers: axum::http::HeaderMap, body: Body| {
+            answer(s, headers, body, wire)
+        },
+    )
+}
+
+/// `body` with its model set to `model`, for the APIs that name the model
+/// in the path instead.
+pub(crate) fn with_model(body: Body, model: String) -> Body {
+    body.map(|Json(mut v)| {
+        v["model"] = serde_json::Value::String(model);
+        Json(v)
+    })
+}
+
 /// A direct request, answered in `wire`'s shape: refused, failed or
 /// answered by the reference model as the configuration says.
 pub(crate) async fn answer(
     s: Arc<Shared>,
     headers: axum::http::HeaderMap,
-    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+    body: Body,
     wire: &'static dyn Wire,
 ) -> Response {
     let arrived = Instant::now();

@@ -16,6 +16,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// An error reply in the OpenAI form the mock server answers every API's
+/// errors in.
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     (
         status,
@@ -24,8 +26,36 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
+/// Unix seconds as RFC 3339, as the providers write a batch's times.
+pub(crate) fn rfc3339(secs: u64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+/// The reply to a batch's creation: `made` described by `describe`, a lost
+/// reply where the batch was made but its reply is to be lost, or why it
+/// was refused.
+pub(crate) fn created(
+    made: Result<(String, bool), String>,
+    describe: impl FnOnce(&str) -> Response,
+) -> Response {
+    match made {
+        Ok((_, true)) => lost_reply(),
+        Ok((id, false)) => describe(&id),
+        Err(why) => error(StatusCode::BAD_REQUEST, &why),
+    }
+}
+
+/// A batch as its API describes it, or 404 when there is no such batch.
+pub(crate) fn batch_reply(described: Option<serde_json::Value>) -> Response {
+    match described {
+        Some(v) => Json(v).into_response(),
+        None => error(StatusCode::NOT_FOUND, "no such batch"),
+    }
+}
+
 /// The reply to a batch's creation, lost after the batch was made.
-pub(crate) fn lost_reply() -> Response {
+fn lost_reply() -> Response {
     error(
         StatusCode::BAD_GATEWAY,
         "the reply was lost on its way (the batch was made)",
@@ -90,6 +120,12 @@ impl Shared {
             },
         );
         Ok((id, lost))
+    }
+
+    /// Batch `id` asked after: counted, and ended if its time has come.
+    pub(crate) fn polled(&self, id: &str) {
+        self.batch_polls.fetch_add(1, Ordering::Relaxed);
+        self.settle(id);
     }
 
     /// Ends batch `id` once its delay has passed: answers its requests.

@@ -12,6 +12,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// A request the server's key admits (or any, when it requires none), by
+/// its headers: a handler that takes it answers only such requests, and
+/// any other is answered 401 before the handler runs.
+pub(crate) struct Authorized(pub(crate) axum::http::HeaderMap);
+
+impl axum::extract::FromRequestParts<Arc<Shared>> for Authorized {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        s: &Arc<Shared>,
+    ) -> Result<Self, Response> {
+        match s.refuse_unauthorized(&parts.headers) {
+            Some(refused) => Err(refused),
+            None => Ok(Authorized(parts.headers.clone())),
+        }
+    }
+}
+
 /// What the server's handlers share: its settings, counts and batches.
 pub(crate) struct Shared {
     pub(crate) config: MockConfig,

@@ -18,8 +18,8 @@ pub use config::{Protocol, Resolved};
 pub use error::SettingsError;
 pub use names::{model_file_name, recorded_model_file_name};
 pub use options::{
-    CallArgs, CheckArgs, DrawArgs, FileArgs, ModelTables, PlanArgs, RunArgs, SecretsArgs, Until,
-    UntilArgs, WrittenArgs, DEFAULT_MODELS,
+    CallArgs, CheckArgs, DecideArgs, DrawArgs, FileArgs, ModelTables, PlanArgs, RunArgs,
+    SecretsArgs, Until, UntilArgs, WrittenArgs, DEFAULT_MODELS,
 };
 pub use prover::{ParallelChecks, ProverArgs};
 pub use stages::{PromptSettings, StageSettings, TranslateSettings, VerifySettings};

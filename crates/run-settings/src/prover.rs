@@ -2,7 +2,7 @@
 //! `check`, the verifier and the stdio verifier flatten, with the defaults
 //! every check uses.
 
-use autoeval_proto::{DEFAULT_CHECK_RLIMIT, DEFAULT_CHECK_TIMEOUT_MS};
+use autoeval_proto::{ProverLimits, DEFAULT_CHECK_RLIMIT, DEFAULT_CHECK_TIMEOUT_MS};
 use serde::{Deserialize, Serialize};
 
 /// How long, and how much, one check may prove.
@@ -40,9 +40,14 @@ impl ParallelChecks {
 
 impl Default for ProverArgs {
     fn default() -> ProverArgs {
-        ProverArgs {
-            timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
-            rlimit: DEFAULT_CHECK_RLIMIT,
-        }
+        let ProverLimits { timeout_ms, rlimit } = ProverLimits::default();
+        ProverArgs { timeout_ms, rlimit }
+    }
+}
+
+impl From<ProverArgs> for ProverLimits {
+    fn from(args: ProverArgs) -> ProverLimits {
+        let ProverArgs { timeout_ms, rlimit } = args;
+        ProverLimits { timeout_ms, rlimit }
     }
 }

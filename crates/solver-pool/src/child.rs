@@ -2,7 +2,7 @@
 //! address-space limit so a runaway check dies alone.
 
 use crate::protocol::{read_frame, write_frame, Request, Response, READY};
-use autoeval_verify::{InProcessZ3, Prover, ProverLimits};
+use autoeval_verify::{InProcessZ3, Prover};
 use std::io::{self, Write};
 
 /// Serves checks until stdin closes. `memory_limit_mb` caps the process's
@@ -19,11 +19,7 @@ pub fn serve_stdio(memory_limit_mb: u64) -> io::Result<()> {
     output.write_all(READY)?;
     output.flush()?;
     while let Some(req) = read_frame::<Request>(&mut input)? {
-        let limits = ProverLimits {
-            timeout_ms: req.timeout_ms,
-            rlimit: req.rlimit,
-        };
-        let outcome = InProcessZ3.prove(&req.phi0, &req.phi1, limits);
+        let outcome = InProcessZ3.prove(&req.phi0, &req.phi1, req.limits);
         write_frame(&mut output, &Response::new(&outcome))?;
     }
     Ok(())

@@ -216,8 +216,7 @@ impl Prover for SolverPool {
         let request = Request {
             phi0: phi0.clone(),
             phi1: phi1.clone(),
-            timeout_ms: limits.timeout_ms,
-            rlimit: limits.rlimit,
+            limits,
         };
         let answer = w.exchange(&request);
         let killed = self.watchdog.disarm(w.id);

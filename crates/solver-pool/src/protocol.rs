@@ -43,10 +43,8 @@ pub struct Request {
     pub phi0: Formula,
     /// The candidate.
     pub phi1: Formula,
-    /// Z3's time budget in milliseconds.
-    pub timeout_ms: u32,
-    /// Z3's resource limit.
-    pub rlimit: u32,
+    /// Z3's budgets.
+    pub limits: autoeval_verify::ProverLimits,
 }
 
 /// The answer to a [`Request`]. The outcome travels as JSON because its

@@ -207,3 +207,22 @@ mod tests {
         assert_eq!(std::mem::size_of::<Term>(), std::mem::size_of::<String>());
     }
 }
+
+/// Word `chunk` of atom `atom`'s column in the truth table that lists every
+/// assignment in order, 64 rows a word: row `r` gives atom `i` the value of
+/// bit `i` of `r`.
+pub fn assignment_column(atom: usize, chunk: u64) -> u64 {
+    const LOW: [u64; 6] = [
+        0xAAAA_AAAA_AAAA_AAAA,
+        0xCCCC_CCCC_CCCC_CCCC,
+        0xF0F0_F0F0_F0F0_F0F0,
+        0xFF00_FF00_FF00_FF00,
+        0xFFFF_0000_FFFF_0000,
+        0xFFFF_FFFF_0000_0000,
+    ];
+    match LOW.get(atom) {
+        Some(&word) => word,
+        None if chunk >> (atom - 6) & 1 == 1 => u64::MAX,
+        None => 0,
+    }
+}

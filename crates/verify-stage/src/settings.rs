@@ -4,16 +4,13 @@
 use crate::stage::VerifyStage;
 use autoeval_prompts::{PromptSet, TemplateError};
 use autoeval_run_settings::{StageSettings, VerifySettings};
-use autoeval_verify::{Prover, ProverLimits, Settings};
+use autoeval_verify::{Prover, Settings};
 use std::sync::Arc;
 
 /// The verifier's settings for a run's verify stage.
 pub fn verifier(settings: &VerifySettings) -> Settings {
     Settings {
-        limits: ProverLimits {
-            timeout_ms: settings.prover.timeout_ms,
-            rlimit: settings.prover.rlimit,
-        },
+        limits: settings.prover.into(),
         ..Settings::default()
     }
 }

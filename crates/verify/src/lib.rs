@@ -196,10 +196,7 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             mode: Mode::Lenient,
-            limits: ProverLimits {
-                timeout_ms: autoeval_proto::DEFAULT_CHECK_TIMEOUT_MS,
-                rlimit: autoeval_proto::DEFAULT_CHECK_RLIMIT,
-            },
+            limits: ProverLimits::default(),
             alphabet: autoeval_syntax::alphabet(10),
             max_dfa_states: 100_000,
             public_regex_reading: false,

@@ -12,14 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use z3::ast::{Ast, Bool, Dynamic};
 use z3::{Config, Context, FuncDecl, Model, Params, SatResult, Solver, Sort, Symbol};
 
-/// Budgets of one Z3 check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProverLimits {
-    /// Wall-clock limit Z3 is asked to respect, in milliseconds.
-    pub timeout_ms: u32,
-    /// Z3's deterministic resource limit (`rlimit`); 0 means none.
-    pub rlimit: u32,
-}
+pub use autoeval_proto::ProverLimits;
 
 /// A fresh constant of `sort`.
 fn constant<'ctx>(ctx: &'ctx Context, name: &str, sort: &Sort<'ctx>) -> Dynamic<'ctx> {

@@ -9,6 +9,7 @@
 //! elements), but not with equations, which tie atoms together: a formula
 //! with one is left to the prover.
 
+use autoeval_syntax::logic::assignment_column;
 use autoeval_syntax::{Formula, Term};
 use rustc_hash::FxHashMap;
 
@@ -104,25 +105,6 @@ pub fn first_difference(a: &Formula, b: &Formula, atoms: &Atoms) -> Option<u64> 
     None
 }
 
-/// Word `w` of the column of atom `i`: row r is true when bit i of r is set.
-fn column_word(i: usize, w: usize) -> u64 {
-    const PATTERNS: [u64; 6] = [
-        0xAAAA_AAAA_AAAA_AAAA,
-        0xCCCC_CCCC_CCCC_CCCC,
-        0xF0F0_F0F0_F0F0_F0F0,
-        0xFF00_FF00_FF00_FF00,
-        0xFFFF_0000_FFFF_0000,
-        0xFFFF_FFFF_0000_0000,
-    ];
-    if i < 6 {
-        PATTERNS[i]
-    } else if w >> (i - 6) & 1 == 1 {
-        u64::MAX
-    } else {
-        0
-    }
-}
-
 /// Combines the two tables on top of the stack into one.
 fn fold_top(stack: &mut Vec<u64>, words: usize, op: fn(u64, u64) -> u64) {
     let n = stack.len();
@@ -138,7 +120,7 @@ fn push_table(f: &Formula, atoms: &Atoms, words: usize, stack: &mut Vec<u64>) {
     match f {
         Formula::Atom { name, args } => {
             let i = atoms.index[&(name.as_str(), args.as_slice())];
-            stack.extend((0..words).map(|w| column_word(i, w)));
+            stack.extend((0..words).map(|w| assignment_column(i, w as u64)));
         }
         Formula::Equal(..) => unreachable!("`Atoms::of` refuses a formula with an equation"),
         Formula::Not(x) => {

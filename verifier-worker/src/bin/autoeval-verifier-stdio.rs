@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use autoeval_syntax::Mode;
-use autoeval_verify::{ProverLimits, Settings};
+use autoeval_verify::Settings;
 use clap::Parser;
 
 #[global_allocator]
@@ -50,10 +50,7 @@ fn run() -> Result<()> {
         } else {
             Mode::Lenient
         },
-        limits: ProverLimits {
-            timeout_ms: args.prover.timeout_ms,
-            rlimit: args.prover.rlimit,
-        },
+        limits: args.prover.into(),
         ..Settings::default()
     };
     let stdin = std::io::stdin().lock();

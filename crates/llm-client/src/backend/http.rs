@@ -181,11 +181,7 @@ impl Backend {
             .map_err(|e| self.transport_failure(e))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let retry_after = retry_after_of(&headers);
         let Some(body) = self.read_body(response).await? else {
             // Paid for, not read: charged as a reply of the most tokens
             // asked, or, uncapped, of the bytes it had past the limit.
@@ -275,6 +271,14 @@ pub(crate) fn refusal(
 
 /// Bodies longer than this are parsed off the async runtime.
 pub(crate) const PARSE_INLINE_BYTES: usize = 64 << 10;
+
+/// How long a reply's `Retry-After` header asks to wait, when it asks.
+pub(crate) fn retry_after_of(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()))
+}
 
 /// `host:port` of a base address, for messages about failing to reach it.
 pub(crate) fn address_of(base: &str) -> String {

@@ -116,11 +116,7 @@ impl BatchApi {
         })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| autoeval_models::parse_retry_after(v, std::time::SystemTime::now()));
+        let retry_after = crate::backend::http::retry_after_of(&headers);
         let body = response.bytes().await.map_err(|e| {
             Failure::transport(
                 Cause::Other,

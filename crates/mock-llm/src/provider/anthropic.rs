@@ -2,9 +2,9 @@
 //! them: `/v1/messages`; `/v1/messages/batches`, results as JSONL at its
 //! `results_url`.
 
-use crate::answer::answer;
-use crate::batch::{error, lost_reply};
-use crate::shared::{Shared, API_ERROR};
+use crate::answer::call_route;
+use crate::batch::{created, error, rfc3339};
+use crate::shared::{Authorized, Shared, API_ERROR};
 use crate::store::{Origin, Request};
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Path, State};
@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The messages API.
@@ -71,30 +70,18 @@ impl Wire for Messages {
 /// Its routes.
 pub(super) fn routes() -> Router<Arc<Shared>> {
     Router::new()
-        .route("/v1/messages", post(messages))
+        .route("/v1/messages", call_route(&Messages))
         .route("/v1/messages/batches", post(create))
         .route("/v1/messages/batches/{id}", get(get_batch))
         .route("/v1/messages/batches/{id}/results", get(results))
 }
 
-/// `POST /v1/messages`.
-async fn messages(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    answer(s, headers, body, &Messages).await
-}
-
 /// `POST /v1/messages/batches`: Anthropic's batch of message requests.
 async fn create(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    Authorized(headers): Authorized,
     Json(body): Json<Value>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
     let Some(list) = body["requests"].as_array() else {
         return error(StatusCode::BAD_REQUEST, "requests is missing");
     };
@@ -122,36 +109,23 @@ async fn create(
             body: params.clone(),
         });
     }
-    match s.make_batch(&Messages, Origin::default(), requests) {
-        Ok((_, true)) => lost_reply(),
-        Ok((id, false)) => object(&s, &id, &headers),
-        Err(why) => error(StatusCode::BAD_REQUEST, &why),
-    }
+    created(s.make_batch(&Messages, Origin::default(), requests), |id| {
+        object(&s, id, &headers)
+    })
 }
 
 /// `GET /v1/messages/batches/{id}`.
 async fn get_batch(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    Authorized(headers): Authorized,
     Path(id): Path<String>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
-    s.batch_polls.fetch_add(1, Ordering::Relaxed);
-    s.settle(&id);
+    s.polled(&id);
     object(&s, &id, &headers)
 }
 
 /// `GET /v1/messages/batches/{id}/results`.
-async fn results(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
+async fn results(State(s): State<Arc<Shared>>, _: Authorized, Path(id): Path<String>) -> Response {
     let store = s.batch_store();
     match store.batches.get(&id).and_then(|b| b.ended.as_ref()) {
         Some(ended) => {
@@ -197,10 +171,4 @@ fn object(s: &Shared, id: &str, headers: &HeaderMap) -> Response {
         "cancel_initiated_at": null, "results_url": url,
     }))
     .into_response()
-}
-
-/// Unix seconds as RFC 3339, as Anthropic writes its times.
-fn rfc3339(secs: u64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-    humantime::format_rfc3339_seconds(at).to_string()
 }

@@ -1,14 +1,14 @@
 //! Amazon Bedrock's Converse API, as the mock server plays it: `POST
 //! /model/MODEL_ID/converse`.
 
-use crate::answer::answer;
+use crate::answer::{answer, with_model, Body};
 use crate::shared::Shared;
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::Router;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -67,11 +67,7 @@ async fn converse(
     State(s): State<Arc<Shared>>,
     Path(model): Path<String>,
     headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+    body: Body,
 ) -> Response {
-    let body = body.map(|Json(mut v)| {
-        v["model"] = Value::String(model);
-        Json(v)
-    });
-    answer(s, headers, body, &Converse).await
+    answer(s, headers, with_model(body, model), &Converse).await
 }

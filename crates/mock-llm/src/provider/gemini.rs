@@ -4,9 +4,9 @@
 //! batch an operation at `/v1beta/batches/ID` whose metadata holds its
 //! state and, once it ended, its responses; `GET /v1beta/batches` lists them.
 
-use crate::answer::answer;
-use crate::batch::{error, lost_reply};
-use crate::shared::{Shared, API_ERROR};
+use crate::answer::{answer, with_model, Body};
+use crate::batch::{batch_reply, created, error, rfc3339};
+use crate::shared::{Authorized, Shared, API_ERROR};
 use crate::store::{Origin, Request};
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Path, Query, State};
@@ -16,7 +16,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The generateContent API.
@@ -117,20 +116,14 @@ async fn call(
     State(s): State<Arc<Shared>>,
     Path(call): Path<String>,
     headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+    body: Body,
 ) -> Response {
     let Some((model, method)) = call.rsplit_once(':') else {
         return error(StatusCode::NOT_FOUND, "no such method");
     };
     let model = model.to_string();
     match method {
-        "generateContent" => {
-            let body = body.map(|Json(mut v)| {
-                v["model"] = Value::String(model);
-                Json(v)
-            });
-            answer(s, headers, body, &GenerateContent).await
-        }
+        "generateContent" => answer(s, headers, with_model(body, model), &GenerateContent).await,
         "batchGenerateContent" => match body {
             Ok(Json(body)) => create(&s, &headers, &model, &body),
             Err(e) => error(StatusCode::BAD_REQUEST, &e.body_text()),
@@ -176,22 +169,17 @@ fn create(s: &Shared, headers: &HeaderMap, model: &str, body: &Value) -> Respons
         model: Some(model.to_string()),
         ..Origin::default()
     };
-    match s.make_batch(&GenerateContent, origin, requests) {
-        Ok((_, true)) => lost_reply(),
-        Ok((id, false)) => operation(s, &id),
-        Err(why) => error(StatusCode::BAD_REQUEST, &why),
-    }
+    created(s.make_batch(&GenerateContent, origin, requests), |id| {
+        operation(s, id)
+    })
 }
 
 /// `GET /v1beta/batches?pageSize=N&pageToken=T`: the batches, newest first.
 async fn list(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    _: Authorized,
     Query(page): Query<HashMap<String, String>>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
     let size = page
         .get("pageSize")
         .and_then(|l| l.parse::<usize>().ok())
@@ -218,23 +206,16 @@ async fn list(
 /// `GET /v1beta/batches/{id}`.
 async fn get_batch(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(id): Path<String>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
     let id = format!("batches/{id}");
-    s.batch_polls.fetch_add(1, Ordering::Relaxed);
-    s.settle(&id);
+    s.polled(&id);
     operation(&s, &id)
 }
 
 fn operation(s: &Shared, id: &str) -> Response {
-    match described(s, id) {
-        Some(v) => Json(v).into_response(),
-        None => error(StatusCode::NOT_FOUND, "no such batch"),
-    }
+    batch_reply(described(s, id))
 }
 
 /// Batch `id` as the API describes it: an operation whose metadata is the batch.
@@ -284,10 +265,4 @@ fn described(s: &Shared, id: &str) -> Option<Value> {
     }
     op["metadata"] = batch;
     Some(op)
-}
-
-/// Unix seconds as RFC 3339, as the API writes its times.
-fn rfc3339(secs: u64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-    humantime::format_rfc3339_seconds(at).to_string()
 }

@@ -5,9 +5,9 @@
 //! and error files. Azure's paths are the same under `/openai`, with a
 //! deployment's own path beside them.
 
-use crate::answer::answer;
-use crate::batch::{error, lost_reply};
-use crate::shared::{Shared, API_ERROR};
+use crate::answer::{answer, call_route, with_model, Body};
+use crate::batch::{batch_reply, created, error};
+use crate::shared::{Authorized, Shared, API_ERROR};
 use crate::store::{unix_now, Origin, Request};
 use crate::wire::{Completion, Got, Wire};
 use axum::extract::{Multipart, Path, Query, State};
@@ -164,8 +164,8 @@ fn wire_of_endpoint(endpoint: &str) -> Option<&'static dyn Wire> {
 /// Its routes.
 pub(super) fn routes() -> Router<Arc<Shared>> {
     let api = Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/v1/responses", post(responses))
+        .route("/v1/chat/completions", call_route(&ChatCompletions))
+        .route("/v1/responses", call_route(&Responses))
         .route("/v1/files", post(upload))
         .route("/v1/files/{id}/content", get(file_content))
         .route("/v1/batches", post(create).get(list))
@@ -178,15 +178,6 @@ pub(super) fn routes() -> Router<Arc<Shared>> {
     api.nest("/openai", resource)
 }
 
-/// `POST /v1/responses`.
-async fn responses(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    answer(s, headers, body, &Responses).await
-}
-
 /// `POST /openai/deployments/{deployment}/chat/completions?api-version=…`:
 /// the deployment is the model.
 async fn deployment_chat(
@@ -194,7 +185,7 @@ async fn deployment_chat(
     Path(deployment): Path<String>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+    body: Body,
 ) -> Response {
     if !query.contains_key("api-version") {
         return error(
@@ -202,27 +193,11 @@ async fn deployment_chat(
             "api-version is required on a deployment's path",
         );
     }
-    let body = body.map(|Json(mut v)| {
-        v["model"] = Value::String(deployment);
-        Json(v)
-    });
-    answer(s, headers, body, &ChatCompletions).await
-}
-
-/// `POST /v1/chat/completions`.
-async fn chat(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    answer(s, headers, body, &ChatCompletions).await
+    answer(s, headers, with_model(body, deployment), &ChatCompletions).await
 }
 
 /// `POST /v1/files`: a multipart upload of a batch input file.
-async fn upload(State(s): State<Arc<Shared>>, headers: HeaderMap, mut form: Multipart) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
+async fn upload(State(s): State<Arc<Shared>>, _: Authorized, mut form: Multipart) -> Response {
     let (mut purpose, mut file, mut filename) = (None, None, None);
     loop {
         match form.next_field().await {
@@ -262,14 +237,7 @@ async fn upload(State(s): State<Arc<Shared>>, headers: HeaderMap, mut form: Mult
 }
 
 /// `POST /v1/batches`: a batch of the requests in an uploaded file.
-async fn create(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
+async fn create(State(s): State<Arc<Shared>>, _: Authorized, Json(body): Json<Value>) -> Response {
     let endpoint = body["endpoint"].as_str().unwrap_or_default().to_string();
     let Some(wire) = wire_of_endpoint(&endpoint) else {
         return error(
@@ -315,22 +283,15 @@ async fn create(
         endpoint: Some(endpoint),
         ..Origin::default()
     };
-    match s.make_batch(wire, origin, requests) {
-        Ok((_, true)) => lost_reply(),
-        Ok((id, false)) => object(&s, &id),
-        Err(why) => error(StatusCode::BAD_REQUEST, &why),
-    }
+    created(s.make_batch(wire, origin, requests), |id| object(&s, id))
 }
 
 /// `GET /v1/batches?limit=N&after=ID`: the batches, newest first, a page at a time.
 async fn list(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    _: Authorized,
     Query(page): Query<HashMap<String, String>>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
     let limit = page
         .get("limit")
         .and_then(|l| l.parse::<usize>().ok())
@@ -359,26 +320,19 @@ async fn list(
 /// `GET /v1/batches/{id}`.
 async fn get_batch(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(id): Path<String>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
-    s.batch_polls.fetch_add(1, Ordering::Relaxed);
-    s.settle(&id);
+    s.polled(&id);
     object(&s, &id)
 }
 
 /// `GET /v1/files/{id}/content`.
 async fn file_content(
     State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(id): Path<String>,
 ) -> Response {
-    if let Some(refused) = s.refuse_unauthorized(&headers) {
-        return refused;
-    }
     match s.batch_store().files.get(&id) {
         Some(bytes) => bytes.clone().into_response(),
         None => error(StatusCode::NOT_FOUND, "no such file"),
@@ -386,10 +340,7 @@ async fn file_content(
 }
 
 fn object(s: &Shared, id: &str) -> Response {
-    match described(s, id) {
-        Some(v) => Json(v).into_response(),
-        None => error(StatusCode::NOT_FOUND, "no such batch"),
-    }
+    batch_reply(described(s, id))
 }
 
 /// Batch `id` as OpenAI describes a batch.

@@ -12,6 +12,19 @@ const MIN_SIZE: usize = 8;
 const LINEAR_PROBES: usize = 9;
 const PERTURB_SHIFT: u32 = 5;
 
+/// The slot probed after `i` once the linear probes missed, and the
+/// perturbation after it (CPython's `perturb >>= PERTURB_SHIFT; i = (i * 5 +
+/// 1 + perturb) & mask`).
+fn next_probe(i: usize, perturb: u64, mask: usize) -> (usize, u64) {
+    let perturb = perturb >> PERTURB_SHIFT;
+    let i = i
+        .wrapping_mul(5)
+        .wrapping_add(1)
+        .wrapping_add(perturb as usize)
+        & mask;
+    (i, perturb)
+}
+
 /// `hash(s)` of CPython 3.10 with `PYTHONHASHSEED=0`, as an unsigned word.
 pub fn str_hash(s: &str) -> u64 {
     if s.is_empty() {
@@ -112,12 +125,7 @@ impl PySet {
                     }
                 }
             }
-            perturb >>= PERTURB_SHIFT;
-            i = (i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
+            (i, perturb) = next_probe(i, perturb, mask);
         }
     }
 
@@ -183,12 +191,7 @@ impl PySet {
                     }
                 }
             }
-            perturb >>= PERTURB_SHIFT;
-            i = (i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
+            (i, perturb) = next_probe(i, perturb, mask);
             if self.table[i] == Slot::Empty {
                 return match free {
                     None => self.found_unused(i, key, hash),

@@ -22,7 +22,7 @@ pub use draw::DrawArgs;
 pub use files::{FileArgs, SecretsArgs};
 pub use plan::{PlanArgs, DEFAULT_MODELS};
 pub use range::within;
-pub use until::{Until, UntilArgs};
+pub use until::{DecideArgs, Until, UntilArgs};
 pub use written::WrittenArgs;
 
 use crate::{Result, SettingsError};

@@ -24,6 +24,17 @@ pub struct UntilArgs {
     /// once what --decide names is decided (`decided`).
     #[arg(long, value_enum, default_value_t = Until::Spent)]
     pub until: Until,
+    /// What is decided, to which precision, at which error.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub decide: DecideArgs,
+}
+
+/// What a decided run decides, to which precision, at which error; also
+/// what `bench-decided` replays.
+#[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DecideArgs {
     /// What --until decided decides per dataset: each model's compliance
     /// and accuracy to --precision (`accuracy`), the order of every pair of
     /// models (`order`), or `both`.
@@ -43,11 +54,18 @@ pub struct UntilArgs {
 impl UntilArgs {
     /// The sequential procedure's design, when the run stops once decided.
     pub fn design(&self) -> Option<Design> {
-        (self.until == Until::Decided).then(|| Design {
+        (self.until == Until::Decided).then(|| self.decide.design())
+    }
+}
+
+impl DecideArgs {
+    /// The sequential procedure's design.
+    pub fn design(&self) -> Design {
+        Design {
             alpha: self.alpha,
             precision: self.precision / 100.0,
             decide: self.decide,
             ..Design::default()
-        })
+        }
     }
 }
