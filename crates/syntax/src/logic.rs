@@ -196,18 +196,6 @@ impl Formula {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_term_is_no_larger_than_a_name() {
-        // Atoms of the benchmark's formulas hold names only; a function
-        // term must not make every argument bigger.
-        assert_eq!(std::mem::size_of::<Term>(), std::mem::size_of::<String>());
-    }
-}
-
 /// Word `chunk` of atom `atom`'s column in the truth table that lists every
 /// assignment in order, 64 rows a word: row `r` gives atom `i` the value of
 /// bit `i` of `r`.
@@ -226,3 +214,16 @@ pub fn assignment_column(atom: usize, chunk: u64) -> u64 {
         None => 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_is_no_larger_than_a_name() {
+        // Atoms of the benchmark's formulas hold names only; a function
+        // term must not make every argument bigger.
+        assert_eq!(std::mem::size_of::<Term>(), std::mem::size_of::<String>());
+    }
+}
+
