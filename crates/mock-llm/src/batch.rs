@@ -46,6 +46,20 @@ pub(crate) fn created(
     }
 }
 
+/// A list's page size: the query's `key` when it is a number, else
+/// `default`, within 1 and `most`.
+pub(crate) fn page_size(
+    page: &HashMap<String, String>,
+    key: &str,
+    default: usize,
+    most: usize,
+) -> usize {
+    page.get(key)
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(default)
+        .clamp(1, most)
+}
+
 /// A batch as its API describes it, or 404 when there is no such batch.
 pub(crate) fn batch_reply(described: Option<serde_json::Value>) -> Response {
     match described {

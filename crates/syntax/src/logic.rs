@@ -226,4 +226,3 @@ mod tests {
         assert_eq!(std::mem::size_of::<Term>(), std::mem::size_of::<String>());
     }
 }
-

@@ -5,7 +5,7 @@
 //! state and, once it ended, its responses; `GET /v1beta/batches` lists them.
 
 use crate::answer::{answer, with_model, Body};
-use crate::batch::{batch_reply, created, error, rfc3339};
+use crate::batch::{batch_reply, created, error, page_size, rfc3339};
 use crate::shared::{Authorized, Shared, API_ERROR};
 use crate::store::{Origin, Request};
 use crate::wire::{Completion, Got, Wire};
@@ -180,11 +180,7 @@ async fn list(
     _: Authorized,
     Query(page): Query<HashMap<String, String>>,
 ) -> Response {
-    let size = page
-        .get("pageSize")
-        .and_then(|l| l.parse::<usize>().ok())
-        .unwrap_or(50)
-        .clamp(1, 1000);
+    let size = page_size(&page, "pageSize", 50, 1000);
     let start: usize = page
         .get("pageToken")
         .and_then(|t| t.parse().ok())

@@ -6,7 +6,7 @@
 //! deployment's own path beside them.
 
 use crate::answer::{answer, call_route, with_model, Body};
-use crate::batch::{batch_reply, created, error};
+use crate::batch::{batch_reply, created, error, page_size};
 use crate::shared::{Authorized, Shared, API_ERROR};
 use crate::store::{unix_now, Origin, Request};
 use crate::wire::{Completion, Got, Wire};
@@ -292,11 +292,7 @@ async fn list(
     _: Authorized,
     Query(page): Query<HashMap<String, String>>,
 ) -> Response {
-    let limit = page
-        .get("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .unwrap_or(20)
-        .clamp(1, 100);
+    let limit = page_size(&page, "limit", 20, 100);
     let made = s.batch_ids_newest_first(|b| b.origin.input_file_id.is_some());
     let start = page
         .get("after")
