@@ -25,15 +25,12 @@ pub fn read(text: &str, path: &Path) -> Result<ConfigFile> {
         source,
     };
     let mut flags: toml::Table = toml::from_str(text).map_err(config)?;
+    // Beside these tables the list of models is `models` (the flag's alias).
     let mut models = ModelTables::new();
     if matches!(flags.get("model"), Some(toml::Value::Table(_))) {
         if let Some(tables) = flags.remove("model") {
             models = tables.try_into().map_err(config)?;
         }
-    }
-    // Beside the tables, the list of models is written as `models`.
-    if let Some(list) = flags.remove("models") {
-        flags.insert("model".into(), list);
     }
     Ok(ConfigFile { flags, models })
 }
@@ -186,7 +183,14 @@ mod tests {
         )
         .unwrap();
         assert!(file.models.contains_key("reference"));
-        assert!(file.flags.contains_key("model"));
+        let command = RunArgs::augment_args(clap::Command::new("run"));
+        let listed = tokens(&file.flags, &command, Path::new("run.toml"), |_| false).unwrap();
+        assert_eq!(listed, ["--model=reference"]);
+        // The plural keys config.toml had before its keys were the flags.
+        assert_eq!(
+            tokens_of("datasets = [\"fol\"]\nprompts = [\"few-shot\"]\n"),
+            ["--dataset=fol", "--prompt=few-shot"]
+        );
     }
 
     #[test]

@@ -21,7 +21,9 @@ pub const DEFAULT_MODELS: [&str; 2] = ["reference", "reference-noisy:0.1"];
 #[serde(rename_all = "kebab-case")]
 pub struct PlanArgs {
     /// Dataset type (repeat for several).
-    #[arg(long = "dataset", value_enum, default_values_t = DatasetKind::ALL)]
+    // `datasets`, `models` and `prompts`: as config.toml named them before
+    // its keys were the flags, so that such a file still reads.
+    #[arg(long = "dataset", alias = "datasets", value_enum, default_values_t = DatasetKind::ALL)]
     #[serde(rename = "dataset")]
     pub datasets: Vec<DatasetKind>,
     /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
@@ -29,12 +31,12 @@ pub struct PlanArgs {
     /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
     /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s,
     /// max_reply_bytes; other keys are sent as request-body fields).
-    #[arg(long = "model", default_values = DEFAULT_MODELS)]
+    #[arg(long = "model", alias = "models", default_values = DEFAULT_MODELS)]
     #[serde(rename = "model")]
     pub models: Vec<Model>,
     /// Prompt style (repeat for both); when none is given, both, or
     /// zero-shot alone under --protocol.
-    #[arg(long = "prompt", value_enum)]
+    #[arg(long = "prompt", alias = "prompts", value_enum)]
     #[serde(rename = "prompt", skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<Shots>,
     /// How many items, and their seed.
