@@ -10,14 +10,15 @@ use anyhow::{Context, Result};
 use autoeval_engine::local::judge_local;
 use autoeval_run_dir::{judge_file, latest_judgements, rewrite_judgements, JudgeFile, RunDir};
 
-use autoeval_llm_client::{Backend, BackendOptions, DiskCache, ResponseCache};
+use autoeval_llm_client::{DiskCache, ResponseCache};
 use autoeval_metrics::judge::{confusion_by_complexity, Confusion};
-use autoeval_models::{GenerationParams, Model, ModelSettings, ModelSpec};
+use autoeval_models::{Model, ModelSettings, PriceTable};
 use autoeval_prompts::{PromptSet, Templates};
 use autoeval_proto::{JudgeRecord, JudgeTask, ResultRecord, Verdict};
 use autoeval_report::pct;
 use autoeval_run_settings::Resolved;
 use autoeval_translate::judge::Judging;
+use autoeval_translate::{build_backend, Local};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -234,7 +235,12 @@ pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let records = dir.records()?;
     let run_settings = dir.settings().ok();
-    let (spec, settings, prompt_set) = judge_settings(&args.judge, run_settings.as_ref())?;
+    let (settings, prompt_set) = judge_settings(&args.judge, run_settings.as_ref())?;
+    let prices = autoeval_run_dir::price_table(
+        run_settings
+            .as_ref()
+            .and_then(|r| r.files.prices.as_deref()),
+    )?;
     let style = style_name(args.prompt);
     let path = judge_file(&dir, &args.judge, style);
     let recorded = std::fs::read_to_string(&path).unwrap_or_default();
@@ -318,8 +324,8 @@ pub fn run(args: Args) -> Result<()> {
         return finish(&dir, &path, &source, args.output.quiet);
     }
     let judge = Judge {
-        spec,
         settings: &settings,
+        prices,
         prompt_set,
     };
     here(&args, &dir, judge, todo, file, &path)?;
@@ -356,10 +362,11 @@ fn on_fleet(
     Ok(lines)
 }
 
-/// The judge a command asks: its spec, settings and prompt set.
+/// The judge a command asks: its settings, the prices it is charged at,
+/// and the prompt set.
 struct Judge<'a> {
-    spec: ModelSpec,
     settings: &'a ModelSettings,
+    prices: PriceTable,
     prompt_set: PromptSet,
 }
 
@@ -374,26 +381,24 @@ fn here(
     path: &std::path::Path,
 ) -> Result<()> {
     let Judge {
-        spec,
         settings,
+        prices,
         prompt_set,
     } = judge;
-    let cache: Option<Arc<dyn ResponseCache>> = if spec.is_builtin() {
-        None
-    } else {
-        Some(Arc::new(DiskCache::new(dir.0.join("cache"))?))
+    let cache: Arc<dyn ResponseCache> = Arc::new(DiskCache::new(dir.0.join("cache"))?);
+    let settings = ModelSettings {
+        concurrency: settings.concurrency.or(Some(args.concurrency)),
+        ..settings.clone()
     };
-    let backend = Arc::new(Backend::new(
-        spec,
-        BackendOptions {
-            concurrency: settings.concurrency.unwrap_or(args.concurrency),
-            params: settings.params(&GenerationParams::default()),
-            cache,
-            secrets_file: args.keys.secrets.clone(),
-            judge: Some(Arc::new(autoeval_verify::equivalent)),
-            ..BackendOptions::default()
-        },
-    )?);
+    let local = Local {
+        cache: Some(cache),
+        secrets_file: args.keys.secrets.clone(),
+        gate: Some(Arc::new(autoeval_llm_client::LocalGate::default())),
+        base_urls: autoeval_llm_client::BaseUrls::from_env(),
+        judge: Some(Arc::new(autoeval_verify::equivalent)),
+        ..Local::default()
+    };
+    let backend = Arc::new(build_backend(&args.judge, &settings, &prices, &local)?);
     let judging = Arc::new(Judging {
         backend: backend.clone(),
         templates: Arc::new(Templates::of_set(prompt_set)),
@@ -424,17 +429,14 @@ fn here(
     Ok(())
 }
 
-/// The judge's spec, its settings and the prompt set it is asked with.
-/// Under a protocol the run's resolution gives them, as to the run's own
-/// models (the public implementation asked its judge as it asked for
+/// The judge's settings and the prompt set it is asked with. Under a
+/// protocol the run's resolution gives them, as to the run's own models
+/// (the public implementation asked its judge as it asked for
 /// translations); otherwise the spec's, with the tool's defaults.
-fn judge_settings(
-    judge: &Model,
-    run: Option<&Resolved>,
-) -> Result<(ModelSpec, ModelSettings, PromptSet)> {
+fn judge_settings(judge: &Model, run: Option<&Resolved>) -> Result<(ModelSettings, PromptSet)> {
     match run {
         Some(run) if run.protocol.is_some() => {
-            let (spec, settings) = run.model_settings(judge);
+            let (_, settings) = run.model_settings(judge);
             // How many calls at once is this command's (--concurrency)
             // unless the spec or the model's table says, not the run's.
             let own = judge.own_settings();
@@ -443,12 +445,11 @@ fn judge_settings(
                 concurrency: own.concurrency.or(table),
                 ..settings
             };
-            Ok((spec, settings, run.plan.prompt_set))
+            Ok((settings, run.plan.prompt_set))
         }
         _ => {
-            let (spec, settings) = (judge.spec().clone(), judge.own_settings().clone());
             let set = run.map_or(PromptSet::Paper, |r| r.plan.prompt_set);
-            Ok((spec, settings, set))
+            Ok((judge.own_settings().clone(), set))
         }
     }
 }

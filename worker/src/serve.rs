@@ -48,6 +48,8 @@ pub async fn run(args: Args) -> Result<()> {
         journal: None,
         batch_spend: None,
         base_urls: autoeval_llm_client::BaseUrls::from_env(),
+        // The prover stays in the verifiers: a built-in judge here says it cannot decide.
+        judge: None,
     };
     let registry = Arc::new(RedisRegistry::new(redis.clone()));
     // Batched tasks are kept in Redis under this process's lease.

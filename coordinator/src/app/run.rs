@@ -81,6 +81,8 @@ pub(crate) fn build_stages(
         // A one-machine run keeps no budget; its batches' costs are in its journal.
         batch_spend: None,
         base_urls: autoeval_llm_client::BaseUrls::from_env(),
+        // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
+        judge: None,
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;

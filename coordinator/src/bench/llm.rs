@@ -3,11 +3,10 @@
 
 use anyhow::{Context, Result};
 use autoeval_generate::{generate_batch, DatasetConfig, DatasetKind};
-use autoeval_llm_client::{Backend, BackendOptions};
 use autoeval_mock_llm::{router, MockConfig};
-use autoeval_models::ModelSpec;
+use autoeval_models::{Model, ModelSettings, PriceTable};
 use autoeval_prompts::{Family, Shots, Templates};
-use autoeval_translate::{round_trip, Request};
+use autoeval_translate::{build_backend, round_trip, Local, Request};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,12 +74,17 @@ async fn measure(args: &Args, latency_ms: u64, items: Arc<Vec<String>>) -> Resul
         ..MockConfig::default()
     };
     let server = tokio::spawn(async move { axum::serve(listener, router(config)).await });
-    let spec = ModelSpec::on_server("reference", &format!("http://{addr}/v1"))?;
-    let options = BackendOptions {
-        concurrency: args.concurrency,
-        ..BackendOptions::default()
+    let model = Model::on_server("reference", &format!("http://{addr}/v1"))?;
+    let settings = ModelSettings {
+        concurrency: Some(args.concurrency),
+        ..ModelSettings::default()
     };
-    let backend = Arc::new(Backend::new(spec, options)?);
+    let backend = Arc::new(build_backend(
+        &model,
+        &settings,
+        &PriceTable::builtin(),
+        &Local::default(),
+    )?);
     let templates = Arc::new(Templates::builtin());
     let next = Arc::new(AtomicUsize::new(0));
     let failures = Arc::new(AtomicUsize::new(0));

@@ -12,6 +12,7 @@ mod max_tokens;
 mod model;
 mod prices;
 pub mod provider;
+mod sent;
 mod settings;
 mod spec;
 mod waits;

@@ -41,6 +41,11 @@ impl Model {
     pub fn own_settings(&self) -> &ModelSettings {
         &self.0.own
     }
+
+    /// The model `model` on the OpenAI-compatible server at `base_url`.
+    pub fn on_server(model: &str, base_url: &str) -> Result<Model, SpecError> {
+        ModelSpec::on_server(model, base_url)?.to_string().parse()
+    }
 }
 
 impl std::str::FromStr for Model {

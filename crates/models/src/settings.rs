@@ -40,6 +40,9 @@ pub struct ModelSettings {
     pub concurrency: Option<usize>,
     /// Time limit of one request, in seconds.
     pub request_timeout_s: Option<u64>,
+    /// Attempts per call, the first included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
     /// The largest reply read, in bytes; a longer one is a non-compliant
     /// "answer too long" [default: 1 MiB].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,6 +120,9 @@ impl ModelSettings {
                     out.request_timeout_s =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
                 }
+                "max-attempts" => {
+                    out.max_attempts = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
+                }
                 "max-reply-bytes" => {
                     out.max_reply_bytes =
                         Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
@@ -165,6 +171,7 @@ impl ModelSettings {
             api_version: over.api_version.or(self.api_version),
             concurrency: over.concurrency.or(self.concurrency),
             request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
+            max_attempts: over.max_attempts.or(self.max_attempts),
             max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
             requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
             tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
@@ -194,8 +201,9 @@ impl ModelSettings {
         })
     }
 
-    /// The generation parameters these settings make of the run's `base`.
-    pub fn params(&self, base: &GenerationParams) -> GenerationParams {
+    /// The generation parameters these settings make of the run's `base`
+    /// (the spec's [`crate::ModelSpec::params`] adds what its name says).
+    pub(crate) fn params(&self, base: &GenerationParams) -> GenerationParams {
         let mut extra = base.extra.clone();
         extra.extend(self.extra.clone());
         GenerationParams {
@@ -316,6 +324,9 @@ impl ModelSettings {
         }
         if self.request_timeout_s.is_some_and(|t| t > 86_400) {
             return out_of("request-timeout-s", "at most 86400");
+        }
+        if self.max_attempts.is_some_and(|n| n == 0 || n > 100) {
+            return out_of("max-attempts", "1..=100");
         }
         if self
             .batch_size

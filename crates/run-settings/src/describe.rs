@@ -65,7 +65,7 @@ impl Resolved {
         if spec.is_builtin() {
             return Ok("built in".into());
         }
-        let params = settings.params(&autoeval_models::GenerationParams::default());
+        let params = spec.params(&settings, &autoeval_models::GenerationParams::default());
         let cap = params.max_tokens.map_or_else(
             || "none sent (the server's own limit)".to_string(),
             |n| n.to_string(),

@@ -7,7 +7,7 @@ pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, Model, ModelSettings, RetryPolicy};
+use autoeval_models::{GenerationParams, Model, ModelSettings, PriceTable, RetryPolicy};
 use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +35,9 @@ pub struct Local {
     pub batch_spend: Option<Arc<dyn autoeval_llm_client::BatchSpend>>,
     /// Other addresses for the providers' APIs, from this machine's environment.
     pub base_urls: autoeval_llm_client::BaseUrls,
+    /// How the built-in models answer the A4 question, in a process that
+    /// asks judges; without one they say they cannot.
+    pub judge: Option<autoeval_llm_client::BuiltinJudge>,
 }
 
 /// Why stages cannot be built from settings.
@@ -91,53 +94,81 @@ fn request_timeout(settings: &ModelSettings) -> Duration {
     Duration::from_secs(settings.request_timeout_s.unwrap_or(120))
 }
 
+/// A backend for `model`, called as `settings` say (the run's settings and
+/// the model's own, merged) at the prices of `prices`, with this process's
+/// `local` parts: the one place a model's backend is built, for a run, a
+/// worker, a judge and a benchmark alike. A setting the model cannot take
+/// at all is refused here, before any call.
+pub fn build_backend(
+    model: &Model,
+    settings: &ModelSettings,
+    prices: &PriceTable,
+    local: &Local,
+) -> Result<Backend, SettingsError> {
+    let spec = model.spec().clone();
+    let failed = |source: CallError| SettingsError::Model {
+        model: model.to_string(),
+        source,
+    };
+    let params = spec.params(settings, &GenerationParams::default());
+    if let Some(why) = spec.refuses(&params) {
+        return Err(failed(CallError::Setup(why)));
+    }
+    let options = BackendOptions {
+        concurrency: local
+            .concurrency
+            .or(settings.concurrency)
+            .unwrap_or(DEFAULT_CONCURRENCY),
+        adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
+        request_timeout: request_timeout(settings),
+        retry: RetryPolicy {
+            max_attempts: settings
+                .max_attempts
+                .unwrap_or(RetryPolicy::default().max_attempts),
+            ..RetryPolicy::default()
+        },
+        params,
+        prices: prices.clone(),
+        max_reply_bytes: settings
+            .max_reply_bytes
+            .unwrap_or(autoeval_llm_client::DEFAULT_MAX_REPLY_BYTES),
+        // The built-in models cost nothing and answer in microseconds: caching them only costs storage.
+        cache: if spec.is_builtin() {
+            None
+        } else {
+            local.cache.clone()
+        },
+        secrets_file: local.secrets_file.clone(),
+        base_url: local.base_urls.of(&spec),
+        judge: local.judge.clone(),
+        observer: local.observer.clone(),
+        limits: autoeval_llm_client::RateLimits {
+            requests_per_minute: settings.requests_per_minute,
+            tokens_per_minute: settings.tokens_per_minute,
+        },
+        gate: local.gate.clone(),
+        batch: settings.batching(),
+        journal: local.journal.clone(),
+        batch_spend: local.batch_spend.clone(),
+    };
+    Backend::new(spec, options).map_err(failed)
+}
+
+/// Requests in flight at once to one model when nothing says otherwise.
+const DEFAULT_CONCURRENCY: usize = 32;
+
 impl StageBackends for StageSettings {
     /// A backend for `model` (one of the run's) with this machine's `local` parts.
     fn backend(&self, model: &Model, local: &Local) -> Result<Backend, SettingsError> {
-        let spec = model.spec().clone();
-        let settings = model_settings(self, model.as_str());
-        let options = BackendOptions {
-            concurrency: local.concurrency.or(settings.concurrency).unwrap_or(32),
-            adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
-            request_timeout: request_timeout(&settings),
-            retry: RetryPolicy {
-                max_attempts: self.translate.max_attempts,
-                ..RetryPolicy::default()
-            },
-            params: settings.params(&GenerationParams::default()),
-            prices: self.translate.prices.clone(),
-            max_reply_bytes: settings
-                .max_reply_bytes
-                .unwrap_or(autoeval_llm_client::DEFAULT_MAX_REPLY_BYTES),
-            // The built-in models cost nothing and answer in microseconds: caching them only costs storage.
-            cache: if spec.is_builtin() {
-                None
-            } else {
-                local.cache.clone()
-            },
-            secrets_file: local.secrets_file.clone(),
-            base_url: local.base_urls.of(&spec),
-            // Runs ask only translation prompts; the A4 judge is `autoeval judge`'s.
-            judge: None,
-            observer: local.observer.clone(),
-            limits: autoeval_llm_client::RateLimits {
-                requests_per_minute: settings.requests_per_minute,
-                tokens_per_minute: settings.tokens_per_minute,
-            },
-            gate: local.gate.clone(),
-            batch: settings.batching(),
-            journal: local.journal.clone(),
-            batch_spend: local.batch_spend.clone(),
-        };
-        Backend::new(spec, options).map_err(|source| SettingsError::Model {
-            model: model.to_string(),
-            source,
-        })
+        let mut settings = model_settings(self, model.as_str());
+        settings.max_attempts = settings.max_attempts.or(Some(self.translate.max_attempts));
+        build_backend(model, &settings, &self.translate.prices, local)
     }
 
     fn task_budget(&self, model: &str) -> Duration {
         let settings = model_settings(self, model);
-        budget_of(request_timeout(&settings), self.translate.max_attempts)
+        let attempts = settings.max_attempts.unwrap_or(self.translate.max_attempts);
+        budget_of(request_timeout(&settings), attempts)
     }
 
     fn translator(&self, models: &[Model], local: &Local) -> Result<Translator, SettingsError> {

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::secret::Credentials;
 use crate::Answer;
+use autoeval_models::provider::{cap_beside_thinking, Takes};
 use autoeval_models::{GenerationParams, ModelSpec};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
@@ -32,25 +33,27 @@ impl Provider for Anthropic {
         with_key(r, credentials, Some("x-api-key"))
     }
 
-    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
+    fn request_body(&self, model: &str, p: &GenerationParams, takes: Takes, prompt: &str) -> Value {
+        // The API requires a cap: with none asked for, its models' ceiling;
+        // beside a thinking budget, above it.
+        let cap = p
+            .max_tokens
+            .unwrap_or(autoeval_models::provider::ANTHROPIC_OUTPUT_CEILING);
         let mut body = json!({
             "model": model,
-            // The API requires a cap: with none asked for, its models' ceiling.
-            "max_tokens": p.max_tokens.unwrap_or(autoeval_models::provider::ANTHROPIC_OUTPUT_CEILING),
-            "temperature": p.temperature,
+            "max_tokens": cap_beside_thinking(cap, p.thinking_budget),
             "messages": [{"role": "user", "content": prompt}],
         });
+        if takes.temperature {
+            body["temperature"] = json!(p.temperature);
+        }
         if let Some(system) = &p.system {
             body["system"] = json!(system);
         }
         if let Some(budget) = p.thinking_budget {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
-        if p.reasoning || p.thinking_budget.is_some() {
-            // Extended thinking takes no temperature other than the default.
-            body.as_object_mut().map(|b| b.remove("temperature"));
-        }
-        add_extra(&mut body, p);
+        add_extra(&mut body, p, takes);
         body
     }
 

@@ -8,6 +8,7 @@ use super::openai::{chat_body, chat_reason, read_chat_answer, FileBatchApi};
 use super::{with_key, Provider, Reason};
 use crate::secret::Credentials;
 use crate::{Answer, ApiKey};
+use autoeval_models::provider::Takes;
 use autoeval_models::{GenerationParams, ModelSpec};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -66,8 +67,8 @@ impl Provider for Azure {
         }
     }
 
-    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
-        chat_body(model, p, prompt)
+    fn request_body(&self, model: &str, p: &GenerationParams, takes: Takes, prompt: &str) -> Value {
+        chat_body(model, p, takes, prompt)
     }
 
     fn read_answer(&self, v: &Value, spec: &ModelSpec) -> Result<Answer, &'static str> {

@@ -10,6 +10,7 @@
 use super::{finish_of, message_of, openai::too_long_for_context, Provider, Reason};
 use crate::secret::{Credentials, SigningKeys};
 use crate::{Answer, ApiKey};
+use autoeval_models::provider::{cap_beside_thinking, Takes};
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::HeaderMap;
@@ -120,13 +121,21 @@ impl Provider for Bedrock {
         Ok(())
     }
 
-    fn request_body(&self, _model: &str, p: &GenerationParams, prompt: &str) -> Value {
+    fn request_body(
+        &self,
+        _model: &str,
+        p: &GenerationParams,
+        takes: Takes,
+        prompt: &str,
+    ) -> Value {
         let mut inference = serde_json::Map::new();
         if let Some(cap) = p.max_tokens {
-            inference.insert("maxTokens".into(), json!(cap));
+            inference.insert(
+                "maxTokens".into(),
+                json!(cap_beside_thinking(cap, p.thinking_budget)),
+            );
         }
-        let thinking = p.thinking_budget.is_some() || p.reasoning;
-        if !thinking {
+        if takes.temperature {
             inference.insert("temperature".into(), json!(p.temperature));
         }
         let mut body = json!({
@@ -148,6 +157,9 @@ impl Provider for Bedrock {
             model_fields.insert("reasoning_effort".into(), json!(effort));
         }
         for (k, v) in &p.extra {
+            if k == "top_p" && !takes.top_p {
+                continue;
+            }
             model_fields.insert(k.clone(), v.clone());
         }
         if !model_fields.is_empty() {

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::secret::Credentials;
 use crate::Answer;
+use autoeval_models::provider::Takes;
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
@@ -40,8 +41,17 @@ impl Provider for Gemini {
         with_key(r, credentials, Some("x-goog-api-key"))
     }
 
-    fn request_body(&self, _model: &str, p: &GenerationParams, prompt: &str) -> Value {
-        let mut config = json!({ "temperature": p.temperature });
+    fn request_body(
+        &self,
+        _model: &str,
+        p: &GenerationParams,
+        takes: Takes,
+        prompt: &str,
+    ) -> Value {
+        let mut config = json!({});
+        if takes.temperature {
+            config["temperature"] = json!(p.temperature);
+        }
         if let Some(cap) = p.max_tokens {
             config["maxOutputTokens"] = json!(cap);
         }

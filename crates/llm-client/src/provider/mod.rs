@@ -16,7 +16,7 @@ pub use refusal::{Class, Reason};
 
 use crate::secret::Credentials;
 use crate::{Answer, ApiKey};
-use autoeval_models::provider::Api;
+use autoeval_models::provider::{Api, Takes};
 use autoeval_models::{GenerationParams, ModelSpec};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -71,7 +71,15 @@ pub(crate) trait Provider: Sync {
         Ok(())
     }
     /// The body of one chat request for `prompt` to `model`.
-    fn request_body(&self, model: &str, params: &GenerationParams, prompt: &str) -> Value;
+    /// `takes` says which sampling settings the model takes; one it does
+    /// not is left out.
+    fn request_body(
+        &self,
+        model: &str,
+        params: &GenerationParams,
+        takes: Takes,
+        prompt: &str,
+    ) -> Value;
     /// The answer in a successful reply, or what it lacks; `spec`'s
     /// provider says what its finish reasons mean.
     fn read_answer(&self, reply: &Value, spec: &ModelSpec) -> Result<Answer, &'static str>;
@@ -262,7 +270,9 @@ pub(crate) fn base_url_of(
 
 /// The body of one chat request for `prompt`, in the shape of `spec`'s API.
 pub(crate) fn request_body(spec: &ModelSpec, params: &GenerationParams, prompt: &str) -> Value {
-    of(spec).request_body(&spec.model(), params, prompt)
+    let model = spec.model();
+    let takes = spec.provider().takes(&model, params);
+    of(spec).request_body(&model, params, takes, prompt)
 }
 
 /// The credentials of `spec`'s provider, each variable read from the
@@ -280,9 +290,12 @@ fn finish_of(spec: &ModelSpec, word: Option<&str>) -> Option<autoeval_models::Fi
 }
 
 /// Adds the extra body fields, replacing fields of the same name.
-fn add_extra(body: &mut Value, params: &GenerationParams) {
+fn add_extra(body: &mut Value, params: &GenerationParams, takes: Takes) {
     if let Some(b) = body.as_object_mut() {
         for (k, v) in &params.extra {
+            if k == "top_p" && !takes.top_p {
+                continue;
+            }
             b.insert(k.clone(), v.clone());
         }
     }

@@ -9,6 +9,7 @@ use super::{
     FileBatches, Line, Provider, Reason, Submission,
 };
 use crate::Answer;
+use autoeval_models::provider::Takes;
 use autoeval_models::{GenerationParams, ModelSpec};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
@@ -27,8 +28,8 @@ impl Provider for OpenAiCompatible {
         "/chat/completions".into()
     }
 
-    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
-        chat_body(model, p, prompt)
+    fn request_body(&self, model: &str, p: &GenerationParams, takes: Takes, prompt: &str) -> Value {
+        chat_body(model, p, takes, prompt)
     }
 
     fn read_answer(&self, v: &Value, spec: &ModelSpec) -> Result<Answer, &'static str> {
@@ -49,25 +50,26 @@ impl Provider for OpenAiCompatible {
 }
 
 /// A chat-completions request body.
-pub(super) fn chat_body(model: &str, p: &GenerationParams, prompt: &str) -> Value {
+pub(super) fn chat_body(model: &str, p: &GenerationParams, takes: Takes, prompt: &str) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &p.system {
         messages.push(json!({"role": "system", "content": system}));
     }
     messages.push(json!({"role": "user", "content": prompt}));
     let mut body = json!({"model": model, "messages": messages});
+    if takes.temperature {
+        body["temperature"] = json!(p.temperature);
+    }
     // No cap at all when the settings give none: a local server then
     // fills the model's context, as the public implementation asked it.
-    if p.reasoning {
-        // o1/o3-style models reject max_tokens and any temperature.
-        if let Some(cap) = p.max_tokens {
-            body["max_completion_tokens"] = json!(cap);
-        }
-    } else {
-        body["temperature"] = json!(p.temperature);
-        if let Some(cap) = p.max_tokens {
-            body["max_tokens"] = json!(cap);
-        }
+    // Reasoning models refuse `max_tokens` and take `max_completion_tokens`.
+    if let Some(cap) = p.max_tokens {
+        let field = if p.reasoning {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body[field] = json!(cap);
     }
     if let Some(seed) = p.seed {
         body["seed"] = json!(seed);
@@ -75,7 +77,7 @@ pub(super) fn chat_body(model: &str, p: &GenerationParams, prompt: &str) -> Valu
     if let Some(effort) = &p.reasoning_effort {
         body["reasoning_effort"] = json!(effort);
     }
-    add_extra(&mut body, p);
+    add_extra(&mut body, p, takes);
     body
 }
 

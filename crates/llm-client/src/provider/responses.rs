@@ -6,6 +6,7 @@
 use super::openai::{chat_reason, FileBatchApi};
 use super::{add_extra, finish_of, Provider, Reason};
 use crate::Answer;
+use autoeval_models::provider::Takes;
 use autoeval_models::{GenerationParams, ModelSpec, Usage};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
@@ -24,7 +25,7 @@ impl Provider for Responses {
         "/responses".into()
     }
 
-    fn request_body(&self, model: &str, p: &GenerationParams, prompt: &str) -> Value {
+    fn request_body(&self, model: &str, p: &GenerationParams, takes: Takes, prompt: &str) -> Value {
         let mut body = json!({"model": model, "input": prompt});
         if let Some(system) = &p.system {
             body["instructions"] = json!(system);
@@ -33,13 +34,13 @@ impl Provider for Responses {
             body["max_output_tokens"] = json!(cap);
         }
         // Reasoning models take no temperature; the API has no seed.
-        if !p.reasoning {
+        if takes.temperature {
             body["temperature"] = json!(p.temperature);
         }
         if let Some(effort) = &p.reasoning_effort {
             body["reasoning"] = json!({ "effort": effort });
         }
-        add_extra(&mut body, p);
+        add_extra(&mut body, p, takes);
         body
     }
 

@@ -66,7 +66,7 @@ fn backend(model: &str, base: &str, tail: &str) -> Backend {
     let model: autoeval_models::Model = written.parse().unwrap();
     let (spec, settings) = (model.spec().clone(), model.own_settings());
     let options = BackendOptions {
-        params: settings.params(&GenerationParams::default()),
+        params: spec.params(settings, &GenerationParams::default()),
         retry: RetryPolicy {
             max_attempts: 1,
             base_delay: Duration::from_millis(1),
@@ -161,7 +161,7 @@ async fn extra_fields_from_the_config_replace_the_defaults() {
     };
     let spec: ModelSpec = format!("openai-compatible:m@{base}").parse().unwrap();
     let options = BackendOptions {
-        params: table.params(&GenerationParams::default()),
+        params: spec.params(&table, &GenerationParams::default()),
         ..BackendOptions::default()
     };
     Backend::new(spec, options)

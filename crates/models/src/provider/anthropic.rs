@@ -1,7 +1,7 @@
 //! Anthropic's API: messages, a key in `ANTHROPIC_API_KEY`, a token cap it
 //! requires and its ceiling, its Message Batches' limits.
 
-use super::{model_name, Api, BatchLimits, Named, Provider};
+use super::{model_at, Api, BatchLimits, Named, Provider};
 use crate::{Finish, MaxTokens};
 
 /// The most tokens its models reply without a beta flag (8,192 for Claude
@@ -20,11 +20,11 @@ impl Provider for Anthropic {
     }
 
     fn form(&self) -> &'static str {
-        "anthropic:MODEL"
+        "anthropic:MODEL[@URL]"
     }
 
     fn read(&self, rest: Option<&str>) -> Result<Named, String> {
-        model_name(rest)
+        model_at(self, rest, false)
     }
 
     fn api(&self) -> Api {
@@ -72,4 +72,24 @@ impl Provider for Anthropic {
             _ => Finish::Other,
         }
     }
+
+    fn takes(&self, _model: &str, p: &crate::GenerationParams) -> super::Takes {
+        super::thinking_takes(p)
+    }
+
+    fn refuses(&self, _model: &str, p: &crate::GenerationParams) -> Option<String> {
+        thinking_budget_too_small(p)
+    }
+}
+
+/// Why a thinking budget is below what extended thinking takes, when it is.
+pub(super) fn thinking_budget_too_small(p: &crate::GenerationParams) -> Option<String> {
+    p.thinking_budget
+        .filter(|&b| b < super::LEAST_THINKING_BUDGET)
+        .map(|b| {
+            format!(
+                "thinking-budget must be at least {} for extended thinking, not {b}",
+                super::LEAST_THINKING_BUDGET
+            )
+        })
 }

@@ -39,4 +39,8 @@ impl Provider for Azure {
             bytes: 190_000_000,
         })
     }
+
+    fn reasoning_by_name(&self, model: &str) -> bool {
+        super::openai_reasoning_name(model)
+    }
 }

@@ -54,6 +54,14 @@ impl Provider for Bedrock {
     fn price_key(&self, model: &str) -> String {
         vendor_model(model).to_string()
     }
+
+    fn takes(&self, _model: &str, p: &crate::GenerationParams) -> super::Takes {
+        super::thinking_takes(p)
+    }
+
+    fn refuses(&self, _model: &str, p: &crate::GenerationParams) -> Option<String> {
+        super::anthropic::thinking_budget_too_small(p)
+    }
 }
 
 /// The vendor's model inside a Bedrock model id: `us.anthropic.claude-sonnet-4-5-20250929-v1:0`

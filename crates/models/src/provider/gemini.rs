@@ -65,4 +65,39 @@ impl Provider for Gemini {
             _ => Finish::Other,
         }
     }
+
+    fn takes(&self, _model: &str, _p: &crate::GenerationParams) -> super::Takes {
+        // Its thinking models take a temperature too.
+        super::Takes::EVERYTHING
+    }
+
+    fn refuses(&self, model: &str, p: &crate::GenerationParams) -> Option<String> {
+        let budget = p.thinking_budget?;
+        let (range, off) = thinking_range(model)?;
+        let fits = range.contains(&budget) || (off && budget == 0);
+        (!fits).then(|| {
+            let zero = if off { " (or 0, thinking off)" } else { "" };
+            format!(
+                "thinking-budget must be within {}..={}{zero} for {model}, not {budget}",
+                range.start(),
+                range.end()
+            )
+        })
+    }
+}
+
+/// The thinking budgets a Gemini 2.5 model takes, and whether 0 turns its
+/// thinking off; `None` for a model whose range is not known here (the
+/// server then says).
+fn thinking_range(model: &str) -> Option<(std::ops::RangeInclusive<u32>, bool)> {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    if name.starts_with("gemini-2.5-pro") {
+        Some((128..=32_768, false))
+    } else if name.starts_with("gemini-2.5-flash-lite") {
+        Some((512..=24_576, true))
+    } else if name.starts_with("gemini-2.5-flash") {
+        Some((0..=24_576, true))
+    } else {
+        None
+    }
 }

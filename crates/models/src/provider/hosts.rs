@@ -2,7 +2,7 @@
 //! table of name, address, key variable and batch support, used as
 //! `NAME:MODEL`; each is the OpenAI-compatible module at its address.
 
-use super::{model_name, Api, BatchLimits, Named, Provider};
+use super::{model_at, Api, BatchLimits, Named, Provider};
 
 /// One named host.
 #[derive(Debug)]
@@ -106,7 +106,7 @@ impl Provider for Host {
     }
 
     fn read(&self, rest: Option<&str>) -> Result<Named, String> {
-        model_name(rest)
+        model_at(self, rest, false)
     }
 
     fn default_base_url(&self) -> Option<&'static str> {

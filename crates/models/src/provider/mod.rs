@@ -18,7 +18,7 @@ pub use anthropic::OUTPUT_CEILING as ANTHROPIC_OUTPUT_CEILING;
 pub use builtin::Builtin;
 pub use hosts::Host;
 
-use crate::{Finish, MaxTokens};
+use crate::{Finish, GenerationParams, MaxTokens};
 
 /// The shape of a provider's chat API: which request and reply it speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +117,101 @@ pub trait Provider: Send + Sync {
     /// model id names the vendor's model inside it).
     fn price_key(&self, model: &str) -> String {
         model.to_string()
+    }
+    /// Whether `model` is, by its name, one of its reasoning models (OpenAI's
+    /// o-series and gpt-5 family), which refuse a temperature and a
+    /// `max_tokens`; a spec's `?reasoning=true|false` overrides it.
+    fn reasoning_by_name(&self, _model: &str) -> bool {
+        false
+    }
+    /// Which of the sampling settings in `p` its API takes for `model`;
+    /// a setting it does not take is not sent. A chat-completions server's
+    /// reasoning model takes what OpenAI's do.
+    fn takes(&self, _model: &str, p: &GenerationParams) -> Takes {
+        openai_takes(p)
+    }
+    /// Why `p` cannot be sent to `model` at all (a thinking budget outside
+    /// the model's range), said before any call; `None` when it can.
+    fn refuses(&self, _model: &str, _p: &GenerationParams) -> Option<String> {
+        None
+    }
+}
+
+/// Which sampling settings a model's API takes; one it does not take is
+/// left out of the request, and the run's settings say so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Takes {
+    /// A temperature other than the model's default.
+    pub temperature: bool,
+    /// A `top_p` other than the model's default.
+    pub top_p: bool,
+    /// Why not, in words, when it does not take one of them.
+    pub why: &'static str,
+}
+
+impl Takes {
+    /// Every setting is taken.
+    pub const EVERYTHING: Takes = Takes {
+        temperature: true,
+        top_p: true,
+        why: "",
+    };
+}
+
+/// The OpenAI reasoning models by name: the o-series (`o1`, `o3-mini`,
+/// `o4-mini-2025-04-16`) and the gpt-5 family but its chat models
+/// (`gpt-5-chat-latest` takes a temperature), each possibly behind an
+/// `org/` prefix.
+pub(crate) fn openai_reasoning_name(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    let o_series = name.len() >= 2
+        && name.starts_with('o')
+        && name.as_bytes()[1].is_ascii_digit()
+        && name[1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .all(|c| c != '0');
+    let gpt5 = name.starts_with("gpt-5") && !name.contains("-chat");
+    o_series || gpt5
+}
+
+/// What a model with extended thinking on takes (Anthropic's, on its own
+/// API or Bedrock's): a temperature of 1 only, which is its default.
+pub(crate) fn thinking_takes(p: &GenerationParams) -> Takes {
+    if p.thinking_budget.is_some() || p.reasoning {
+        Takes {
+            temperature: false,
+            top_p: true,
+            why: "with extended thinking on, the model takes only a temperature of 1",
+        }
+    } else {
+        Takes::EVERYTHING
+    }
+}
+
+/// The token cap sent beside a thinking budget: thinking spends from the
+/// cap, which must be above the budget, so a cap at or below the budget is
+/// raised by the budget (the answer keeps the cap it was given).
+pub fn cap_beside_thinking(cap: u32, budget: Option<u32>) -> u32 {
+    match budget {
+        Some(budget) if budget >= cap => budget.saturating_add(cap),
+        _ => cap,
+    }
+}
+
+/// The least thinking budget Anthropic's extended thinking takes.
+pub(crate) const LEAST_THINKING_BUDGET: u32 = 1024;
+
+/// What an OpenAI reasoning model takes: no temperature, no `top_p`.
+pub(crate) fn openai_takes(p: &GenerationParams) -> Takes {
+    if p.reasoning {
+        Takes {
+            temperature: false,
+            top_p: false,
+            why: "the model accepts only its default",
+        }
+    } else {
+        Takes::EVERYTHING
     }
 }
 
@@ -267,15 +362,4 @@ fn checked_url(url: &str, key_variable: Option<&str>) -> Result<String, String> 
         return Err(format!("the URL holds a user or password, which would be written wherever the spec is; give the server's key in {variable} (or the secrets file) instead"));
     }
     Ok(url.trim_end_matches('/').to_string())
-}
-
-/// A model name read from `rest`, which must hold one.
-fn model_name(rest: Option<&str>) -> Result<Named, String> {
-    match rest {
-        Some(m) if !m.trim().is_empty() => Ok(Named {
-            model: m.to_string(),
-            ..Named::default()
-        }),
-        _ => Err("the model name is missing".into()),
-    }
 }

@@ -1,7 +1,7 @@
 //! OpenAI's API: chat completions at its own address, a key in
 //! `OPENAI_API_KEY`, its Batch API's limits.
 
-use super::{model_name, Api, BatchLimits, Named, Provider};
+use super::{model_at, Api, BatchLimits, Named, Provider};
 
 /// The Batch API's limits for chat completions: 50,000 requests; 200 MB of
 /// input, less a margin for the multipart framing. Servers that offer the
@@ -26,11 +26,11 @@ impl Provider for OpenAi {
     }
 
     fn form(&self) -> &'static str {
-        "openai:MODEL"
+        "openai:MODEL[@URL]"
     }
 
     fn read(&self, rest: Option<&str>) -> Result<Named, String> {
-        model_name(rest)
+        model_at(self, rest, false)
     }
 
     fn api(&self) -> Api {
@@ -55,5 +55,9 @@ impl Provider for OpenAi {
 
     fn batch_limits(&self) -> Option<BatchLimits> {
         Some(BATCH_LIMITS)
+    }
+
+    fn reasoning_by_name(&self, model: &str) -> bool {
+        super::openai_reasoning_name(model)
     }
 }

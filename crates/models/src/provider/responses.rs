@@ -55,4 +55,8 @@ impl Provider for Responses {
             _ => Finish::Other,
         }
     }
+
+    fn reasoning_by_name(&self, model: &str) -> bool {
+        super::openai_reasoning_name(model)
+    }
 }

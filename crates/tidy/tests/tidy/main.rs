@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
+mod backends;
 mod circles;
 mod debt;
 mod flags;
