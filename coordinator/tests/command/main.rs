@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 mod batch;
+mod calls;
 mod cli;
 mod common;
 mod config;

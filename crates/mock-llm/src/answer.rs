@@ -78,6 +78,10 @@ pub(crate) async fn answer(
         )
             .into_response();
     }
+    if let Some(body) = wire.refusal(&req) {
+        s.log(arrived, StatusCode::BAD_REQUEST, 0);
+        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    }
     let prompt = wire.prompt(&req);
     let cap = wire.max_tokens(&req);
     s.count_prompt(&prompt);

@@ -21,6 +21,12 @@ pub(crate) trait Wire: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether a direct request is one it takes.
     fn well_formed(&self, req: &Value) -> bool;
+    /// The provider's own 400 body for a request its model refuses (a
+    /// parameter the model does not take), as the real API words it;
+    /// `None` for a request it takes.
+    fn refusal(&self, _req: &Value) -> Option<Value> {
+        None
+    }
     /// The prompt a request asks: its last user message.
     fn prompt(&self, req: &Value) -> String {
         last_user_message(req)

@@ -27,6 +27,12 @@ impl Wire for Messages {
         req["messages"].is_array() && req["model"].is_string() && req["max_tokens"].is_u64()
     }
 
+    fn refusal(&self, req: &Value) -> Option<Value> {
+        thinking_refusal(req).map(|message| {
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        })
+    }
+
     fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
         let stop = if done.cut { "max_tokens" } else { "end_turn" };
         json!({
@@ -171,4 +177,31 @@ fn object(s: &Shared, id: &str, headers: &HeaderMap) -> Response {
         "cancel_initiated_at": null, "results_url": url,
     }))
     .into_response()
+}
+
+/// Where Anthropic's extended thinking is explained, as its refusals link it.
+const THINKING_DOCS: &str = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
+
+/// Why Anthropic refuses a request with extended thinking on, in its words:
+/// a budget under 1,024 tokens, a cap not above the budget, or a
+/// temperature other than 1.
+fn thinking_refusal(req: &Value) -> Option<String> {
+    let thinking = &req["thinking"];
+    if thinking["type"] != "enabled" {
+        return None;
+    }
+    let budget = thinking["budget_tokens"].as_u64().unwrap_or(0);
+    if budget < 1024 {
+        return Some(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into(),
+        );
+    }
+    if req["max_tokens"].as_u64().unwrap_or(0) <= budget {
+        return Some(format!("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at {THINKING_DOCS}#max-tokens-and-context-window-size"));
+    }
+    let temperature = req.get("temperature").and_then(Value::as_f64);
+    if temperature.is_some_and(|t| t != 1.0) {
+        return Some(format!("`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at {THINKING_DOCS}#important-considerations-when-using-extended-thinking"));
+    }
+    None
 }

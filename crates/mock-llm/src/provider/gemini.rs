@@ -30,6 +30,14 @@ impl Wire for GenerateContent {
         req["contents"].is_array()
     }
 
+    fn refusal(&self, req: &Value) -> Option<Value> {
+        let model = req["model"].as_str().unwrap_or_default();
+        let budget = req["generationConfig"]["thinkingConfig"]["thinkingBudget"].as_i64()?;
+        budget_refusal(model, budget).map(|message| {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        })
+    }
+
     fn prompt(&self, req: &Value) -> String {
         let Some(contents) = req["contents"].as_array() else {
             return String::new();
@@ -261,4 +269,27 @@ fn described(s: &Shared, id: &str) -> Option<Value> {
     }
     op["metadata"] = batch;
     Some(op)
+}
+
+/// Why Gemini refuses a thinking budget for `model`, in its words: the 2.5
+/// models' ranges (Pro 128 to 32,768, never off; Flash 0 to 24,576;
+/// Flash-Lite 512 to 24,576, or 0); -1 asks for a dynamic budget.
+fn budget_refusal(model: &str, budget: i64) -> Option<String> {
+    let (low, high, off) = if model.starts_with("gemini-2.5-pro") {
+        (128, 32_768, false)
+    } else if model.starts_with("gemini-2.5-flash-lite") {
+        (512, 24_576, true)
+    } else if model.starts_with("gemini-2.5-flash") {
+        (0, 24_576, true)
+    } else {
+        return None;
+    };
+    if budget == -1 || (low..=high).contains(&budget) || (off && budget == 0) {
+        return None;
+    }
+    Some(if budget == 0 {
+        "Budget 0 is invalid. This model only works in thinking mode.".to_string()
+    } else {
+        format!("The thinking budget {budget} is invalid. Please choose a value between {low} and {high}.")
+    })
 }

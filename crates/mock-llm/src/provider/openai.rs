@@ -32,6 +32,20 @@ impl Wire for ChatCompletions {
         req["messages"].is_array() && req["model"].is_string()
     }
 
+    fn refusal(&self, req: &Value) -> Option<Value> {
+        if !reasoning_model(req["model"].as_str().unwrap_or_default()) {
+            return None;
+        }
+        if req.get("max_tokens").is_some() {
+            return Some(invalid_request(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                "max_tokens",
+                json!("unsupported_parameter"),
+            ));
+        }
+        default_only(req, "unsupported_value")
+    }
+
     fn reply(&self, done: &Completion, n: u64, model: &str) -> Value {
         let mut usage = json!({"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens, "total_tokens": done.prompt_tokens + done.completion_tokens});
         if done.reasoning_tokens > 0 {
@@ -79,6 +93,24 @@ impl Wire for Responses {
 
     fn well_formed(&self, req: &Value) -> bool {
         req["model"].is_string() && (req["input"].is_string() || req["input"].is_array())
+    }
+
+    fn refusal(&self, req: &Value) -> Option<Value> {
+        let model = req["model"].as_str().unwrap_or_default();
+        if !reasoning_model(model) {
+            return None;
+        }
+        // The Responses API refuses the parameter outright, whatever its value.
+        ["temperature", "top_p"]
+            .into_iter()
+            .find(|p| req.get(*p).is_some())
+            .map(|p| {
+                invalid_request(
+                    &format!("Unsupported parameter: '{p}' is not supported with this model."),
+                    p,
+                    Value::Null,
+                )
+            })
     }
 
     fn prompt(&self, req: &Value) -> String {
@@ -368,4 +400,35 @@ fn described(s: &Shared, id: &str) -> Option<Value> {
         "request_counts": {"total": total, "completed": completed, "failed": failed},
         "metadata": null,
     }))
+}
+
+/// Whether OpenAI serves `model` as a reasoning model, which refuses
+/// `max_tokens` and any temperature or `top_p` but its default: the
+/// o-series and the gpt-5 family but for its chat models. The server's own
+/// rule, kept apart from the client's, so a test of the client fails
+/// where OpenAI would refuse it.
+fn reasoning_model(model: &str) -> bool {
+    let digit_after_o =
+        model.starts_with('o') && model[1..].starts_with(|c: char| c.is_ascii_digit());
+    digit_after_o || (model.starts_with("gpt-5") && !model.starts_with("gpt-5-chat"))
+}
+
+/// A chat-completions reasoning model's refusal of a temperature or
+/// `top_p` other than its default of 1.
+fn default_only(req: &Value, code: &str) -> Option<Value> {
+    ["temperature", "top_p"].into_iter().find_map(|p| {
+        let value = req.get(p)?;
+        (value.as_f64() != Some(1.0)).then(|| {
+            invalid_request(
+                &format!("Unsupported value: '{p}' does not support {value} with this model. Only the default (1) value is supported."),
+                p,
+                json!(code),
+            )
+        })
+    })
+}
+
+/// OpenAI's body for a request it refuses as invalid.
+fn invalid_request(message: &str, param: &str, code: Value) -> Value {
+    json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
 }

@@ -1,0 +1,145 @@
+//! How a model is called, from the outside: the requests reasoning and
+//! thinking models take, against a mock server that refuses what each
+//! provider refuses, under the defaults and the paper's protocol.
+
+use crate::common::{free_port, get_json, mock_server, records, BIN};
+use autoeval_e2e::scratch;
+use autoeval_proto::Verdict;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Keys for every provider the cases name: the mock takes any.
+const KEYS: [(&str, &str); 3] = [
+    ("OPENAI_API_KEY", "sk-test"),
+    ("ANTHROPIC_API_KEY", "sk-ant-test"),
+    ("GEMINI_API_KEY", "test"),
+];
+
+/// `autoeval run` of `model` on a small plan into `out`, with `extra` flags.
+fn run(model: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--model",
+        model,
+        "--dataset",
+        "plogic",
+        "--prompt",
+        "zero-shot",
+        "--per-bucket",
+        "1",
+        "--batches",
+        "1",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().unwrap()]);
+    Command::new(BIN).args(&args).envs(KEYS).output().unwrap()
+}
+
+/// The bodies of the requests the mock at `port` recorded, newest last.
+fn bodies(port: u16) -> Vec<Value> {
+    get_json(port, "/recorded-requests")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| serde_json::from_str(r["body"].as_str()?).ok())
+        .collect()
+}
+
+#[test]
+fn reasoning_and_thinking_models_are_sent_only_what_their_providers_take() {
+    let port = free_port();
+    let _server = mock_server(port, &["--record-requests"]);
+    let v1 = format!("http://127.0.0.1:{port}/v1");
+    let host = format!("http://127.0.0.1:{port}");
+    // Each spec, and what its requests must and must not hold.
+    let cases: [(String, &[&str], &[&str]); 5] = [
+        (
+            format!("openai:o3-mini@{v1}"),
+            &["max_completion_tokens"],
+            &["temperature", "max_tokens"],
+        ),
+        (
+            format!("openai:gpt-5-mini@{v1}"),
+            &["max_completion_tokens"],
+            &["temperature", "max_tokens"],
+        ),
+        (
+            format!("openai-responses:o4-mini@{v1}"),
+            &["max_output_tokens"],
+            &["temperature"],
+        ),
+        (
+            format!("anthropic:claude-sonnet-4-5@{host}?thinking-budget=2048"),
+            &["thinking", "max_tokens"],
+            &["temperature"],
+        ),
+        (
+            format!("gemini:gemini-2.5-flash@{host}?thinking-budget=1024"),
+            &["generationConfig"],
+            &[],
+        ),
+    ];
+    let dir = scratch("reasoning-requests");
+    for (i, (model, present, absent)) in cases.iter().enumerate() {
+        for (j, protocol) in [&[][..], &["--protocol", "paper"][..]].iter().enumerate() {
+            let out = dir.join(format!("{i}-{j}"));
+            let before = bodies(port).len();
+            let ran = run(model, &out, protocol);
+            assert!(
+                ran.status.success(),
+                "{model} {protocol:?}: {}",
+                String::from_utf8_lossy(&ran.stderr)
+            );
+            let recorded = records(&out);
+            assert!(!recorded.is_empty(), "{model}");
+            assert!(
+                recorded.iter().all(|r| r.verdict != Verdict::ApiFailure),
+                "{model} {protocol:?}: a call failed"
+            );
+            let sent = &bodies(port)[before..];
+            assert!(!sent.is_empty(), "{model}: nothing reached the mock");
+            for body in sent {
+                for key in *present {
+                    assert!(body.get(*key).is_some(), "{model}: no {key} in {body}");
+                }
+                for key in *absent {
+                    assert!(body.get(*key).is_none(), "{model}: {key} in {body}");
+                }
+            }
+        }
+    }
+    // The mock is as strict as the provider: told the model is no reasoning
+    // model, the run sends what OpenAI refuses, and halts on its words.
+    let out = dir.join("told-otherwise");
+    let ran = run(&format!("openai:o3-mini@{v1}?reasoning=false"), &out, &[]);
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(!ran.status.success(), "{said}");
+    assert!(
+        said.contains("Unsupported parameter: 'max_tokens'"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_setting_the_model_cannot_take_is_refused_before_any_call() {
+    let port = free_port();
+    let _server = mock_server(port, &[]);
+    let dir = scratch("refused-settings");
+    for (model, words) in [
+        (
+            format!("gemini:gemini-2.5-pro@http://127.0.0.1:{port}?thinking-budget=0"),
+            "thinking-budget must be within 128..=32768",
+        ),
+        (
+            format!("anthropic:claude-sonnet-4-5@http://127.0.0.1:{port}?thinking-budget=100"),
+            "thinking-budget must be at least 1024",
+        ),
+    ] {
+        let ran = run(&model, &dir.join(words.len().to_string()), &[]);
+        let said = String::from_utf8_lossy(&ran.stderr);
+        assert!(!ran.status.success() && said.contains(words), "{said}");
+    }
+    assert_eq!(get_json(port, "/stats")["requests"], 0);
+}
