@@ -212,6 +212,7 @@ pub fn execute(
     design: Design,
 ) -> Result<()> {
     use autoeval_fleet_coordinator::Waves;
+    let settings = &crate::app::run::with_this_machines_addresses(settings);
     claim_dir(dir, settings)?;
     dir.keep_caps(caps)?;
     let mut sequence = Sequence::new(dir, settings, display, design)?;

@@ -131,8 +131,21 @@ fn peak_memory_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// `settings` with where this machine's environment sends each model's
+/// requests, when it moves a provider's address: recorded in
+/// `settings.json` and named in the report.
+pub(crate) fn with_this_machines_addresses(settings: &Resolved) -> Resolved {
+    let moved = autoeval_llm_client::BaseUrls::from_env();
+    settings.clone().with_addresses(|spec| {
+        moved
+            .of(spec)
+            .filter(|a| Some(a.as_str()) != spec.provider().default_base_url())
+    })
+}
+
 /// Runs (or resumes) the run in `dir` to the end and writes its summary and report.
 pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) -> Result<()> {
+    let settings = &with_this_machines_addresses(settings);
     claim_dir(dir, settings)?;
     dir.keep_caps(caps)?;
     let t0 = Instant::now();

@@ -143,3 +143,106 @@ fn a_setting_the_model_cannot_take_is_refused_before_any_call() {
     }
     assert_eq!(get_json(port, "/stats")["requests"], 0);
 }
+
+/// A run of the built-in model to judge, in `out`.
+fn judged_run(out: &Path) {
+    let ran = run("reference", out, &[]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
+/// `autoeval judge DIR --judge MODEL` with `env` beside the keys.
+fn judge(dir: &Path, model: &str, env: &[(&str, String)]) -> Output {
+    Command::new(BIN)
+        .args(["judge", dir.to_str().unwrap(), "--judge", model, "--quiet"])
+        .args(["--concurrency", "1"])
+        .envs(KEYS)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap()
+}
+
+/// Requests the mock at `port` has had.
+fn requests(port: u16) -> u64 {
+    get_json(port, "/stats")["requests"].as_u64().unwrap()
+}
+
+#[test]
+fn the_judge_reaches_each_providers_base_address_and_asks_a_cached_question_once() {
+    let port = free_port();
+    let _server = mock_server(port, &[]);
+    let dir = scratch("judge-base-addresses");
+    let run_dir = dir.join("run");
+    judged_run(&run_dir);
+    let host = format!("http://127.0.0.1:{port}");
+    for (judge_model, variable, address) in [
+        (
+            "openai:gpt-4o-mini",
+            "OPENAI_BASE_URL",
+            format!("{host}/v1"),
+        ),
+        (
+            "anthropic:claude-haiku-4-5",
+            "ANTHROPIC_BASE_URL",
+            host.clone(),
+        ),
+        ("gemini:gemini-2.5-flash", "GEMINI_BASE_URL", host.clone()),
+    ] {
+        let before = requests(port);
+        let env = [(variable, address)];
+        let judged = judge(&run_dir, judge_model, &env);
+        assert!(
+            judged.status.success(),
+            "{judge_model}: {}",
+            String::from_utf8_lossy(&judged.stderr)
+        );
+        let asked = requests(port) - before;
+        assert!(asked > 0, "{judge_model}: nothing reached {variable}");
+        // Asked again from scratch, every answer comes from the reply cache.
+        let file = std::fs::read_dir(&run_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                name.starts_with("judge-") && name.ends_with(".jsonl")
+            })
+            .expect("a judge file");
+        std::fs::remove_file(&file).unwrap();
+        let again = judge(&run_dir, judge_model, &env);
+        assert!(again.status.success());
+        assert_eq!(requests(port) - before, asked, "{judge_model}: asked twice");
+        assert!(file.exists(), "the judgements are written again");
+    }
+}
+
+#[test]
+fn the_judge_gives_up_after_the_attempts_a_run_makes_on_the_same_server() {
+    let port = free_port();
+    let _server = mock_server(port, &["--latency-ms", "3000"]);
+    let dir = scratch("judge-attempts");
+    let run_dir = dir.join("run");
+    judged_run(&run_dir);
+    let settings = "?request-timeout-s=1&max-attempts=2";
+    let env = [("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))];
+    let judged = judge(&run_dir, &format!("openai:gpt-4o-mini{settings}"), &env);
+    let by_judge = requests(port);
+    let ran = run(
+        &format!("openai:gpt-4o-mini@http://127.0.0.1:{port}/v1{settings}"),
+        &dir.join("slow-run"),
+        &["--concurrency", "1"],
+    );
+    let by_run = requests(port) - by_judge;
+    for (what, out) in [("judge", &judged), ("run", &ran)] {
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}: {said}");
+        assert!(said.contains("within 1 s"), "{what}: {said}");
+    }
+    assert!(by_judge > 0 && by_judge % 2 == 0, "{by_judge}");
+    assert_eq!(
+        by_judge, by_run,
+        "the judge and the run make the same attempts"
+    );
+}

@@ -62,6 +62,11 @@ pub struct Resolved {
     pub until: UntilArgs,
     /// Per-model settings from the config file, by spec as written.
     pub model: ModelTables,
+    /// Where a model's requests went when this machine's environment moved
+    /// its provider's address (`OPENAI_BASE_URL`, …), by spec as written;
+    /// a spec's own `@URL` is in its name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub addresses: std::collections::BTreeMap<String, String>,
 }
 
 /// The flags' own defaults: the whole plan is run.
@@ -97,11 +102,25 @@ impl RunArgs {
             written: self.written,
             until: self.until,
             model: tables,
+            addresses: Default::default(),
         })
     }
 }
 
 impl Resolved {
+    /// These settings with the addresses `moved` gives the models whose
+    /// spec names none (this machine's base-address variables).
+    pub fn with_addresses(mut self, moved: impl Fn(&ModelSpec) -> Option<String>) -> Resolved {
+        self.addresses = self
+            .plan
+            .models
+            .iter()
+            .filter(|m| m.spec().base_url().is_none())
+            .filter_map(|m| Some((m.to_string(), moved(m.spec())?)))
+            .collect();
+        self
+    }
+
     /// The settings as arguments that give them again.
     pub fn to_args(&self) -> RunArgs {
         RunArgs {

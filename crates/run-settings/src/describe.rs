@@ -84,6 +84,10 @@ impl Resolved {
         for (k, v) in &params.extra {
             parts.push(format!("{k} = {v}"));
         }
+        parts.extend(spec.unsent(&params));
+        if let Some(address) = self.addresses.get(model.as_str()) {
+            parts.push(format!("sent to {address}"));
+        }
         Ok(parts.join("; "))
     }
 }

@@ -7,7 +7,7 @@ pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, Model, ModelSettings, PriceTable, RetryPolicy};
+use autoeval_models::{GenerationParams, Model, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
 use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -46,14 +46,25 @@ pub enum SettingsError {
     /// A template override is invalid.
     #[error(transparent)]
     Template(#[from] TemplateError),
-    /// A model cannot be set up.
-    #[error("model {model}: {source}")]
+    /// A model cannot be set up. Not a `source` of its own: the words are
+    /// said once, here, not again by a report of the error's chain.
+    #[error("{}", named(model, why))]
     Model {
         /// The spec.
         model: String,
         /// Why.
-        source: CallError,
+        why: CallError,
     },
+}
+
+/// `why` with the model it is about first, unless it names it already.
+fn named(model: &str, why: &CallError) -> String {
+    let why = why.to_string();
+    if why.starts_with(model) {
+        why
+    } else {
+        format!("model {model}: {why}")
+    }
 }
 
 /// The translate stage as a run's [`StageSettings`] build it.
@@ -106,14 +117,16 @@ pub fn build_backend(
     local: &Local,
 ) -> Result<Backend, SettingsError> {
     let spec = model.spec().clone();
-    let failed = |source: CallError| SettingsError::Model {
+    let failed = |why: CallError| SettingsError::Model {
         model: model.to_string(),
-        source,
+        why,
     };
     let params = spec.params(settings, &GenerationParams::default());
     if let Some(why) = spec.refuses(&params) {
         return Err(failed(CallError::Setup(why)));
     }
+    let base_url = local.base_urls.of(&spec);
+    let prices = prices_at(&spec, base_url.as_deref(), prices);
     let options = BackendOptions {
         concurrency: local
             .concurrency
@@ -128,7 +141,7 @@ pub fn build_backend(
             ..RetryPolicy::default()
         },
         params,
-        prices: prices.clone(),
+        prices,
         max_reply_bytes: settings
             .max_reply_bytes
             .unwrap_or(autoeval_llm_client::DEFAULT_MAX_REPLY_BYTES),
@@ -139,7 +152,7 @@ pub fn build_backend(
             local.cache.clone()
         },
         secrets_file: local.secrets_file.clone(),
-        base_url: local.base_urls.of(&spec),
+        base_url,
         judge: local.judge.clone(),
         observer: local.observer.clone(),
         limits: autoeval_llm_client::RateLimits {
@@ -152,6 +165,28 @@ pub fn build_backend(
         batch_spend: local.batch_spend.clone(),
     };
     Backend::new(spec, options).map_err(failed)
+}
+
+/// The prices `spec` is charged at when its requests go to `moved` (this
+/// machine's address for its provider) or its own `@URL`: the list prices
+/// at the provider's own address; elsewhere (a proxy, a local server that
+/// plays the provider) only an entry keyed by the spec as written, since a
+/// list price there would be a guess.
+fn prices_at(spec: &ModelSpec, moved: Option<&str>, prices: &PriceTable) -> PriceTable {
+    let own = spec.provider().default_base_url();
+    let address = spec.base_url().or(moved);
+    match (own, address) {
+        (Some(own), Some(address)) if address.trim_end_matches('/') != own => PriceTable {
+            taken: prices.taken.clone(),
+            models: prices
+                .models
+                .get_key_value(&spec.to_string())
+                .map(|(k, v)| (k.clone(), *v))
+                .into_iter()
+                .collect(),
+        },
+        _ => prices.clone(),
+    }
 }
 
 /// Requests in flight at once to one model when nothing says otherwise.
@@ -195,6 +230,32 @@ fn budget_of(request: Duration, attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_price_holds_only_at_the_providers_own_address() {
+        let prices = PriceTable::builtin();
+        let price = |spec: &str, moved: Option<&str>| {
+            let spec: ModelSpec = spec.parse().unwrap();
+            prices_at(&spec, moved, &prices).price_of(&spec)
+        };
+        assert!(price("openai:gpt-4o", None).is_some());
+        assert!(price("openai:gpt-4o", Some("https://api.openai.com/v1")).is_some());
+        assert_eq!(price("openai:gpt-4o", Some("http://127.0.0.1:9/v1")), None);
+        assert_eq!(price("openai:gpt-4o@http://127.0.0.1:9/v1", None), None);
+        // Named in the price file by the spec as written, it is priced there too.
+        let named = prices
+            .clone()
+            .extended_with(r#"{"openai:gpt-4o@http://127.0.0.1:9/v1": {"input": 1, "output": 2}}"#)
+            .unwrap();
+        let spec: ModelSpec = "openai:gpt-4o@http://127.0.0.1:9/v1".parse().unwrap();
+        assert_eq!(
+            prices_at(&spec, None, &named)
+                .price_of(&spec)
+                .unwrap()
+                .output,
+            2.0
+        );
+    }
 
     #[test]
     fn a_task_budget_is_two_calls_of_every_attempt_and_backoff() {

@@ -116,6 +116,26 @@ impl Backend {
         )
     }
 
+    /// What a 404 adds to its message: the path asked, and the form the
+    /// provider's base address takes, since a base address of the wrong
+    /// form (with or without its version) is the usual cause.
+    fn not_found_hint(&self, path: &str) -> String {
+        let provider = self.spec.provider();
+        let own = provider.default_base_url().map_or(String::new(), |own| {
+            format!(
+                "; {}'s own base address is {own}, and one given{} or as the spec's @URL takes the same form",
+                self.spec.backend(),
+                provider
+                    .base_url_variable()
+                    .map_or(String::new(), |v| format!(" in {v}"))
+            )
+        });
+        format!(
+            " (asked {path} at the base address {}{own})",
+            self.base_url()
+        )
+    }
+
     /// Where requests go, for messages about failures to reach it.
     pub(crate) fn address(&self) -> String {
         address_of(&self.base_url())
@@ -182,6 +202,8 @@ impl Backend {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let retry_after = retry_after_of(&headers);
+        // The path alone: a query may carry what no message should.
+        let path = response.url().path().to_string();
         let Some(body) = self.read_body(response).await? else {
             // Paid for, not read: charged as a reply of the most tokens
             // asked, or, uncapped, of the bytes it had past the limit.
@@ -202,7 +224,7 @@ impl Backend {
             });
         };
         if !(200..300).contains(&status) {
-            return Err(refusal(
+            let mut failure = refusal(
                 &self.spec,
                 &self.address(),
                 Refused {
@@ -211,7 +233,11 @@ impl Backend {
                     body: &body,
                 },
                 retry_after,
-            ));
+            );
+            if status == 404 {
+                failure.message.push_str(&self.not_found_hint(&path));
+            }
+            return Err(failure);
         }
         let spec = self.spec.clone();
         if body.len() <= PARSE_INLINE_BYTES {
