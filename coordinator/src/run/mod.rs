@@ -24,11 +24,8 @@ pub struct Args {
     /// The run's settings.
     #[command(flatten)]
     settings: RunArgs,
-    /// TOML file with any of this command's flags (keys are the long flag names: per-bucket = 5,
-    /// model = ["reference"], fleet = true, budget-usd = 2.5; a flag given here wins),
-    /// and per-model settings as [model."SPEC"] tables (temperature, max-tokens, seed,
-    /// reasoning, system, concurrency, request-timeout-s, requests-per-minute, tokens-per-minute, extra = { top_p = 0.9 }).
-    #[arg(long)]
+    /// TOML file with any of this command's flags and per-model [model."SPEC"] tables.
+    #[arg(long, long_help = config_help())]
     config: Option<PathBuf>,
     /// Run directory [default: runs/<models>-<hash of the plan>, so the same command resumes].
     #[arg(long)]
@@ -186,4 +183,14 @@ fn warn_unmatched_prices(settings: &autoeval_run_settings::Resolved) {
             autoeval_models::provider::served_form("NAME")
         );
     }
+}
+
+/// The help of `--config`, its per-model keys from the one list.
+fn config_help() -> String {
+    format!(
+        "TOML file with any of this command's flags (keys are the long flag names: per-bucket = 5, \
+         model = [\"reference\"], fleet = true, budget-usd = 2.5; a flag given here wins), and \
+         per-model settings as [model.\"SPEC\"] tables ({}, extra = {{ top_p = 0.9 }})",
+        autoeval_models::MODEL_KEYS.join(", ")
+    )
 }

@@ -58,9 +58,9 @@ pub struct BackendOptions {
 impl Default for BackendOptions {
     fn default() -> BackendOptions {
         BackendOptions {
-            concurrency: 16,
+            concurrency: autoeval_models::defaults::CONCURRENCY,
             adaptive_concurrency: true,
-            request_timeout: Duration::from_secs(120),
+            request_timeout: Duration::from_secs(autoeval_models::defaults::REQUEST_TIMEOUT_S),
             retry: RetryPolicy::default(),
             params: GenerationParams::default(),
             prices: PriceTable::builtin(),

@@ -31,7 +31,8 @@ pub use interfaces::{
 pub use max_tokens::{MaxTokens, NO_CAP};
 pub use model::Model;
 pub use prices::{Price, PriceTable};
-pub use settings::{ModelSettings, FLEET_EXTRA_FIELDS};
+pub use provider::spec_help;
+pub use settings::{defaults, in_range, ranges, ModelSettings, FLEET_EXTRA_FIELDS, MODEL_KEYS};
 pub use spec::{ModelSpec, SpecError};
 pub use waits::{describe_waits, Observers, RateWait, WaitCause, Waits};
 
@@ -195,7 +196,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> RetryPolicy {
         RetryPolicy {
-            max_attempts: 6,
+            max_attempts: defaults::MAX_ATTEMPTS,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(60),
         }

@@ -154,34 +154,33 @@ impl ModelSettings {
                 }
             }
         }
-        Ok(out)
+        match out.invalid() {
+            Some(why) => Err(bad(why)),
+            None => Ok(out),
+        }
     }
 
-    /// `self` with every setting that `over` sets replaced; extras merge.
-    pub fn overridden_by(mut self, over: ModelSettings) -> ModelSettings {
-        self.extra.extend(over.extra);
-        ModelSettings {
-            temperature: over.temperature.or(self.temperature),
-            max_tokens: over.max_tokens.or(self.max_tokens),
-            seed: over.seed.or(self.seed),
-            reasoning: over.reasoning.or(self.reasoning),
-            system: over.system.or(self.system),
-            reasoning_effort: over.reasoning_effort.or(self.reasoning_effort),
-            thinking_budget: over.thinking_budget.or(self.thinking_budget),
-            api_version: over.api_version.or(self.api_version),
-            concurrency: over.concurrency.or(self.concurrency),
-            request_timeout_s: over.request_timeout_s.or(self.request_timeout_s),
-            max_attempts: over.max_attempts.or(self.max_attempts),
-            max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
-            requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
-            tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
-            batch: over.batch.or(self.batch),
-            batch_size: over.batch_size.or(self.batch_size),
-            batch_wait_s: over.batch_wait_s.or(self.batch_wait_s),
-            batch_poll_s: over.batch_poll_s.or(self.batch_poll_s),
-            adaptive_concurrency: over.adaptive_concurrency.or(self.adaptive_concurrency),
-            extra: self.extra,
+    /// The one merge of settings: `self` with every setting `over` sets
+    /// replaced, field by field, and the extra body fields of both (`over`'s
+    /// winning a name both set). A field added to the settings merges
+    /// without a line here.
+    pub fn combine(self, over: ModelSettings) -> ModelSettings {
+        let as_table = |s: &ModelSettings| match serde_json::to_value(s) {
+            Ok(Value::Object(table)) => table,
+            _ => serde_json::Map::new(),
+        };
+        let (mut merged, over_table) = (as_table(&self), as_table(&over));
+        for (key, value) in over_table {
+            if !value.is_null() && key != "extra" {
+                merged.insert(key, value);
+            }
         }
+        let mut extra = self.extra;
+        extra.extend(over.extra);
+        let mut out: ModelSettings =
+            serde_json::from_value(Value::Object(merged)).unwrap_or_default();
+        out.extra = extra;
+        out
     }
 
     /// How this model's calls are batched, when they are.
@@ -229,6 +228,83 @@ impl ModelSettings {
     }
 }
 
+/// The range of each per-model key that is a number, declared once: the
+/// run-wide flag of the same name (`--request-timeout-s`, …) checks the
+/// same range, and both say so in the same words.
+pub mod ranges {
+    /// `concurrency`: calls in flight at once.
+    pub const CONCURRENCY: (usize, usize) = (1, 100_000);
+    /// `request-timeout-s`: at most a day, a provider's batch window.
+    pub const REQUEST_TIMEOUT_S: (u64, u64) = (1, 86_400);
+    /// `max-attempts`: the first included.
+    pub const MAX_ATTEMPTS: (u32, u32) = (1, 100);
+    /// `temperature`.
+    pub const TEMPERATURE: (f64, f64) = (0.0, 2.0);
+    /// `max-tokens` (or `none`).
+    pub const MAX_TOKENS: (u32, u32) = (1, 10_000_000);
+    /// `thinking-budget`: 0 turns thinking off where the model allows it.
+    pub const THINKING_BUDGET: (u32, u32) = (0, 10_000_000);
+    /// `max-reply-bytes`.
+    pub const MAX_REPLY_BYTES: (usize, usize) = (1, 64 << 20);
+    /// `requests-per-minute`.
+    pub const REQUESTS_PER_MINUTE: (u32, u32) = (1, 100_000_000);
+    /// `tokens-per-minute`.
+    pub const TOKENS_PER_MINUTE: (u64, u64) = (1, 100_000_000_000);
+    /// `batch-size`.
+    pub const BATCH_SIZE: (usize, usize) = (1, crate::batch::LARGEST_BATCH);
+    /// `batch-wait-s` and `batch-poll-s`: at most a day.
+    pub const BATCH_SECONDS: (f64, f64) = (0.0, 86_400.0);
+}
+
+/// The defaults of the call settings every model has, each written once.
+pub mod defaults {
+    /// Calls in flight at once.
+    pub const CONCURRENCY: usize = 32;
+    /// A request's time limit, in seconds.
+    pub const REQUEST_TIMEOUT_S: u64 = 120;
+    /// Attempts per call, the first included.
+    pub const MAX_ATTEMPTS: u32 = 6;
+}
+
+/// `value` checked against `range`, in the words the flags' parser uses:
+/// `0 is out of range: it must lie in 1..=86400`.
+pub fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    value: T,
+    (low, high): (T, T),
+) -> Result<T, String> {
+    if low <= value && value <= high {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{value} is out of range: it must lie in {low}..={high}"
+        ))
+    }
+}
+
+/// Every per-model key, as a spec's `?key=value` tail and a config file's
+/// `[model."SPEC"]` table spell it (a test holds it to the fields).
+pub const MODEL_KEYS: [&str; 19] = [
+    "temperature",
+    "max-tokens",
+    "seed",
+    "reasoning",
+    "system",
+    "reasoning-effort",
+    "thinking-budget",
+    "api-version",
+    "concurrency",
+    "request-timeout-s",
+    "max-attempts",
+    "max-reply-bytes",
+    "requests-per-minute",
+    "tokens-per-minute",
+    "batch",
+    "batch-size",
+    "batch-wait-s",
+    "batch-poll-s",
+    "adaptive-concurrency",
+];
+
 /// The efforts a reasoning model is asked at.
 pub const REASONING_EFFORTS: [&str; 5] = ["none", "minimal", "low", "medium", "high"];
 
@@ -245,13 +321,60 @@ fn effort(raw: &str) -> Result<String, String> {
 }
 
 impl ModelSettings {
-    /// Why these settings cannot be sent, when they cannot: an effort
-    /// that is none of [`REASONING_EFFORTS`] (a config file's table is read
-    /// by serde, which does not check it).
+    /// Why these settings cannot be sent, when they cannot: a number out
+    /// of its key's range (the flag's range, [`ranges`]) or an effort that
+    /// is none of [`REASONING_EFFORTS`], in the words the flag uses, with
+    /// the key named. The same check for a spec's tail, a config file's
+    /// table and the settings a fleet run registered.
     pub fn invalid(&self) -> Option<String> {
-        self.reasoning_effort
-            .as_deref()
-            .and_then(|e| effort(e).err())
+        use ranges::*;
+        fn check<T: PartialOrd + std::fmt::Display + Copy>(
+            key: &str,
+            value: Option<T>,
+            range: (T, T),
+        ) -> Result<(), String> {
+            match value {
+                Some(v) => in_range(v, range)
+                    .map(|_| ())
+                    .map_err(|why| format!("{key}: {why}")),
+                None => Ok(()),
+            }
+        }
+        let checked = (|| {
+            check("concurrency", self.concurrency, CONCURRENCY)?;
+            check(
+                "request-timeout-s",
+                self.request_timeout_s,
+                REQUEST_TIMEOUT_S,
+            )?;
+            check("max-attempts", self.max_attempts, MAX_ATTEMPTS)?;
+            check("temperature", self.temperature, TEMPERATURE)?;
+            check(
+                "max-tokens",
+                self.max_tokens.and_then(MaxTokens::cap),
+                MAX_TOKENS,
+            )?;
+            check("thinking-budget", self.thinking_budget, THINKING_BUDGET)?;
+            check("max-reply-bytes", self.max_reply_bytes, MAX_REPLY_BYTES)?;
+            check(
+                "requests-per-minute",
+                self.requests_per_minute,
+                REQUESTS_PER_MINUTE,
+            )?;
+            check(
+                "tokens-per-minute",
+                self.tokens_per_minute,
+                TOKENS_PER_MINUTE,
+            )?;
+            check("batch-size", self.batch_size, BATCH_SIZE)?;
+            check("batch-wait-s", self.batch_wait_s, BATCH_SECONDS)?;
+            check("batch-poll-s", self.batch_poll_s, BATCH_SECONDS)?;
+            match &self.reasoning_effort {
+                Some(e) => effort(e).map(|_| ()),
+                None => Ok(()),
+            }
+        })();
+        checked.err()
     }
 }
 
@@ -300,46 +423,14 @@ impl ModelSettings {
                 ));
             }
         }
-        let out_of = |what: &str, range: &str| Some(format!("{what} is out of range ({range})"));
-        if self.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-            return out_of("temperature", "0..=2");
-        }
-        if self
-            .max_tokens
-            .and_then(MaxTokens::cap)
-            .is_some_and(|t| t > 10_000_000)
-        {
-            return out_of("max-tokens", "at most 10000000");
-        }
-        if self.thinking_budget.is_some_and(|t| t > 10_000_000) {
-            return out_of("thinking-budget", "at most 10000000");
-        }
         if let Some(why) = self.invalid() {
             return Some(why);
         }
+        let out_of = |what: &str, range: &str| Some(format!("{what} is out of range ({range})"));
         let version_ok =
             |v: &String| v.len() <= 32 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if self.api_version.as_ref().is_some_and(|v| !version_ok(v)) {
             return out_of("api-version", "letters, digits and '-', at most 32");
-        }
-        if self.request_timeout_s.is_some_and(|t| t > 86_400) {
-            return out_of("request-timeout-s", "at most 86400");
-        }
-        if self.max_attempts.is_some_and(|n| n == 0 || n > 100) {
-            return out_of("max-attempts", "1..=100");
-        }
-        if self
-            .batch_size
-            .is_some_and(|n| n == 0 || n > crate::batch::LARGEST_BATCH)
-        {
-            return out_of("batch-size", "1..=100000");
-        }
-        let day = |s: Option<f64>| s.is_some_and(|s| !(0.0..=86_400.0).contains(&s));
-        if day(self.batch_wait_s) || day(self.batch_poll_s) {
-            return out_of("batch-wait-s and batch-poll-s", "0..=86400");
-        }
-        if self.max_reply_bytes.is_some_and(|b| b > 64 << 20) {
-            return out_of("max-reply-bytes", "at most 64 MiB");
         }
         if self
             .system
@@ -378,11 +469,140 @@ mod tests {
         assert!(limited.extra.is_empty());
     }
 
+    /// Settings with every key set, each to a value within its range.
+    fn every_key_set() -> ModelSettings {
+        ModelSettings {
+            temperature: Some(0.5),
+            max_tokens: Some(MaxTokens::Cap(99)),
+            seed: Some(7),
+            reasoning: Some(true),
+            system: Some("Be brief".into()),
+            reasoning_effort: Some("low".into()),
+            thinking_budget: Some(2048),
+            api_version: Some("2025-01-01".into()),
+            concurrency: Some(3),
+            request_timeout_s: Some(30),
+            max_attempts: Some(2),
+            max_reply_bytes: Some(1000),
+            requests_per_minute: Some(60),
+            tokens_per_minute: Some(9000),
+            batch: Some(true),
+            batch_size: Some(10),
+            batch_wait_s: Some(1.5),
+            batch_poll_s: Some(2.5),
+            adaptive_concurrency: Some(false),
+            extra: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn every_field_is_a_key_of_a_specs_tail_and_of_a_config_table() {
+        let all = every_key_set();
+        let Value::Object(fields) = serde_json::to_value(&all).unwrap() else {
+            panic!("settings are a table");
+        };
+        let query: Vec<String> = fields
+            .iter()
+            .filter(|(k, _)| *k != "extra")
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                v => format!("{k}={v}"),
+            })
+            .collect();
+        let mut keys: Vec<String> = query
+            .iter()
+            .map(|p| p.split('=').next().unwrap().replace('_', "-"))
+            .collect();
+        keys.sort();
+        let mut listed = MODEL_KEYS.map(String::from).to_vec();
+        listed.sort();
+        assert_eq!(keys, listed, "MODEL_KEYS is every field");
+        let read = ModelSettings::from_query("x", &query.join("&")).unwrap();
+        assert!(
+            read.extra.is_empty(),
+            "a field read as a body field: {:?}",
+            read.extra
+        );
+        assert_eq!(read, all);
+        let table: ModelSettings = serde_json::from_value(Value::Object(fields)).unwrap();
+        assert_eq!(table, all);
+    }
+
+    #[test]
+    fn a_value_out_of_its_range_is_refused_as_the_flag_refuses_it() {
+        for (pair, words) in [
+            (
+                "request-timeout-s=0",
+                "request-timeout-s: 0 is out of range: it must lie in 1..=86400",
+            ),
+            (
+                "max-attempts=0",
+                "max-attempts: 0 is out of range: it must lie in 1..=100",
+            ),
+            ("concurrency=0", "concurrency: 0 is out of range"),
+            (
+                "temperature=3",
+                "temperature: 3 is out of range: it must lie in 0..=2",
+            ),
+            ("max-tokens=0", "max-tokens: 0 is out of range"),
+            (
+                "thinking-budget=20000000",
+                "thinking-budget: 20000000 is out of range",
+            ),
+            ("max-reply-bytes=0", "max-reply-bytes: 0 is out of range"),
+            (
+                "requests-per-minute=0",
+                "requests-per-minute: 0 is out of range",
+            ),
+            (
+                "tokens-per-minute=0",
+                "tokens-per-minute: 0 is out of range",
+            ),
+            ("batch-size=0", "batch-size: 0 is out of range"),
+            (
+                "batch-wait-s=100000",
+                "batch-wait-s: 100000 is out of range",
+            ),
+            ("batch-poll-s=-1", "batch-poll-s: -1 is out of range"),
+            ("reasoning-effort=max", "reasoning-effort must be one of"),
+        ] {
+            let why = ModelSettings::from_query("x", pair)
+                .unwrap_err()
+                .to_string();
+            assert!(why.contains(words), "{pair}: {why}");
+        }
+        // The flag's own parser says the same words.
+        assert_eq!(
+            in_range(0_u64, ranges::REQUEST_TIMEOUT_S).unwrap_err(),
+            "0 is out of range: it must lie in 1..=86400"
+        );
+    }
+
+    #[test]
+    fn the_merge_takes_every_field_set_over_and_keeps_the_rest() {
+        let all = every_key_set();
+        assert_eq!(ModelSettings::default().combine(all.clone()), all);
+        assert_eq!(all.clone().combine(ModelSettings::default()), all);
+        let over = ModelSettings {
+            request_timeout_s: Some(5),
+            ..ModelSettings::default()
+        };
+        let merged = all.clone().combine(over);
+        assert_eq!(merged.request_timeout_s, Some(5));
+        assert_eq!(
+            ModelSettings {
+                request_timeout_s: all.request_timeout_s,
+                ..merged
+            },
+            all
+        );
+    }
+
     #[test]
     fn later_settings_win_and_extras_merge() {
         let file = ModelSettings::from_query("x", "temperature=0.5&top_p=0.9&seed=1").unwrap();
         let spec = ModelSettings::from_query("x", "temperature=0&stop=END").unwrap();
-        let merged = file.overridden_by(spec);
+        let merged = file.combine(spec);
         let p = merged.params(&GenerationParams::default());
         assert_eq!(p.temperature, 0.0);
         assert_eq!(p.seed, Some(1));

@@ -172,7 +172,7 @@ impl Resolved {
         };
         let table = self.model.get(model.as_str()).cloned().unwrap_or_default();
         let own = model.own_settings().clone();
-        (spec, run.overridden_by(table).overridden_by(own))
+        (spec, run.combine(table).combine(own))
     }
 
     /// A short stable name for the run's directory when none is given:

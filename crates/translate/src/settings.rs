@@ -7,7 +7,9 @@ pub use autoeval_run_settings::StageSettings;
 
 use crate::stage::Translator;
 use autoeval_llm_client::{Backend, BackendOptions, CallError, ResponseCache};
-use autoeval_models::{GenerationParams, Model, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
+use autoeval_models::{
+    defaults, GenerationParams, Model, ModelSettings, ModelSpec, PriceTable, RetryPolicy,
+};
 use autoeval_prompts::TemplateError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -102,7 +104,11 @@ fn model_settings(stages: &StageSettings, model: &str) -> ModelSettings {
 
 /// A model's request time limit: its own, or 120 s.
 fn request_timeout(settings: &ModelSettings) -> Duration {
-    Duration::from_secs(settings.request_timeout_s.unwrap_or(120))
+    Duration::from_secs(
+        settings
+            .request_timeout_s
+            .unwrap_or(defaults::REQUEST_TIMEOUT_S),
+    )
 }
 
 /// A backend for `model`, called as `settings` say (the run's settings and
@@ -131,7 +137,7 @@ pub fn build_backend(
         concurrency: local
             .concurrency
             .or(settings.concurrency)
-            .unwrap_or(DEFAULT_CONCURRENCY),
+            .unwrap_or(defaults::CONCURRENCY),
         adaptive_concurrency: settings.adaptive_concurrency.unwrap_or(true),
         request_timeout: request_timeout(settings),
         retry: RetryPolicy {
@@ -188,9 +194,6 @@ fn prices_at(spec: &ModelSpec, moved: Option<&str>, prices: &PriceTable) -> Pric
         _ => prices.clone(),
     }
 }
-
-/// Requests in flight at once to one model when nothing says otherwise.
-const DEFAULT_CONCURRENCY: usize = 32;
 
 impl StageBackends for StageSettings {
     /// A backend for `model` (one of the run's) with this machine's `local` parts.

@@ -286,6 +286,17 @@ pub fn forms() -> String {
         .join(", ")
 }
 
+/// The help of a model spec, from the one list of providers and of keys.
+pub fn spec_help() -> String {
+    format!(
+        "Model (repeat for several): {}; settings may follow a `?`: 'openai:o3-mini?max-tokens=4000', \
+         'openai-compatible:m@URL?top_p=0.9' ({}; any other key is sent as a request-body field). \
+         A provider with a base address takes @URL after the model, or its base-address variable",
+        forms(),
+        crate::MODEL_KEYS.join(", ")
+    )
+}
+
 /// How a spec names `model` on an OpenAI-compatible server, for messages:
 /// `NAME:MODEL@URL`.
 pub fn served_form(model: &str) -> String {

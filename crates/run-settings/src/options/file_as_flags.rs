@@ -32,6 +32,15 @@ pub fn read(text: &str, path: &Path) -> Result<ConfigFile> {
             models = tables.try_into().map_err(config)?;
         }
     }
+    // A table's values are checked as the flags and a spec's tail check them.
+    for (spec, table) in &models {
+        if let Some(why) = table.invalid() {
+            return Err(SettingsError::Invalid(format!(
+                "{}: [model.{spec:?}] {why}",
+                path.display()
+            )));
+        }
+    }
     Ok(ConfigFile { flags, models })
 }
 

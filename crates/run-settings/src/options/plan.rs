@@ -26,12 +26,8 @@ pub struct PlanArgs {
     #[arg(long = "dataset", alias = "datasets", value_enum, default_values_t = DatasetKind::ALL)]
     #[serde(rename = "dataset")]
     pub datasets: Vec<DatasetKind>,
-    /// Model (repeat for several): reference, reference-noisy:RATE, reference-chatty:RATE,
-    /// openai:MODEL, anthropic:MODEL, openai-compatible:MODEL@URL; settings may follow a `?`:
-    /// 'openai:o3-mini?reasoning=true&max_tokens=4000', 'openai-compatible:m@URL?top_p=0.9'
-    /// (temperature, max_tokens, seed, reasoning, system, concurrency, request_timeout_s,
-    /// max_reply_bytes; other keys are sent as request-body fields).
-    #[arg(long = "model", alias = "models", default_values = DEFAULT_MODELS)]
+    /// Model (repeat for several), with settings after a `?` (--help lists them).
+    #[arg(long = "model", alias = "models", default_values = DEFAULT_MODELS, long_help = autoeval_models::spec_help())]
     #[serde(rename = "model")]
     pub models: Vec<Model>,
     /// Prompt style (repeat for both); when none is given, both, or

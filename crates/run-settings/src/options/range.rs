@@ -12,13 +12,7 @@ where
 {
     move |text: &str| {
         let value: T = text.trim().parse().map_err(|e| format!("{e}"))?;
-        if low <= value && value <= high {
-            Ok(value)
-        } else {
-            Err(format!(
-                "{value} is out of range: it must lie in {low}..={high}"
-            ))
-        }
+        autoeval_models::in_range(value, (low, high))
     }
 }
 

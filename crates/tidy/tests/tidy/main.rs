@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 mod backends;
+mod calls;
 mod circles;
 mod debt;
 mod flags;
