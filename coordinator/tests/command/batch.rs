@@ -43,6 +43,13 @@ impl Setup {
             ),
         )
         .unwrap();
+        // The mock plays the provider at another address, where no list
+        // price holds: the run is given the price, batched at half.
+        std::fs::write(
+            dir.join("prices.json"),
+            r#"{"gpt-4o-mini": {"input": 0.15, "output": 0.6, "batch_input": 0.075, "batch_output": 0.3}}"#,
+        )
+        .unwrap();
         Setup { dir, port, model }
     }
 
@@ -67,6 +74,8 @@ impl Setup {
             &self.model,
             "--secrets",
             self.dir.join("secrets.json").to_str().unwrap(),
+            "--prices",
+            self.dir.join("prices.json").to_str().unwrap(),
             "--quiet",
             "--out",
             out.to_str().unwrap(),

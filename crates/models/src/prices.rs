@@ -51,6 +51,11 @@ pub struct PriceTable {
     pub taken: Option<String>,
     /// Prices by model name.
     pub models: BTreeMap<String, Price>,
+    /// The names a user's price file gave (`--prices`), as opposed to the
+    /// shipped list prices: the only prices that hold at an address other
+    /// than the provider's own.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub named: std::collections::BTreeSet<String>,
 }
 
 /// The two layouts a price file may have: the shipped one, or a bare object of prices.
@@ -70,22 +75,44 @@ const SHIPPED: &str = include_str!("../data/prices.json");
 impl PriceTable {
     /// The list prices shipped with the project (`data/prices.json`).
     pub fn builtin() -> PriceTable {
-        PriceTable::default()
+        let shipped = PriceTable::default()
             .extended_with(SHIPPED)
-            .expect("the shipped price table is valid JSON")
+            .expect("the shipped price table is valid JSON");
+        PriceTable {
+            named: Default::default(),
+            ..shipped
+        }
+    }
+
+    /// This table with only the prices a user's price file named: what
+    /// holds at an address other than the provider's own, where a list
+    /// price would be a guess.
+    pub fn named_only(&self) -> PriceTable {
+        PriceTable {
+            taken: self.taken.clone(),
+            models: self
+                .models
+                .iter()
+                .filter(|(k, _)| self.named.contains(*k))
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            named: self.named.clone(),
+        }
     }
 
     /// This table with the entries of a price file added or replaced: the
     /// shipped layout `{"taken": …, "models": {…}}` or a bare
     /// `{"model": {"input": …, "output": …}}`.
     pub fn extended_with(mut self, json: &str) -> Result<PriceTable, serde_json::Error> {
-        match serde_json::from_str(json)? {
+        let models = match serde_json::from_str(json)? {
             PriceFile::Dated { taken, models } => {
                 self.taken = taken.or(self.taken);
-                self.models.extend(models);
+                models
             }
-            PriceFile::Bare(models) => self.models.extend(models),
-        }
+            PriceFile::Bare(models) => models,
+        };
+        self.named.extend(models.keys().cloned());
+        self.models.extend(models);
         Ok(self)
     }
 
@@ -132,6 +159,7 @@ impl PriceTable {
             .filter(|key| {
                 let alone = PriceTable {
                     taken: None,
+                    named: Default::default(),
                     models: [(
                         key.clone(),
                         Price {

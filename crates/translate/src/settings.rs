@@ -176,21 +176,13 @@ pub fn build_backend(
 /// The prices `spec` is charged at when its requests go to `moved` (this
 /// machine's address for its provider) or its own `@URL`: the list prices
 /// at the provider's own address; elsewhere (a proxy, a local server that
-/// plays the provider) only an entry keyed by the spec as written, since a
+/// plays the provider) only the prices a user's price file named, since a
 /// list price there would be a guess.
 fn prices_at(spec: &ModelSpec, moved: Option<&str>, prices: &PriceTable) -> PriceTable {
     let own = spec.provider().default_base_url();
     let address = spec.base_url().or(moved);
     match (own, address) {
-        (Some(own), Some(address)) if address.trim_end_matches('/') != own => PriceTable {
-            taken: prices.taken.clone(),
-            models: prices
-                .models
-                .get_key_value(&spec.to_string())
-                .map(|(k, v)| (k.clone(), *v))
-                .into_iter()
-                .collect(),
-        },
+        (Some(own), Some(address)) if address.trim_end_matches('/') != own => prices.named_only(),
         _ => prices.clone(),
     }
 }
@@ -245,19 +237,22 @@ mod tests {
         assert!(price("openai:gpt-4o", Some("https://api.openai.com/v1")).is_some());
         assert_eq!(price("openai:gpt-4o", Some("http://127.0.0.1:9/v1")), None);
         assert_eq!(price("openai:gpt-4o@http://127.0.0.1:9/v1", None), None);
-        // Named in the price file by the spec as written, it is priced there too.
-        let named = prices
-            .clone()
-            .extended_with(r#"{"openai:gpt-4o@http://127.0.0.1:9/v1": {"input": 1, "output": 2}}"#)
-            .unwrap();
-        let spec: ModelSpec = "openai:gpt-4o@http://127.0.0.1:9/v1".parse().unwrap();
-        assert_eq!(
-            prices_at(&spec, None, &named)
-                .price_of(&spec)
-                .unwrap()
-                .output,
-            2.0
-        );
+        // Named in a price file, by the spec as written or by the model's
+        // name, it is priced there too.
+        for key in ["openai:gpt-4o@http://127.0.0.1:9/v1", "gpt-4o"] {
+            let named = prices
+                .clone()
+                .extended_with(&format!(r#"{{"{key}": {{"input": 1, "output": 2}}}}"#))
+                .unwrap();
+            let spec: ModelSpec = "openai:gpt-4o@http://127.0.0.1:9/v1".parse().unwrap();
+            assert_eq!(
+                prices_at(&spec, None, &named)
+                    .price_of(&spec)
+                    .unwrap()
+                    .output,
+                2.0
+            );
+        }
     }
 
     #[test]
