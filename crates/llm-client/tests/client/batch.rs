@@ -9,7 +9,9 @@ use autoeval_llm_client::{
     Reply,
 };
 use autoeval_mock_llm::MockConfig;
-use autoeval_models::{BatchCounts, ModelSpec, RetryPolicy, Sample, Stage};
+use autoeval_models::{
+    BatchCounts, GenerationParams, ModelSettings, ModelSpec, RetryPolicy, Sample, Stage,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,6 +101,8 @@ fn backend_charging(
             base_delay: Duration::from_millis(5),
             max_delay: Duration::from_millis(50),
         },
+        // As the builder asks it: a reasoning model known by its name.
+        params: spec.params(&ModelSettings::default(), &GenerationParams::default()),
         prices,
         secrets_file,
         base_url,
