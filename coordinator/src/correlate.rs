@@ -29,6 +29,7 @@ pub fn run(args: Args) -> Result<()> {
     let ours = match (&args.ours, &args.run, &args.a1.dataset) {
         (Some(path), _, _) => read_scores(path)?,
         (None, Some(dir), Some(dataset)) => {
+            let dataset = dataset.name();
             let cut = args.a1.cutoff(dataset);
             let run = RunDir(dir.clone());
             run.require_results()?;

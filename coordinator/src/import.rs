@@ -11,7 +11,7 @@ pub struct Args {
     /// A dataset or verified file written by the reference implementation.
     file: PathBuf,
     /// Dataset type; guessed from the file when absent (ksat files read as plogic).
-    #[arg(long, value_parser = |s: &str| s.parse::<DatasetKind>())]
+    #[arg(long, value_enum)]
     dataset: Option<DatasetKind>,
     /// Where to write the items (JSONL).
     #[arg(long)]

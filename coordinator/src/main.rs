@@ -67,9 +67,14 @@ static RETURN_FREED_MEMORY_PROMPTLY: extern "C" fn() = return_freed_memory_promp
     version,
     after_help = "Exit status:\n  0    everything went through\n  1    an error: one line says what to fix\n  3    a run finished, but some rounds ended in an API failure or a verifier error: redo them with `autoeval rerun DIR --failed` (adding --fleet for a fleet run)\n  75   a run is paused at its budget: continue it with `autoeval resume DIR --budget-usd MORE` (adding --fleet for a fleet run)\n  130  Ctrl-C stopped the command: a fleet run goes on, and the same command attaches again\n\nExamples:\n  autoeval run\n  autoeval run --model reference-noisy:0.2 --dataset fol --per-bucket 10\n  autoeval report runs/reference-1a2b3c4d\n  autoeval generate --dataset fol --out fol.jsonl\n  autoeval check --pairs pairs.jsonl --out verdicts.jsonl\n  autoeval bench"
 )]
+#[command(subcommand_required = false, arg_required_else_help = true)]
 struct Cli {
+    /// The prover processes a command starts (`--prover-memory-mb` before
+    /// the command), and the hidden switch they run under.
+    #[command(flatten)]
+    prover: autoeval_solver_pool::ProverProcess,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -112,13 +117,6 @@ enum Command {
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
     Bench(bench::prover::Args),
-    /// Serve prover checks on stdin/stdout (started by the solver pool).
-    #[command(hide = true)]
-    ProverChild {
-        /// Address-space limit of this process in MiB (0: none).
-        #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
-        memory_limit_mb: u64,
-    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -188,7 +186,15 @@ fn dispatch() -> anyhow::Result<()> {
         tables = models;
     }
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    match cli.command {
+    if let Some(served) = cli.prover.serve_if_child() {
+        return Ok(served?);
+    }
+    app::provers::started_as(cli.prover);
+    let Some(command) = cli.command else {
+        Cli::command().print_help()?;
+        std::process::exit(2);
+    };
+    match command {
         Command::Run(args) => run::run(*args, tables, matches.subcommand_matches("run")),
         Command::Report(args) => report::run(args),
         Command::Rerun(args) => rerun::run(args, matches.subcommand_matches("rerun")),
@@ -208,8 +214,5 @@ fn dispatch() -> anyhow::Result<()> {
         Command::BenchLlm(args) => bench::llm::run(args),
         Command::BenchFleet(args) => bench::fleet::run(args),
         Command::BenchDecided(args) => bench::decided::run(args),
-        Command::ProverChild { memory_limit_mb } => {
-            Ok(autoeval_solver_pool::serve_stdio(memory_limit_mb)?)
-        }
     }
 }

@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut correlations = Vec::new();
     if let Some(other) = &args.a1.other {
         let datasets: Vec<String> = match &args.a1.dataset {
-            Some(d) => vec![d.clone()],
+            Some(d) => vec![d.name().to_string()],
             None => digested
                 .summary
                 .groups

@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Dataset type of every file; guessed per file when absent.
-    #[arg(long, value_parser = |s: &str| s.parse::<DatasetKind>())]
+    #[arg(long, value_enum)]
     dataset: Option<DatasetKind>,
     /// Write one JSON line per disagreement here.
     #[arg(long)]

@@ -24,7 +24,9 @@ pub enum DatasetKind {
     Plogic,
     /// Prenex first-order logic with synthetic names.
     Fol,
-    /// Prenex first-order logic with English verbs and person names.
+    /// Prenex first-order logic with English verbs and person names
+    /// (`fol_human`, the public implementation's name, is read as it).
+    #[value(alias = "fol_human")]
     FolEnglish,
     /// Regular expressions over a small digit alphabet.
     Regex,

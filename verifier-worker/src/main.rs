@@ -23,14 +23,10 @@ pub struct Args {
     /// acknowledging one bundle overlaps proving the next.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     concurrency: u16,
-    /// Address space of each prover process, in MiB (0 for no limit): with
-    /// --jobs, what the verifier may take beside its own memory, which must
-    /// fit the container's limit.
-    #[arg(long, default_value_t = autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB)]
-    prover_memory_mb: u64,
-    /// Serve prover checks on stdin/stdout instead (started by the worker itself).
-    #[arg(long, hide = true)]
-    prover_child: bool,
+    /// The prover processes: with --jobs, their memory is what the verifier
+    /// may take beside its own, which must fit the container's limit.
+    #[command(flatten)]
+    prover: autoeval_solver_pool::ProverProcess,
     /// The broker, Redis, and how this process serves.
     #[command(flatten)]
     service: autoeval_service::ServiceArgs,
@@ -38,8 +34,8 @@ pub struct Args {
 
 fn main() -> std::process::ExitCode {
     autoeval_service::main_of(|args: Args| {
-        if args.prover_child {
-            return Ok(autoeval_solver_pool::serve_stdio(args.prover_memory_mb)?);
+        if let Some(served) = args.prover.serve_if_child() {
+            return Ok(served?);
         }
         let runtime = autoeval_service::runtime(args.service.threads)?;
         runtime.block_on(serve::run(args))

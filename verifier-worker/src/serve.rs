@@ -77,19 +77,16 @@ pub async fn run(args: Args) -> Result<()> {
     let bound = health.serve(args.service.health.or_any_port()).await?;
     println!("health: http://{bound}");
     let jobs = args.checks.jobs();
-    let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
-    let child = vec![
-        "--prover-child".into(),
-        "--prover-memory-mb".into(),
-        args.prover_memory_mb.to_string(),
-    ];
     if let Some(limit) = memory::container_memory_limit() {
-        if let Some(why) = memory::memory_misfit(jobs, args.prover_memory_mb, OWN_MEMORY_MB, limit)
-        {
+        let prover_mb = args.prover.prover_memory_mb;
+        if let Some(why) = memory::memory_misfit(jobs, prover_mb, OWN_MEMORY_MB, limit) {
             anyhow::bail!(why);
         }
     }
-    let prover = autoeval_solver_pool::SolverPool::of_program(exe, child, jobs);
+    let prover = args
+        .prover
+        .pool(jobs)
+        .context("cannot find this executable to start provers")?;
     let consumer_timeout = Duration::from_secs(args.service.consumer_timeout_s);
     let wanted = prefetch_for(usize::from(args.concurrency), BUNDLE_SIZE);
     let in_hand = InHand {

@@ -12,8 +12,8 @@ pub struct A1Args {
     pub other: Option<PathBuf>,
     /// The dataset whose scores are correlated (ksat, plogic, fol,
     /// fol-english, regex) [report's default: each dataset of the run].
-    #[arg(long)]
-    pub dataset: Option<String>,
+    #[arg(long, value_enum)]
+    pub dataset: Option<autoeval_proto::DatasetKind>,
     /// The benchmark compared with, which sets the complexity cut-off as the paper does:
     /// folio (6 operators, App. K.4), logieval (30, Tables 10–11), humaneval (regex depth 7)
     /// [default: folio for logic, humaneval for regexes].

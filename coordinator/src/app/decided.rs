@@ -254,7 +254,7 @@ pub fn execute(
                 progress.clone(),
                 Concurrency {
                     translate: translate_slots,
-                    verify: settings.checks.verifiers(),
+                    verify: settings.checks.jobs(),
                 },
             ));
             progress.finish();

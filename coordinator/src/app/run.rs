@@ -88,7 +88,7 @@ pub(crate) fn build_stages(
     let translator = settings.translator(&s.plan.models, &local)?;
     let verifier = autoeval_verify_stage::verify_stage(
         &settings,
-        Arc::new(prover_pool(s.checks.verifiers())?),
+        Arc::new(prover_pool(s.checks.jobs())?),
     )?;
     Ok((translator, verifier))
 }
@@ -209,7 +209,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
         progress.clone(),
         Concurrency {
             translate: translate_slots,
-            verify: settings.checks.verifiers(),
+            verify: settings.checks.jobs(),
         },
     ));
     progress.finish();

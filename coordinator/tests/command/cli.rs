@@ -563,7 +563,7 @@ fn numbers_out_of_range_are_refused_with_the_flag_and_its_range() {
     for (flag, value) in [
         ("--timeout-ms", "0"),
         ("--request-timeout-s", "100000000000"),
-        ("--verifiers", "0"),
+        ("--jobs", "0"),
         ("--concurrency", "0"),
         ("--max-attempts", "0"),
         ("--temperature", "2.5"),

@@ -21,11 +21,15 @@ pub struct ProverArgs {
     pub rlimit: u32,
 }
 
-/// How many checks run at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args)]
+/// How many checks run at once: one flag, `--jobs`, for `run`, `check`,
+/// the verifier and the stdio verifier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::Args, Serialize, Deserialize)]
 pub struct ParallelChecks {
-    /// Checks at once, each in its own prover process, at least 1; one per core when not given.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Checks at once, each in its own prover process; one per core when not given.
+    // `--verifiers`, its name in `run` before it was one flag, is a hidden
+    // alias for a release, as it is a key of settings written before.
+    #[arg(long, alias = "verifiers", value_parser = crate::options::within(1_u16, 4_096))]
+    #[serde(alias = "verifiers", skip_serializing_if = "Option::is_none")]
     pub jobs: Option<u16>,
 }
 

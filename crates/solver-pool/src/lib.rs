@@ -12,12 +12,14 @@
 
 mod child;
 pub mod memory;
+mod process;
 mod protocol;
 mod watchdog;
 
 use autoeval_syntax::Formula;
 use autoeval_verify::{Method, Outcome, Prover, ProverLimits, Verdict};
 pub use child::serve_stdio;
+pub use process::ProverProcess;
 use protocol::{read_frame, read_ready, write_frame, Request, Response};
 use std::io::BufReader;
 use std::path::PathBuf;

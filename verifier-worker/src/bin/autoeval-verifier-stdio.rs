@@ -22,9 +22,9 @@ struct Args {
     /// Refuse →, ↔, ⊕ (and |, +, ? in regexes), which the prompts do not offer.
     #[arg(long)]
     strict: bool,
-    /// Serve prover checks on stdin/stdout instead (started by the worker itself).
-    #[arg(long, hide = true)]
-    prover_child: bool,
+    /// The prover processes.
+    #[command(flatten)]
+    process: autoeval_solver_pool::ProverProcess,
 }
 
 fn main() -> std::process::ExitCode {
@@ -34,16 +34,15 @@ fn main() -> std::process::ExitCode {
 fn run() -> Result<()> {
     autoeval_telemetry::init_logs("warn");
     let args = Args::parse();
-    if args.prover_child {
-        return Ok(autoeval_solver_pool::serve_stdio(
-            autoeval_solver_pool::DEFAULT_MEMORY_LIMIT_MB,
-        )?);
+    if let Some(served) = args.process.serve_if_child() {
+        return Ok(served?);
     }
     let jobs = args.checks.jobs();
     let threads = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
-    let exe = std::env::current_exe().context("cannot find this executable to start provers")?;
-    let pool =
-        autoeval_solver_pool::SolverPool::of_program(exe, vec!["--prover-child".into()], jobs);
+    let pool = args
+        .process
+        .pool(jobs)
+        .context("cannot find this executable to start provers")?;
     let settings = Settings {
         mode: if args.strict {
             Mode::Strict

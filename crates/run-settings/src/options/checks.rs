@@ -1,8 +1,7 @@
 //! How a run checks answers: its provers, their limits, and what a copied
 //! formula counts as. What reaches the verify stage is [`VerifySettings`].
 
-use super::within;
-use crate::{ProverArgs, VerifySettings};
+use crate::{ParallelChecks, ProverArgs, VerifySettings};
 use autoeval_proto::CopyPolicy;
 use serde::{Deserialize, Serialize};
 
@@ -10,10 +9,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, clap::Args, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct CheckArgs {
-    /// Verifier threads and prover processes, one per core when not given.
-    #[arg(long, value_parser = within(1_usize, 4_096))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verifiers: Option<usize>,
+    /// Checks at once.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub parallel: ParallelChecks,
     /// The prover's limits.
     #[command(flatten)]
     #[serde(flatten)]
@@ -25,9 +24,8 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     /// Verifier threads and prover processes: as given, or one per core.
-    pub fn verifiers(&self) -> usize {
-        self.verifiers
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    pub fn jobs(&self) -> usize {
+        self.parallel.jobs()
     }
 
     /// What the verify stage reads of them, on either mode.

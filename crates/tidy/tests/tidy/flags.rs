@@ -14,9 +14,9 @@ const SHARED: [&str; 4] = ["amqp", "redis", "quiet", "plain"];
 
 /// Names declared by more than one field because they mean different
 /// things where they are taken, each with what it means there.
-const MEANS_DIFFERENT_THINGS: [(&str, &str); 12] = [
+const MEANS_DIFFERENT_THINGS: [(&str, &str); 11] = [
     ("concurrency", "what one process runs at once: a run's round trips, a worker's tasks per model, a verifier's tasks in hand, a judge's calls"),
-    ("dataset", "the datasets a run evaluates, or the one a command makes, reads or correlates, each in its own form"),
+    ("dataset", "a dataset type (one type, DatasetKind, read by its one parser) that a run evaluates or a command makes, reads or correlates; or closeness's formula set, which may be a file"),
     (
         "fleet",
         "a run made on the fleet, a run read from the fleet's Redis first, or (status, always the fleet's) the word the other commands take",
@@ -34,15 +34,11 @@ const MEANS_DIFFERENT_THINGS: [(&str, &str); 12] = [
     ),
     (
         "model",
-        "a run's models, the one model a worker or mock server serves",
+        "a run's models or the models a worker serves (each a spec), or the one built-in model a mock server plays",
     ),
     (
         "pairs",
         "a file of pairs to check or score, or how many a benchmark makes",
-    ),
-    (
-        "prover-child",
-        "the hidden flag each binary that starts provers serves them under",
     ),
     (
         "latency-ms",
