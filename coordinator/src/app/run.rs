@@ -86,10 +86,8 @@ pub(crate) fn build_stages(
     };
     let settings = stage_settings(s)?;
     let translator = settings.translator(&s.plan.models, &local)?;
-    let verifier = autoeval_verify_stage::verify_stage(
-        &settings,
-        Arc::new(prover_pool(s.checks.jobs())?),
-    )?;
+    let verifier =
+        autoeval_verify_stage::verify_stage(&settings, Arc::new(prover_pool(s.checks.jobs())?))?;
     Ok((translator, verifier))
 }
 

@@ -3,7 +3,7 @@
 use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
 use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The database's file in the cache directory.
@@ -51,7 +51,7 @@ pub enum CacheOpenError {
 /// flight never wait on the disk one by one, and the async runtime's own
 /// threads never wait on it at all.
 pub struct DiskCache {
-    reader: Arc<Mutex<Connection>>,
+    readers: Arc<Readers>,
     writes: std::sync::mpsc::Sender<Write>,
     path: PathBuf,
 }
@@ -84,7 +84,10 @@ impl DiskCache {
             source,
         };
         let writer = open(&path).map_err(database)?;
-        let reader = open(&path).map_err(database)?;
+        let readers = (0..READERS)
+            .map(|_| open(&path).map(Mutex::new))
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(database)?;
         let (writes, queue) = std::sync::mpsc::channel();
         let shown = path.clone();
         std::thread::Builder::new()
@@ -92,7 +95,7 @@ impl DiskCache {
             .spawn(move || commit_in_groups(writer, &queue, &shown))
             .map_err(dir_error)?;
         Ok(DiskCache {
-            reader: Arc::new(Mutex::new(reader)),
+            readers: Arc::new(Readers(readers)),
             writes,
             path,
         })
@@ -101,8 +104,8 @@ impl DiskCache {
     /// The reply stored under `key`, read on a blocking thread; an entry
     /// that cannot be read is a miss.
     async fn read(&self, key: &str) -> Option<CachedReply> {
-        let (reader, key, path) = (self.reader.clone(), key.to_string(), self.path.clone());
-        let text = tokio::task::spawn_blocking(move || read_blocking(&reader, &key, &path))
+        let (readers, key, path) = (self.readers.clone(), key.to_string(), self.path.clone());
+        let text = tokio::task::spawn_blocking(move || read_blocking(readers.any(), &key, &path))
             .await
             .unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "a read of the reply cache did not finish");
@@ -133,13 +136,28 @@ impl DiskCache {
     }
 }
 
-/// The text stored under `key` through the reading connection; a panic
-/// elsewhere while it was held left nothing half done (a read writes
-/// nothing), so it is used on.
-fn read_blocking(reader: &Mutex<Connection>, key: &str, path: &Path) -> Option<String> {
+/// Reading connections: reads in WAL mode run beside each other and beside
+/// the writer, so the blocking threads that read need not queue on one.
+struct Readers(Vec<Mutex<Connection>>);
+
+/// How many reading connections a cache keeps.
+const READERS: usize = 4;
+
+impl Readers {
+    /// A free connection, or the first when all are busy; a panic elsewhere
+    /// while one was held left nothing half done (a read writes nothing),
+    /// so it is used on.
+    fn any(&self) -> MutexGuard<'_, Connection> {
+        self.0
+            .iter()
+            .find_map(|c| c.try_lock().ok())
+            .unwrap_or_else(|| self.0[0].lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The text stored under `key` through `reader`.
+fn read_blocking(reader: MutexGuard<'_, Connection>, key: &str, path: &Path) -> Option<String> {
     reader
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
         .query_row("SELECT reply FROM replies WHERE key = ?1", [key], |row| {
             row.get(0)
         })
@@ -288,7 +306,7 @@ mod tests {
             .collect();
         assert!(files.is_empty(), "only the database and its log: {files:?}");
         let mode: (String, i64) = {
-            let db = cache.reader.lock().unwrap();
+            let db = cache.readers.any();
             let journal = db
                 .query_row("PRAGMA journal_mode", [], |r| r.get(0))
                 .unwrap();
