@@ -37,7 +37,7 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "dataset" => r#"["ksat"]"#.into(),
         "model" => r#"["reference"]"#.into(),
         "prompt" => r#"["zero-shot"]"#.into(),
-        "per-bucket" | "batches" | "rounds" | "repeats" | "concurrency" | "verifiers" => "2".into(),
+        "per-bucket" | "batches" | "rounds" | "repeats" | "concurrency" | "jobs" => "2".into(),
         "seed" => "7".into(),
         "sampling" => r#""algorithm-1""#.into(),
         "timeout-ms" => "5000".into(),
