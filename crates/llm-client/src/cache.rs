@@ -3,7 +3,7 @@
 use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, ResponseCache};
 use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+
 use std::time::Duration;
 
 /// The database's file in the cache directory.
@@ -47,13 +47,18 @@ pub enum CacheOpenError {
 /// at any point keeps every reply it stored and never half of one, and
 /// several runs on one machine may share the directory. Writes go to one
 /// thread of their own, which commits all that wait together (a group
-/// commit), and reads to the runtime's blocking threads: the calls in
-/// flight never wait on the disk one by one, and the async runtime's own
-/// threads never wait on it at all.
+/// commit), and reads to another, which answers all that wait together:
+/// the calls in flight never wait on the disk one by one, and the async
+/// runtime's threads never wait on it at all.
 pub struct DiskCache {
-    readers: Arc<Readers>,
+    reads: std::sync::mpsc::Sender<Read>,
     writes: std::sync::mpsc::Sender<Write>,
-    path: PathBuf,
+}
+
+/// A key to look up, and who waits for what it holds.
+struct Read {
+    key: String,
+    found: tokio::sync::oneshot::Sender<Option<String>>,
 }
 
 /// A reply to store, and who waits for it to be committed.
@@ -84,34 +89,31 @@ impl DiskCache {
             source,
         };
         let writer = open(&path).map_err(database)?;
-        let readers = (0..READERS)
-            .map(|_| open(&path).map(Mutex::new))
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(database)?;
+        let reader = open(&path).map_err(database)?;
         let (writes, queue) = std::sync::mpsc::channel();
         let shown = path.clone();
         std::thread::Builder::new()
             .name("reply-cache".into())
             .spawn(move || commit_in_groups(writer, &queue, &shown))
             .map_err(dir_error)?;
-        Ok(DiskCache {
-            readers: Arc::new(Readers(readers)),
-            writes,
-            path,
-        })
+        let (reads, asked) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("reply-cache-reads".into())
+            .spawn(move || answer_in_groups(&reader, &asked, &path))
+            .map_err(dir_error)?;
+        Ok(DiskCache { reads, writes })
     }
 
-    /// The reply stored under `key`, read on a blocking thread; an entry
+    /// The reply stored under `key`, read by the reading thread; an entry
     /// that cannot be read is a miss.
     async fn read(&self, key: &str) -> Option<CachedReply> {
-        let (readers, key, path) = (self.readers.clone(), key.to_string(), self.path.clone());
-        let text = tokio::task::spawn_blocking(move || read_blocking(readers.any(), &key, &path))
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "a read of the reply cache did not finish");
-                None
-            });
-        serde_json::from_str(&text?).ok()
+        let (found, answer) = tokio::sync::oneshot::channel();
+        let read = Read {
+            key: key.to_string(),
+            found,
+        };
+        self.reads.send(read).ok()?;
+        serde_json::from_str(&answer.await.ok()??).ok()
     }
 
     /// Stores `reply` under `key`; returns once it is committed.
@@ -136,36 +138,36 @@ impl DiskCache {
     }
 }
 
-/// Reading connections: reads in WAL mode run beside each other and beside
-/// the writer, so the blocking threads that read need not queue on one.
-struct Readers(Vec<Mutex<Connection>>);
-
-/// How many reading connections a cache keeps.
-const READERS: usize = 4;
-
-impl Readers {
-    /// A free connection, or the first when all are busy; a panic elsewhere
-    /// while one was held left nothing half done (a read writes nothing),
-    /// so it is used on.
-    fn any(&self) -> MutexGuard<'_, Connection> {
-        self.0
-            .iter()
-            .find_map(|c| c.try_lock().ok())
-            .unwrap_or_else(|| self.0[0].lock().unwrap_or_else(|e| e.into_inner()))
+/// The reading thread's loop: takes every read waiting (up to [`GROUP`])
+/// and answers each, so that a call's lookup costs one hand-over, not one
+/// thread of its own. An entry that cannot be read is a miss, logged.
+fn answer_in_groups(db: &Connection, asked: &std::sync::mpsc::Receiver<Read>, path: &Path) {
+    while let Ok(first) = asked.recv() {
+        let mut group = vec![first];
+        while group.len() < GROUP {
+            match asked.try_recv() {
+                Ok(r) => group.push(r),
+                Err(_) => break,
+            }
+        }
+        let mut select = match db.prepare_cached("SELECT reply FROM replies WHERE key = ?1") {
+            Ok(select) => select,
+            Err(e) => {
+                tracing::warn!(error = %e, path = %path.display(), "cannot read the reply cache");
+                continue;
+            }
+        };
+        for r in group {
+            let text = select
+                .query_row([&r.key], |row| row.get(0))
+                .optional()
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, path = %path.display(), "cannot read the reply cache");
+                    None
+                });
+            let _ = r.found.send(text);
+        }
     }
-}
-
-/// The text stored under `key` through `reader`.
-fn read_blocking(reader: MutexGuard<'_, Connection>, key: &str, path: &Path) -> Option<String> {
-    reader
-        .query_row("SELECT reply FROM replies WHERE key = ?1", [key], |row| {
-            row.get(0)
-        })
-        .optional()
-        .unwrap_or_else(|e| {
-            tracing::warn!(error = %e, path = %path.display(), "cannot read the reply cache");
-            None
-        })
 }
 
 /// The writer's loop: takes every write waiting (up to [`GROUP`]), stores
@@ -306,7 +308,7 @@ mod tests {
             .collect();
         assert!(files.is_empty(), "only the database and its log: {files:?}");
         let mode: (String, i64) = {
-            let db = cache.readers.any();
+            let db = open(&dir.join(CACHE_FILE)).unwrap();
             let journal = db
                 .query_row("PRAGMA journal_mode", [], |r| r.get(0))
                 .unwrap();
