@@ -138,18 +138,24 @@ impl DiskCache {
     }
 }
 
+/// `first` and whatever else waits in `queue` behind it, up to [`GROUP`].
+fn with_those_waiting<T>(first: T, queue: &std::sync::mpsc::Receiver<T>) -> Vec<T> {
+    let mut group = vec![first];
+    while group.len() < GROUP {
+        match queue.try_recv() {
+            Ok(next) => group.push(next),
+            Err(_) => break,
+        }
+    }
+    group
+}
+
 /// The reading thread's loop: takes every read waiting (up to [`GROUP`])
 /// and answers each, so that a call's lookup costs one hand-over, not one
 /// thread of its own. An entry that cannot be read is a miss, logged.
 fn answer_in_groups(db: &Connection, asked: &std::sync::mpsc::Receiver<Read>, path: &Path) {
     while let Ok(first) = asked.recv() {
-        let mut group = vec![first];
-        while group.len() < GROUP {
-            match asked.try_recv() {
-                Ok(r) => group.push(r),
-                Err(_) => break,
-            }
-        }
+        let group = with_those_waiting(first, asked);
         let mut select = match db.prepare_cached("SELECT reply FROM replies WHERE key = ?1") {
             Ok(select) => select,
             Err(e) => {
@@ -176,13 +182,7 @@ fn answer_in_groups(db: &Connection, asked: &std::sync::mpsc::Receiver<Read>, pa
 /// stands, the cache only misses it later).
 fn commit_in_groups(mut db: Connection, queue: &std::sync::mpsc::Receiver<Write>, path: &Path) {
     while let Ok(first) = queue.recv() {
-        let mut group = vec![first];
-        while group.len() < GROUP {
-            match queue.try_recv() {
-                Ok(w) => group.push(w),
-                Err(_) => break,
-            }
-        }
+        let group = with_those_waiting(first, queue);
         let stored = db.transaction().and_then(|tx| {
             {
                 let mut insert = tx.prepare_cached(
