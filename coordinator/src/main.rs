@@ -160,10 +160,7 @@ fn parse(argv: &[std::ffi::OsString]) -> anyhow::Result<clap::ArgMatches> {
     match Cli::command().try_get_matches_from(argv) {
         Ok(matches) => Ok(matches),
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
-            anyhow::bail!(
-                "{}",
-                autoeval_run_settings::options::file_as_flags::one_line(&e)
-            )
+            anyhow::bail!("{}", autoeval_models::one_line(&e))
         }
         Err(e) => e.exit(),
     }

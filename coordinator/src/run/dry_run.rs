@@ -31,12 +31,10 @@ struct Estimate {
     usage: Usage,
 }
 
-/// The plan of a run as a table: per model, units, requests (at most: a
-/// later round runs only when the one before kept the meaning), estimated
-/// tokens and cost.
-pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
+/// What each model of the plan would be asked, by the reference model's
+/// answers to the plan's prompts.
+fn estimates(settings: &Resolved, items: &[Item]) -> Result<BTreeMap<String, Estimate>> {
     let templates = stage_settings(settings)?.prompts.templates()?;
-    let prices = price_table(settings.files.prices.as_deref())?;
     let rounds = u64::from(settings.plan.rounds);
     let mut per_model: BTreeMap<String, Estimate> = BTreeMap::new();
     for task in initial_tasks(&settings.plan, items) {
@@ -52,6 +50,16 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
         e.usage.prompt_tokens += rounds * (tokens(&i.text) + tokens(&a.text));
         e.usage.completion_tokens += rounds * (tokens(&english) + tokens(&answer));
     }
+    Ok(per_model)
+}
+
+/// The plan of a run as a table: per model, units, requests (at most: a
+/// later round runs only when the one before kept the meaning), estimated
+/// tokens and cost.
+pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
+    let prices = price_table(settings.files.prices.as_deref())?;
+    let per_model = estimates(settings, items)?;
+    let rounds = u64::from(settings.plan.rounds);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -86,6 +94,8 @@ pub fn plan(settings: &Resolved, items: &[Item]) -> Result<String> {
             .context("a task names a model of the plan")?;
         let (spec, model_settings) = settings.model_settings(of_plan);
         let batched = model_settings.batching().is_some();
+        let moved = settings.addresses.get(model).map(String::as_str);
+        let prices = autoeval_translate::prices_at(&spec, moved, &prices);
         let (cost, batch_cost) = if spec.is_builtin() {
             (Some(0.0), Some(0.0))
         } else {

@@ -99,7 +99,7 @@ pub fn with_config_file(
         bail!(
             "{} is not a valid run config: {}",
             path.display(),
-            file_as_flags::one_line(&e)
+            autoeval_models::one_line(&e)
         );
     }
     let mut layered: Vec<OsString> = argv.iter().take(2).cloned().collect();
@@ -117,6 +117,12 @@ pub fn run(args: Args, tables: ModelTables, matches: Option<&clap::ArgMatches>) 
         None => Path::new("runs").join(settings.default_dir_name()),
     };
     warn_unmatched_prices(&settings);
+    // A plan and a cost cap are priced where this machine sends each model.
+    let settings = if args.fleet.fleet {
+        settings
+    } else {
+        crate::app::run::with_this_machines_addresses(&settings)
+    };
     if args.dry_run {
         let items = load_items(&settings)?.0;
         print!("{}", dry_run::plan(&settings, &items)?);

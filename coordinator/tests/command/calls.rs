@@ -10,10 +10,16 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// Keys for every provider the cases name: the mock takes any.
-const KEYS: [(&str, &str); 3] = [
+const KEYS: [(&str, &str); 6] = [
     ("OPENAI_API_KEY", "sk-test"),
     ("ANTHROPIC_API_KEY", "sk-ant-test"),
     ("GEMINI_API_KEY", "test"),
+    ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+    (
+        "AWS_SECRET_ACCESS_KEY",
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    ),
+    ("AWS_REGION", "us-east-1"),
 ];
 
 /// `autoeval run` of `model` on a small plan into `out`, with `extra` flags.
@@ -54,7 +60,7 @@ fn reasoning_and_thinking_models_are_sent_only_what_their_providers_take() {
     let v1 = format!("http://127.0.0.1:{port}/v1");
     let host = format!("http://127.0.0.1:{port}");
     // Each spec, and what its requests must and must not hold.
-    let cases: [(String, &[&str], &[&str]); 5] = [
+    let cases: [(String, &[&str], &[&str]); 6] = [
         (
             format!("openai:o3-mini@{v1}"),
             &["max_completion_tokens"],
@@ -78,6 +84,11 @@ fn reasoning_and_thinking_models_are_sent_only_what_their_providers_take() {
         (
             format!("gemini:gemini-2.5-flash@{host}?thinking-budget=1024"),
             &["generationConfig"],
+            &[],
+        ),
+        (
+            format!("bedrock:anthropic.claude-sonnet-4-5-v1:0@{host}?thinking-budget=2048"),
+            &["additionalModelRequestFields", "inferenceConfig"],
             &[],
         ),
     ];
@@ -110,6 +121,40 @@ fn reasoning_and_thinking_models_are_sent_only_what_their_providers_take() {
             }
         }
     }
+    // Through the batch APIs the same requests complete, request by request.
+    for model in [
+        format!("openai:o3-mini@{v1}"),
+        format!("anthropic:claude-sonnet-4-5@{host}?thinking-budget=2048"),
+    ] {
+        let batched = format!(
+            "{model}{}batch=true&batch-wait-s=0.2&batch-poll-s=0.1",
+            if model.contains('?') { '&' } else { '?' }
+        );
+        let out = dir.join(format!("batch-{}", model.len()));
+        let ran = run(&batched, &out, &[]);
+        let said = String::from_utf8_lossy(&ran.stderr);
+        assert!(ran.status.success(), "{batched}: {said}");
+        let recorded = records(&out);
+        assert!(
+            !recorded.is_empty() && recorded.iter().all(|r| r.verdict != Verdict::ApiFailure),
+            "{batched}: a batched call failed"
+        );
+    }
+    // A batch refuses what a direct request is refused, in the provider's words.
+    let out = dir.join("batch-told-otherwise");
+    let told =
+        format!("openai:o3-mini@{v1}?reasoning=false&batch=true&batch-wait-s=0.2&batch-poll-s=0.1");
+    let ran = run(&told, &out, &[]);
+    assert!(!ran.status.success(), "{told}");
+    assert!(
+        records(&out)
+            .iter()
+            .all(|r| r.verdict == Verdict::ApiFailure
+                && r.reason
+                    .as_deref()
+                    .is_some_and(|w| w.contains("Unsupported parameter: 'max_tokens'"))),
+        "{told}: a batched request the provider refuses was answered"
+    );
     // The mock is as strict as the provider: told the model is no reasoning
     // model, the run sends what OpenAI refuses, and halts on its words.
     let out = dir.join("told-otherwise");

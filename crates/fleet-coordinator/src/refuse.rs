@@ -11,9 +11,14 @@ pub fn unpriced(settings: &Resolved) -> Result<()> {
     let prices = stage_settings(settings)?.translate.prices;
     for model in &settings.plan.models {
         let spec = model.spec();
+        let moved = settings.addresses.get(model.as_str()).map(String::as_str);
+        let prices = autoeval_translate::prices_at(spec, moved, &prices);
         if !spec.is_builtin() && prices.price_of(spec).is_none() {
+            let elsewhere = spec.base_url().or(moved).map_or(String::new(), |a| {
+                format!(" (its requests go to {a}, where a provider's list price may not hold)")
+            });
             bail!(
-                "--budget-usd needs a price for {model}, and the price table has none for {:?}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
+                "--budget-usd needs a price for {model}, and the price table has none for {:?}{elsewhere}; give one with --prices FILE ({{\"{}\": {{\"input\": USD_PER_MTOK, \"output\": USD_PER_MTOK}}}}) or cap tokens with --budget-tokens",
                 spec.model(),
                 spec.model()
             );

@@ -159,7 +159,11 @@ impl Shared {
             let n = self.batch_draws.fetch_add(1, Ordering::Relaxed);
             let model = r.model.as_str();
             let done;
-            let got = if batch.expires && i >= half {
+            // A batch refuses what a direct request is refused, per request.
+            let got = if let Some(body) = wire.refusal(&r.body) {
+                errored += 1;
+                Got::Refused(body)
+            } else if batch.expires && i >= half {
                 expired += 1;
                 Got::Expired
             } else if crate::shared::draw(n ^ 0x5bd1_e995) < self.config.batch_failure_rate {

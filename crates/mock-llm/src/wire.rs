@@ -56,6 +56,9 @@ pub(crate) enum Got<'a> {
     Expired,
     /// An injected failure.
     Errored,
+    /// The provider's refusal of a parameter its model does not take: the
+    /// 400 body a direct request would get.
+    Refused(serde_json::Value),
     /// An answer, for this model.
     Answered(&'a Completion, &'a str),
 }

@@ -8,6 +8,7 @@ mod batch;
 mod finish;
 mod gate;
 mod interfaces;
+mod keys;
 mod max_tokens;
 mod model;
 mod prices;
@@ -28,6 +29,7 @@ pub use interfaces::{
     ResponseCache,
 };
 
+pub use keys::{key_help, one_line, within};
 pub use max_tokens::{MaxTokens, NO_CAP};
 pub use model::Model;
 pub use prices::{Price, PriceTable};

@@ -1,6 +1,7 @@
 //! Per-model settings: generation parameters and request shape, from the
 //! config file's `[model."SPEC"]` tables and from a spec's `?key=value` tail.
 
+use crate::keys::within;
 use crate::{GenerationParams, MaxTokens, SpecError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -8,68 +9,88 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How one model is asked. Unset fields keep the run's value.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ModelSettings {
     /// Sampling temperature (not sent to reasoning models).
+    #[arg(long, value_parser = within(ranges::TEMPERATURE.0, ranges::TEMPERATURE.1))]
     pub temperature: Option<f64>,
     /// Most tokens per reply (`max_completion_tokens` for reasoning
     /// models), or `"none"` to send no cap.
+    #[arg(long, value_parser = crate::keys::max_tokens)]
     pub max_tokens: Option<MaxTokens>,
     /// Seed, for servers that take one.
+    #[arg(long)]
     pub seed: Option<u64>,
     /// A reasoning model (o1/o3 style) that rejects `max_tokens` and `temperature`.
+    #[arg(long)]
     pub reasoning: Option<bool>,
     /// A system message sent before each prompt.
+    #[arg(long)]
     pub system: Option<String>,
     /// How hard a reasoning model thinks: `minimal`, `low`, `medium` or
     /// `high` (OpenAI's `reasoning_effort` and `reasoning.effort`, Gemini's
     /// `thinkingLevel`); marks the model a reasoning model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(REASONING_EFFORTS))]
     pub reasoning_effort: Option<String>,
     /// Most tokens a model may spend thinking (Gemini's `thinkingBudget`,
     /// Anthropic's and Bedrock's `thinking.budget_tokens`); 0 turns
     /// thinking off where the model allows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::THINKING_BUDGET.0, ranges::THINKING_BUDGET.1))]
     pub thinking_budget: Option<u32>,
     /// The `api-version` of a provider that versions its API by query (an
     /// Azure deployment's path); unset, its unversioned `v1` path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub api_version: Option<String>,
-    /// Requests in flight at once to this model.
+    /// Requests in flight at once to a model.
+    #[arg(long, value_parser = within(ranges::CONCURRENCY.0, ranges::CONCURRENCY.1))]
     pub concurrency: Option<usize>,
-    /// Time limit of one request, in seconds.
+    /// Time limit of one request, in seconds (at most a day, a provider's batch window).
+    #[arg(long, value_parser = within(ranges::REQUEST_TIMEOUT_S.0, ranges::REQUEST_TIMEOUT_S.1))]
     pub request_timeout_s: Option<u64>,
     /// Attempts per call, the first included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::MAX_ATTEMPTS.0, ranges::MAX_ATTEMPTS.1))]
     pub max_attempts: Option<u32>,
     /// The largest reply read, in bytes; a longer one is a non-compliant
     /// "answer too long" [default: 1 MiB].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::MAX_REPLY_BYTES.0, ranges::MAX_REPLY_BYTES.1))]
     pub max_reply_bytes: Option<usize>,
     /// Requests a minute the provider allows this model, across every worker.
+    #[arg(long, value_parser = within(ranges::REQUESTS_PER_MINUTE.0, ranges::REQUESTS_PER_MINUTE.1))]
     pub requests_per_minute: Option<u32>,
     /// Prompt plus completion tokens a minute the provider allows this model, across every worker.
+    #[arg(long, value_parser = within(ranges::TOKENS_PER_MINUTE.0, ranges::TOKENS_PER_MINUTE.1))]
     pub tokens_per_minute: Option<u64>,
     /// Send this model's calls through the provider's batch API (OpenAI's
     /// Batch API, Anthropic's Message Batches): half the price, answers within a day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub batch: Option<bool>,
     /// Most requests in one batch [default: 10000].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::BATCH_SIZE.0, ranges::BATCH_SIZE.1))]
     pub batch_size: Option<usize>,
     /// Longest wait, in seconds, for a batch to fill before it is sent [default: 60].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::BATCH_SECONDS.0, ranges::BATCH_SECONDS.1))]
     pub batch_wait_s: Option<f64>,
     /// Seconds between two polls of a batch in flight [default: 30].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_parser = within(ranges::BATCH_SECONDS.0, ranges::BATCH_SECONDS.1))]
     pub batch_poll_s: Option<f64>,
     /// Whether concurrency adapts to the provider (backs off on 429 and 5xx,
     /// grows while calls succeed, up to `concurrency`) [default: true].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub adaptive_concurrency: Option<bool>,
     /// More request-body fields sent as given (`top_p`, `stop`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[arg(skip)]
     pub extra: BTreeMap<String, Value>,
 }
 
@@ -79,85 +100,28 @@ impl ModelSettings {
     /// body field. A value is read as JSON when it is JSON (`0.9`, `true`,
     /// `["\n"]`), as a string otherwise.
     pub fn from_query(spec: &str, query: &str) -> Result<ModelSettings, SpecError> {
+        // The spec's form is right: its tail is what to fix.
         let bad = |why: String| SpecError {
             spec: spec.to_string(),
             why,
-            forms: crate::provider::forms(),
+            forms: String::new(),
         };
-        let mut out = ModelSettings::default();
+        let (mut keys, mut extra) = (Vec::new(), BTreeMap::new());
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, raw) = pair
                 .split_once('=')
                 .ok_or_else(|| bad(format!("{pair:?} is not key=value")))?;
-            let value: Value =
-                serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
-            let wrong = |what: &str| bad(format!("{key} must be {what}, not {raw:?}"));
-            match key.replace('_', "-").as_str() {
-                "temperature" => {
-                    out.temperature = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
-                }
-                "max-tokens" => {
-                    out.max_tokens =
-                        Some(serde_json::from_value(value).map_err(|_| {
-                            wrong(&format!("a whole number or {:?}", crate::NO_CAP))
-                        })?)
-                }
-                "seed" => out.seed = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?),
-                "reasoning" => {
-                    out.reasoning = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
-                }
-                "system" => out.system = Some(raw.to_string()),
-                "reasoning-effort" => out.reasoning_effort = Some(effort(raw).map_err(&bad)?),
-                "thinking-budget" => {
-                    out.thinking_budget =
-                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "api-version" => out.api_version = Some(raw.to_string()),
-                "concurrency" => {
-                    out.concurrency = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "request-timeout-s" => {
-                    out.request_timeout_s =
-                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "max-attempts" => {
-                    out.max_attempts = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "max-reply-bytes" => {
-                    out.max_reply_bytes =
-                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "requests-per-minute" => {
-                    out.requests_per_minute =
-                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "tokens-per-minute" => {
-                    out.tokens_per_minute =
-                        Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "batch" => out.batch = Some(value.as_bool().ok_or_else(|| wrong("true or false"))?),
-                "batch-size" => {
-                    out.batch_size = Some(as_int(&value).ok_or_else(|| wrong("a whole number"))?)
-                }
-                "batch-wait-s" => {
-                    out.batch_wait_s = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
-                }
-                "batch-poll-s" => {
-                    out.batch_poll_s = Some(value.as_f64().ok_or_else(|| wrong("a number"))?)
-                }
-                "adaptive-concurrency" => {
-                    out.adaptive_concurrency =
-                        Some(value.as_bool().ok_or_else(|| wrong("true or false"))?)
-                }
-                _ => {
-                    out.extra.insert(key.to_string(), value);
-                }
+            if MODEL_KEYS.contains(&key.replace('_', "-").as_str()) {
+                keys.push((key.to_string(), raw.to_string()));
+            } else {
+                let value =
+                    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+                extra.insert(key.to_string(), value);
             }
         }
-        match out.invalid() {
-            Some(why) => Err(bad(why)),
-            None => Ok(out),
-        }
+        let mut out = ModelSettings::from_keys(keys).map_err(bad)?;
+        out.extra = extra;
+        Ok(out)
     }
 
     /// The one merge of settings: `self` with every setting `over` sets
@@ -308,78 +272,15 @@ pub const MODEL_KEYS: [&str; 19] = [
 /// The efforts a reasoning model is asked at.
 pub const REASONING_EFFORTS: [&str; 5] = ["none", "minimal", "low", "medium", "high"];
 
-/// `raw` as a reasoning effort, or why not.
-fn effort(raw: &str) -> Result<String, String> {
-    if REASONING_EFFORTS.contains(&raw) {
-        Ok(raw.to_string())
-    } else {
-        Err(format!(
-            "reasoning-effort must be one of {}, not {raw:?}",
-            REASONING_EFFORTS.join(", ")
-        ))
-    }
-}
-
 impl ModelSettings {
-    /// Why these settings cannot be sent, when they cannot: a number out
-    /// of its key's range (the flag's range, [`ranges`]) or an effort that
-    /// is none of [`REASONING_EFFORTS`], in the words the flag uses, with
-    /// the key named. The same check for a spec's tail, a config file's
-    /// table and the settings a fleet run registered.
+    /// Why these settings cannot be sent, when they cannot: read back
+    /// through the settings' own flag parser, a number out of its key's
+    /// range ([`ranges`]) or an effort that is none of
+    /// [`REASONING_EFFORTS`] is refused in the flag's words, naming it. The
+    /// check of the settings a fleet run registered.
     pub fn invalid(&self) -> Option<String> {
-        use ranges::*;
-        fn check<T: PartialOrd + std::fmt::Display + Copy>(
-            key: &str,
-            value: Option<T>,
-            range: (T, T),
-        ) -> Result<(), String> {
-            match value {
-                Some(v) => in_range(v, range)
-                    .map(|_| ())
-                    .map_err(|why| format!("{key}: {why}")),
-                None => Ok(()),
-            }
-        }
-        let checked = (|| {
-            check("concurrency", self.concurrency, CONCURRENCY)?;
-            check(
-                "request-timeout-s",
-                self.request_timeout_s,
-                REQUEST_TIMEOUT_S,
-            )?;
-            check("max-attempts", self.max_attempts, MAX_ATTEMPTS)?;
-            check("temperature", self.temperature, TEMPERATURE)?;
-            check(
-                "max-tokens",
-                self.max_tokens.and_then(MaxTokens::cap),
-                MAX_TOKENS,
-            )?;
-            check("thinking-budget", self.thinking_budget, THINKING_BUDGET)?;
-            check("max-reply-bytes", self.max_reply_bytes, MAX_REPLY_BYTES)?;
-            check(
-                "requests-per-minute",
-                self.requests_per_minute,
-                REQUESTS_PER_MINUTE,
-            )?;
-            check(
-                "tokens-per-minute",
-                self.tokens_per_minute,
-                TOKENS_PER_MINUTE,
-            )?;
-            check("batch-size", self.batch_size, BATCH_SIZE)?;
-            check("batch-wait-s", self.batch_wait_s, BATCH_SECONDS)?;
-            check("batch-poll-s", self.batch_poll_s, BATCH_SECONDS)?;
-            match &self.reasoning_effort {
-                Some(e) => effort(e).map(|_| ()),
-                None => Ok(()),
-            }
-        })();
-        checked.err()
+        ModelSettings::from_keys(self.as_keys()).err()
     }
-}
-
-fn as_int<T: TryFrom<u64>>(v: &Value) -> Option<T> {
-    v.as_u64().and_then(|n| T::try_from(n).ok())
 }
 
 /// The extra request-body fields a fleet run's settings may carry: sampling
@@ -564,11 +465,15 @@ mod tests {
                 "batch-wait-s: 100000 is out of range",
             ),
             ("batch-poll-s=-1", "batch-poll-s: -1 is out of range"),
-            ("reasoning-effort=max", "reasoning-effort must be one of"),
+            ("reasoning-effort=max", "possible values: none, minimal"),
         ] {
             let why = ModelSettings::from_query("x", pair)
                 .unwrap_err()
                 .to_string();
+            // The flag's parser names the flag, then says why.
+            let key = pair.split('=').next().unwrap();
+            let words = words.strip_prefix(&format!("{key}: ")).unwrap_or(words);
+            assert!(why.contains(&format!("'--{key} <")), "{pair}: {why}");
             assert!(why.contains(words), "{pair}: {why}");
         }
         // The flag's own parser says the same words.

@@ -14,16 +14,23 @@ pub struct ModelSpec {
 
 /// Why a model spec was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error(
-    "invalid model {spec:?}: {why}; expected {forms}, optionally followed by ?key=value&… settings"
-)]
+#[error("invalid model {spec:?}: {why}{}", expected(forms))]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
     /// What is wrong with it.
     pub why: String,
-    /// The forms a spec takes.
+    /// The forms a spec takes, when the spec's form is what is wrong.
     pub forms: String,
+}
+
+/// The forms a spec takes, said after its refusal when they are the fix.
+fn expected(forms: &str) -> String {
+    if forms.is_empty() {
+        String::new()
+    } else {
+        format!("; expected {forms}, optionally followed by ?key=value&… settings")
+    }
 }
 
 impl ModelSpec {

@@ -13,7 +13,7 @@ pub use autoeval_llm_client::Backend;
 pub use autoeval_prompts::{PromptSet, Templates};
 pub use autoeval_proto::{Reading, RoundTrip, TranslateTask, VerifyTask};
 pub use settings::{
-    build_backend, default_task_budget, CopyPolicy, Local, SettingsError, StageBackends,
+    build_backend, default_task_budget, prices_at, CopyPolicy, Local, SettingsError, StageBackends,
     StageSettings,
 };
 pub use stage::{translate, Translator};

@@ -178,7 +178,7 @@ pub fn build_backend(
 /// at the provider's own address; elsewhere (a proxy, a local server that
 /// plays the provider) only the prices a user's price file named, since a
 /// list price there would be a guess.
-fn prices_at(spec: &ModelSpec, moved: Option<&str>, prices: &PriceTable) -> PriceTable {
+pub fn prices_at(spec: &ModelSpec, moved: Option<&str>, prices: &PriceTable) -> PriceTable {
     let own = spec.provider().default_base_url();
     let address = spec.base_url().or(moved);
     match (own, address) {

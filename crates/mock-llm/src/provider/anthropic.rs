@@ -57,6 +57,9 @@ impl Wire for Messages {
             Got::Errored => {
                 json!({"custom_id": custom_id, "result": {"type": "errored", "error": {"type": "error", "error": {"type": "api_error", "message": API_ERROR}}}})
             }
+            Got::Refused(body) => {
+                json!({"custom_id": custom_id, "result": {"type": "errored", "error": body}})
+            }
             Got::Answered(done, model) => {
                 json!({"custom_id": custom_id, "result": {"type": "succeeded", "message": self.reply(done, n, model)}})
             }
@@ -186,7 +189,18 @@ const THINKING_DOCS: &str = "https://docs.claude.com/en/docs/build-with-claude/e
 /// a budget under 1,024 tokens, a cap not above the budget, or a
 /// temperature other than 1.
 fn thinking_refusal(req: &Value) -> Option<String> {
-    let thinking = &req["thinking"];
+    let temperature = req.get("temperature").and_then(Value::as_f64);
+    thinking_refusal_of(&req["thinking"], req["max_tokens"].as_u64(), temperature)
+}
+
+/// Why Claude refuses extended thinking `thinking` beside the token cap
+/// `max_tokens` and `temperature`, wherever it is served (Anthropic's API,
+/// Bedrock's Converse).
+pub(crate) fn thinking_refusal_of(
+    thinking: &Value,
+    max_tokens: Option<u64>,
+    temperature: Option<f64>,
+) -> Option<String> {
     if thinking["type"] != "enabled" {
         return None;
     }
@@ -196,10 +210,9 @@ fn thinking_refusal(req: &Value) -> Option<String> {
             "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into(),
         );
     }
-    if req["max_tokens"].as_u64().unwrap_or(0) <= budget {
+    if max_tokens.unwrap_or(0) <= budget {
         return Some(format!("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at {THINKING_DOCS}#max-tokens-and-context-window-size"));
     }
-    let temperature = req.get("temperature").and_then(Value::as_f64);
     if temperature.is_some_and(|t| t != 1.0) {
         return Some(format!("`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at {THINKING_DOCS}#important-considerations-when-using-extended-thinking"));
     }

@@ -28,6 +28,18 @@ impl Wire for Converse {
         req["inferenceConfig"]["maxTokens"].as_u64()
     }
 
+    /// Claude's extended thinking refused as on Anthropic's own API, in
+    /// Bedrock's `ValidationException` body.
+    fn refusal(&self, req: &Value) -> Option<Value> {
+        let config = &req["inferenceConfig"];
+        super::anthropic::thinking_refusal_of(
+            &req["additionalModelRequestFields"]["thinking"],
+            config["maxTokens"].as_u64(),
+            config.get("temperature").and_then(Value::as_f64),
+        )
+        .map(|why| json!({"message": format!("The model returned the following errors: {why}")}))
+    }
+
     fn reply(&self, done: &Completion, _n: u64, _model: &str) -> Value {
         let stop = if done.cut { "max_tokens" } else { "end_turn" };
         json!({

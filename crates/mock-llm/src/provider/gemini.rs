@@ -91,6 +91,7 @@ impl Wire for GenerateContent {
             Got::Errored => {
                 json!({"error": {"code": 500, "message": API_ERROR, "status": "INTERNAL"}, "metadata": metadata})
             }
+            Got::Refused(body) => json!({"error": body["error"], "metadata": metadata}),
             Got::Answered(done, model) => {
                 json!({"response": self.reply(done, n, model), "metadata": metadata})
             }

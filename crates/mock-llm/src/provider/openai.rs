@@ -177,6 +177,9 @@ fn file_result_line(wire: &dyn Wire, n: u64, custom_id: &str, got: Got<'_>) -> (
         Got::Errored => {
             json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 500, "request_id": format!("req_{n}"), "body": {"error": {"message": API_ERROR, "type": "server_error"}}}, "error": null})
         }
+        Got::Refused(body) => {
+            json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 400, "request_id": format!("req_{n}"), "body": body}, "error": null})
+        }
         Got::Answered(done, model) => {
             json!({"id": format!("batch_req_{n}"), "custom_id": custom_id, "response": {"status_code": 200, "request_id": format!("req_{n}"), "body": wire.reply(done, n, model)}, "error": null})
         }

@@ -5,6 +5,7 @@
 
 use super::ModelTables;
 use crate::{Result, SettingsError};
+use autoeval_models::ModelSettings;
 use clap::ArgAction;
 use std::path::Path;
 
@@ -28,20 +29,49 @@ pub fn read(text: &str, path: &Path) -> Result<ConfigFile> {
     // Beside these tables the list of models is `models` (the flag's alias).
     let mut models = ModelTables::new();
     if matches!(flags.get("model"), Some(toml::Value::Table(_))) {
-        if let Some(tables) = flags.remove("model") {
-            models = tables.try_into().map_err(config)?;
-        }
-    }
-    // A table's values are checked as the flags and a spec's tail check them.
-    for (spec, table) in &models {
-        if let Some(why) = table.invalid() {
-            return Err(SettingsError::Invalid(format!(
-                "{}: [model.{spec:?}] {why}",
-                path.display()
-            )));
+        if let Some(toml::Value::Table(tables)) = flags.remove("model") {
+            for (spec, table) in tables {
+                let settings = model_table(table).map_err(|why| {
+                    SettingsError::Invalid(format!("{}: [model.{spec:?}] {why}", path.display()))
+                })?;
+                models.insert(spec, settings);
+            }
         }
     }
     Ok(ConfigFile { flags, models })
+}
+
+/// A `[model."SPEC"]` table read as the per-model keys' flags, through
+/// their own parser (as a spec's `?key=value` tail is); its `extra` table
+/// holds request-body fields as given.
+fn model_table(table: toml::Value) -> std::result::Result<ModelSettings, String> {
+    let toml::Value::Table(mut table) = table else {
+        return Err("is not a table of per-model keys".into());
+    };
+    let extra = match table.remove("extra") {
+        Some(extra) => extra
+            .try_into()
+            .map_err(|e| format!("`extra` is not a table of body fields: {e}"))?,
+        None => Default::default(),
+    };
+    let mut keys = Vec::new();
+    for (key, value) in table {
+        let text = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => {
+                return Err(format!(
+                    "`{key}` takes one value, not a list, a table or a date"
+                ))
+            }
+        };
+        keys.push((key, text));
+    }
+    let mut settings = ModelSettings::from_keys(keys)?;
+    settings.extra = extra;
+    Ok(settings)
 }
 
 /// `flags` as command-line tokens of `command`, leaving out each flag
@@ -156,13 +186,6 @@ pub fn given_tokens(matches: &clap::ArgMatches, command: &clap::Command) -> Vec<
     out
 }
 
-/// A parser's error in one line, without its usage tip.
-pub fn one_line(e: &clap::Error) -> String {
-    let text = e.to_string();
-    let line = text.lines().next().unwrap_or_default();
-    line.strip_prefix("error: ").unwrap_or(line).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +234,30 @@ mod tests {
             e.to_string().contains("run.toml: `per-buckets` is no flag"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_model_table_is_read_by_the_per_model_keys_parser() {
+        let table = "[model.reference]\ntemperature = 0.5\nmax-tokens = \"none\"\nextra = { top_p = 0.9 }\n";
+        let file = read(table, Path::new("run.toml")).unwrap();
+        let settings = &file.models["reference"];
+        assert_eq!(settings.temperature, Some(0.5));
+        assert_eq!(
+            settings.max_tokens,
+            Some(autoeval_models::MaxTokens::Uncapped)
+        );
+        assert_eq!(settings.extra["top_p"], serde_json::json!(0.9));
+        let refused = |text: &str| read(text, Path::new("run.toml")).unwrap_err().to_string();
+        let e = refused("[model.reference]\nrequest-timeout-s = 0\n");
+        assert!(
+            e.contains(
+                "run.toml: [model.\"reference\"] invalid value '0' for '--request-timeout-s <"
+            ) && e.contains("it must lie in 1..=86400"),
+            "{e}"
+        );
+        let e = refused("[model.reference]\ntop-k = 3\n");
+        assert!(e.contains("`top-k` is no per-model key"), "{e}");
+        let e = refused("[model.reference]\nbatch = \"yes\"\n");
+        assert!(e.contains("'--batch <"), "{e}");
     }
 }

@@ -80,9 +80,9 @@ impl RunArgs {
         let tokens: Vec<String> = tokens.into_iter().map(Into::into).collect();
         let matches = command
             .try_get_matches_from(tokens)
-            .map_err(|e| SettingsError::Invalid(file_as_flags::one_line(&e)))?;
+            .map_err(|e| SettingsError::Invalid(autoeval_models::one_line(&e)))?;
         RunArgs::from_arg_matches(&matches)
-            .map_err(|e| SettingsError::Invalid(file_as_flags::one_line(&e)))
+            .map_err(|e| SettingsError::Invalid(autoeval_models::one_line(&e)))
     }
 
     /// The settings a config file's `text` holds, and its per-model
