@@ -27,7 +27,8 @@ pub struct Args {
     /// Redis.
     #[command(flatten)]
     pub store: autoeval_service::RedisUrl,
-    /// Taken and ignored, as the other commands spell a fleet run: status is always the fleet's.
+    /// Taken and ignored, as the other commands spell a fleet run: a run's
+    /// directory says where it was made.
     #[arg(long, hide = true)]
     pub fleet: bool,
 }
@@ -44,6 +45,9 @@ struct Shard {
 pub fn run(args: Args) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let settings = dir.settings()?;
+    if !dir.is_fleet() {
+        return on_one_machine(&dir, &settings);
+    }
     let run = run_name(&dir)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -75,6 +79,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         say_work(&store, &settings).await?;
         say_shards(&shards, &held);
+        say_broken_chains(&dir)?;
         if shards.values().any(|s| s.failed > 0) {
             say_failures(&dir, &store).await?;
             out!(
@@ -95,6 +100,39 @@ pub fn run(args: Args) -> Result<()> {
         broker.close().await;
         anyhow::Ok(())
     })?;
+    Ok(())
+}
+
+/// Where a run made on one machine stands, from its directory alone: the
+/// rounds recorded, and the chains with a gap.
+fn on_one_machine(dir: &RunDir, settings: &Resolved) -> Result<()> {
+    let mut recorded = autoeval_pipeline::RecordedUnits::new(settings.plan.rounds);
+    let rounds = if dir.has_results() {
+        autoeval_run_dir::for_each_record(&dir.results(), |r| recorded.add(&r))?
+    } else {
+        0
+    };
+    out!(
+        "run {} (on one machine): {rounds} rounds recorded, {} units recorded to their end",
+        dir.0.display(),
+        recorded.finished()
+    );
+    say_broken_chains(dir)
+}
+
+/// The units whose chain has a gap in the run directory, if any, and the
+/// command that redoes them.
+fn say_broken_chains(dir: &RunDir) -> Result<()> {
+    let chains = autoeval_run_dir::broken_chains(&dir.results())?;
+    if !chains.is_empty() {
+        out!(
+            "  chains with a gap: {} (a round missing before a later one recorded: {}); `autoeval resume {}{}` redoes them from the missing round",
+            chains.len(),
+            autoeval_run_dir::name_chains(&chains),
+            dir.0.display(),
+            if dir.is_fleet() { " --fleet" } else { "" }
+        );
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! so callers can attach ids and metadata. The result is the same object
 //! with `verdict`, `reason`, `counterexample`, `method` and `ms` added.
 
+pub mod chains;
 mod dataset;
 pub mod fleet;
 mod key;

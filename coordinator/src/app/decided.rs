@@ -215,6 +215,7 @@ pub fn execute(
     let settings = &crate::app::run::with_this_machines_addresses(settings);
     claim_dir(dir, settings)?;
     dir.keep_caps(caps)?;
+    crate::app::run::mend_chains(dir, display)?;
     let mut sequence = Sequence::new(dir, settings, display, design)?;
     let plan = &settings.plan;
     // Opened once so that the run directory is checked and claimed as a

@@ -3,7 +3,7 @@
 //! once every unit has its outcome (here or on a fleet).
 
 use crate::app::provers::prover_pool;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use autoeval_engine::budget::{Capped, Caps, Spent};
 use autoeval_engine::local::{run_local, Concurrency, StageTimes};
 use autoeval_engine::Translate;
@@ -141,6 +141,23 @@ pub(crate) fn with_this_machines_addresses(settings: &Resolved) -> Resolved {
     })
 }
 
+/// Makes every chain of the run in `dir` whole before it goes on: a unit
+/// with a round missing before a later one recorded (lost, or removed by
+/// hand) has its later rounds forgotten, and goes on from the missing round.
+pub(crate) fn mend_chains(dir: &RunDir, display: Display) -> Result<()> {
+    let chains = autoeval_run_dir::mend_chains_at(&dir.results())?;
+    if !chains.is_empty() && display != Display::Quiet {
+        eprintln!(
+            "run: {} unit{} had a round missing before a later one ({}); redoing {} from that round",
+            chains.len(),
+            if chains.len() == 1 { "" } else { "s" },
+            autoeval_run_dir::name_chains(&chains),
+            if chains.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(())
+}
+
 /// Runs (or resumes) the run in `dir` to the end and writes its summary and report.
 pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) -> Result<()> {
     let settings = &with_this_machines_addresses(settings);
@@ -152,6 +169,7 @@ pub fn execute(dir: &RunDir, settings: &Resolved, display: Display, caps: Caps) 
     let (items, short) = count_items(settings)?;
     let generate_s = t0.elapsed().as_secs_f64();
     tracing::info!(items, shortfalls = short.len(), "generated");
+    mend_chains(dir, display)?;
     let mut recorded = RecordedUnits::new(settings.plan.rounds);
     // What the records paid is what a cap was spent on before.
     let mut spent = Spent::default();
@@ -288,6 +306,18 @@ pub fn finish(
                 );
             }
         }
+    }
+    if summary.broken_chains > 0 {
+        let chains = autoeval_run_dir::broken_chains(&dir.results())?;
+        bail!(
+            "{} unit{} of {} have a round missing before a later one recorded ({}): the run is not complete; `autoeval resume {}{}` redoes them from the missing round",
+            chains.len(),
+            if chains.len() == 1 { "" } else { "s" },
+            dir.0.display(),
+            autoeval_run_dir::name_chains(&chains),
+            dir.0.display(),
+            if dir.is_fleet() { " --fleet" } else { "" }
+        );
     }
     // Said last, whatever the display: scores the cap decided are no scores.
     for advice in autoeval_report::truncation_advice(summary) {

@@ -12,7 +12,7 @@ use autoeval_amqp::Broker;
 use autoeval_proto::{meta, ResultRecord, RoundKey};
 use autoeval_proto::{TranslateTask, UnitKey};
 use autoeval_redis_store::{Budget, RunStore};
-use autoeval_run_dir::{for_each_record, results_exist, JsonlStore};
+use autoeval_run_dir::JsonlStore;
 use autoeval_run_settings::Resolved;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -46,8 +46,6 @@ pub struct Reconciler<'a> {
     since: Instant,
     /// When the coordinator last looked at the run.
     looked: Instant,
-    /// Whether a round was ever restored: only then can a chain have a gap.
-    restored: bool,
     /// The run's budget as last read, put back if Redis loses it.
     budget: Option<Budget>,
 }
@@ -62,7 +60,6 @@ impl<'a> Reconciler<'a> {
             within: None,
             since: Instant::now(),
             looked: Instant::now(),
-            restored: false,
             budget: None,
         }
     }
@@ -148,7 +145,6 @@ impl<'a> Reconciler<'a> {
         );
         note(store, &why).await?;
         self.moved();
-        self.restored = true;
         Ok(Some(why))
     }
 
@@ -181,87 +177,57 @@ impl<'a> Reconciler<'a> {
     }
 }
 
-/// A unit's place in a 64-bit digest, for the chains of a whole run.
-fn unit_digest(unit: &UnitKey) -> u64 {
-    let mark = autoeval_proto::fleet::mark_of(&unit.to_string());
-    u64::from_le_bytes([
-        mark[0], mark[1], mark[2], mark[3], mark[4], mark[5], mark[6], mark[7],
-    ])
-}
-
 impl Reconciler<'_> {
-    /// Mends chains that lost a round with Redis: a unit whose round r is
-    /// missing while a later one is recorded (recorded after the loss, from
-    /// a task published before it) has its later rounds forgotten, in Redis
-    /// and in the run directory, and its chain published again from round
-    /// r, so that every round follows the one it translated. Says how many
-    /// units it mended; nothing to do unless a round was restored.
+    /// Mends chains that lost a round: a unit whose round r is missing
+    /// from the run directory while a later one is recorded (recorded after
+    /// Redis lost round r, from a task published with it) has its later
+    /// rounds forgotten, in Redis and in the run directory, and its chain
+    /// published again from round r, so that every round follows the one
+    /// it translated. Checked whenever the run looks complete, by every
+    /// coordinator: the one that saw Redis lose the round may have been
+    /// killed since. Says how many units it mended.
     pub async fn mend_chains(
         &mut self,
         store: &RunStore,
         broker: &Broker,
         arrivals: &mut crate::arrivals::Arrivals,
     ) -> Result<usize> {
-        if !self.restored {
+        let chains = autoeval_run_dir::broken_chains(arrivals.log().path())?;
+        if chains.is_empty() {
             return Ok(0);
         }
-        let path = arrivals.log().path().to_path_buf();
-        if !results_exist(&path) {
-            return Ok(0);
+        let after: HashSet<RoundKey> = chains
+            .iter()
+            .flat_map(|c| c.after.iter().map(ResultRecord::round_key))
+            .collect();
+        // The missing round's mark goes too, where Redis still holds one (a
+        // round removed from the directory by hand): marked, it would be
+        // taken for recorded and never go on.
+        let missing = chains.iter().map(|c| RoundKey {
+            unit: c.unit.clone(),
+            round: c.missing,
+        });
+        for round in after.iter().cloned().chain(missing) {
+            store.forget(&round).await?;
         }
-        // First the rounds of each unit, by digest; then, for the few units
-        // with a gap, the records around it.
-        let mut chains: HashMap<u64, Vec<u32>> = HashMap::new();
-        for_each_record(&path, |r| {
-            chains
-                .entry(unit_digest(&r.unit()))
-                .or_default()
-                .push(r.round);
-        })?;
-        let mut missing_of: HashMap<u64, u32> = HashMap::new();
-        for (unit, rounds) in chains {
-            let held: HashSet<u32> = rounds.iter().copied().collect();
-            let Some(missing) = (1..).find(|n| !held.contains(n)) else {
-                continue;
-            };
-            if rounds.iter().any(|r| *r > missing) {
-                missing_of.insert(unit, missing);
-            }
-        }
-        if missing_of.is_empty() {
-            return Ok(0);
-        }
-        let mut orphans: HashSet<RoundKey> = HashSet::new();
-        let mut before: HashMap<UnitKey, ResultRecord> = HashMap::new();
-        for_each_record(&path, |r| {
-            let unit = r.unit();
-            if let Some(&missing) = missing_of.get(&unit_digest(&unit)) {
-                if r.round > missing {
-                    orphans.insert(r.round_key());
-                } else if r.round + 1 == missing {
-                    before.insert(unit, r);
-                }
-            }
-        })?;
-        for round in &orphans {
-            store.forget(round).await?;
-        }
-        arrivals.log().forget(&orphans)?;
-        let initial = initial_of(self.settings, |u| missing_of.contains_key(&unit_digest(u)))?;
+        arrivals.log().forget(&after)?;
+        let broken: HashMap<UnitKey, &autoeval_proto::chains::BrokenChain> =
+            chains.iter().map(|c| (c.unit.clone(), c)).collect();
+        let initial = initial_of(self.settings, |u| broken.contains_key(u))?;
         let redo: Vec<TranslateTask> = initial
             .into_iter()
-            .filter_map(|task| match missing_of.get(&unit_digest(&task.unit())) {
-                Some(1) => Some(task),
-                Some(_) => before.get(&task.unit()).and_then(|b| task.after(b)),
-                None => None,
+            .filter_map(|task| match broken.get(&task.unit())?.before.as_ref() {
+                None => Some(task),
+                Some(before) => task.after(before),
             })
             .collect();
         let count = redo.len();
         if count > 0 {
             crate::publish::publish_tasks(broker, store.run(), redo).await?;
             let why = format!(
-                "{count} unit{} had a round Redis lost before a later one; redone from that round",
-                if count == 1 { "" } else { "s" }
+                "{count} unit{} had a round missing before a later one ({}); redone from that round",
+                if count == 1 { "" } else { "s" },
+                autoeval_run_dir::name_chains(&chains)
             );
             note(store, &why).await?;
             self.moved();
@@ -378,15 +344,6 @@ mod tests {
         }
         let mut arrivals = Arrivals::new(log);
         let mut reconciler = Reconciler::new(&settings, initial.len(), items.len());
-        assert_eq!(
-            reconciler
-                .mend_chains(&store, &broker, &mut arrivals)
-                .await
-                .unwrap(),
-            0,
-            "nothing is mended before a restore"
-        );
-        reconciler.restored = true;
         let mended = reconciler.mend_chains(&store, &broker, &mut arrivals).await;
         let mut left = Vec::new();
         autoeval_run_dir::for_each_record(&dir.join("results.jsonl"), |r| left.push(r.round))
@@ -410,5 +367,116 @@ mod tests {
         assert_eq!(arrivals.len(), 1);
         assert_eq!(sent.len(), 1);
         assert_eq!((sent[0].unit(), sent[0].round), (task.unit(), 1));
+    }
+
+    /// The fault sequence a long run under mixed faults lost rounds to: a
+    /// round recorded in Redis, Redis emptied before the coordinator took
+    /// it into the run directory, the next round (published with the
+    /// record) recorded in the new Redis; the coordinator restores the run,
+    /// takes the later round, and is killed. The coordinator started again
+    /// finds Redis whole and every unit final: it must still redo the chain.
+    #[tokio::test]
+    async fn a_coordinator_started_after_redis_lost_a_round_mends_the_chain() {
+        let id = format!("regap-{}", std::process::id());
+        let model = format!("openai-compatible:{id}@http://127.0.0.1:9/v1");
+        let mut args = RunArgs::default();
+        args.plan.datasets = vec![autoeval_proto::DatasetKind::Plogic];
+        args.plan.models = vec![model.parse().unwrap()];
+        args.plan.prompts = vec![autoeval_proto::Shots::ZeroShot];
+        args.plan.draw.per_bucket = Some(1);
+        args.plan.draw.batches = Some(1);
+        args.plan.rounds = 2;
+        let settings = args.resolve(Default::default(), None).unwrap();
+        let (items, _) = load_items(&settings).unwrap();
+        let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
+        let units = initial.len();
+        let store = RunStore::new(
+            autoeval_redis_store::connect("redis://127.0.0.1:6379")
+                .await
+                .unwrap(),
+            &id,
+        );
+        let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
+            .await
+            .unwrap();
+        let queue = broker.declare_translate(&model).await.unwrap();
+        let round = |task: &TranslateTask, n: u32| ResultRecord {
+            id: task.item.id.clone(),
+            dataset: task.item.dataset.name().to_string(),
+            model: model.clone(),
+            prompt: "zero-shot".into(),
+            round: n,
+            verdict: Verdict::Equivalent,
+            phi1: Some(task.item.fs.clone()),
+            ..ResultRecord::default()
+        };
+        let dir = std::env::temp_dir().join(&id);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        // The first coordinator: the run registered, the first unit's round
+        // 1 recorded, then Redis emptied before it was taken.
+        crate::publish::register(&store, &settings, units, items.len())
+            .await
+            .unwrap();
+        let lost = round(&initial[0], 1);
+        store
+            .record_all(std::slice::from_ref(&lost), 2)
+            .await
+            .unwrap();
+        store.delete().await.unwrap();
+        // Round 2 of that unit (published with round 1's record) and both
+        // rounds of every other unit are recorded in the new Redis.
+        let mut after = vec![round(&initial[0], 2)];
+        for task in &initial[1..] {
+            after.extend([round(task, 1), round(task, 2)]);
+        }
+        store.record_all(&after, 2).await.unwrap();
+        let mut first = Reconciler::new(&settings, units, items.len());
+        let mut arrivals = Arrivals::new(JsonlStore::open(&path).unwrap());
+        assert!(first
+            .restore(&store, arrivals.log())
+            .await
+            .unwrap()
+            .is_some());
+        arrivals.take(&store).await.unwrap();
+        assert_eq!(
+            store.done().await.unwrap() as usize,
+            units,
+            "every unit final"
+        );
+        // Killed here. The coordinator started again finds Redis whole.
+        drop((first, arrivals));
+        crate::publish::register(&store, &settings, units, items.len())
+            .await
+            .unwrap();
+        let mut again = Reconciler::new(&settings, units, items.len());
+        let mut arrivals = Arrivals::new(JsonlStore::open(&path).unwrap());
+        let restored = again.restore(&store, arrivals.log()).await.unwrap();
+        let mended = again.mend_chains(&store, &broker, &mut arrivals).await;
+        let done = store.done().await.unwrap();
+        let mut left = Vec::new();
+        autoeval_run_dir::for_each_record(&path, |r| left.push((r.unit(), r.round))).unwrap();
+        let mut consumer = broker.consume(&queue, 10, "test").await.unwrap();
+        let sent: Vec<TranslateTask> = if mended.as_ref().is_ok_and(|n| *n > 0) {
+            let message = consumer.next().await.unwrap().unwrap();
+            let (_, sent) = decode(&message.data, MessageKind::Translate).unwrap();
+            let _ = message.ack().await;
+            sent
+        } else {
+            Vec::new()
+        };
+        let _ = store.delete().await;
+        let _ = broker.delete_queue(&queue).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(restored, None, "Redis holds every round the directory does");
+        assert_eq!(mended.unwrap(), 1, "the broken chain is mended");
+        assert_eq!(done as usize, units - 1, "its unit is no longer final");
+        assert!(
+            !left.contains(&(initial[0].unit(), 2)),
+            "the round after the gap leaves the directory"
+        );
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].unit(), sent[0].round), (initial[0].unit(), 1));
     }
 }

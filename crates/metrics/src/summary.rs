@@ -201,6 +201,11 @@ pub struct Summary {
     /// Each arm's A2 and A3 with intervals clustered by item.
     #[serde(default)]
     pub clustered: Vec<crate::compare::ClusteredScores>,
+    /// Units whose chain has a gap: a round missing while a later one is
+    /// recorded. Their rounds after the gap are counted as recorded, but a
+    /// run ends only with none.
+    #[serde(default)]
+    pub broken_chains: usize,
 }
 
 fn band(parts: &BTreeMap<(u64, u32), Counts>, score: fn(&Counts) -> Option<f64>) -> Option<Band> {
@@ -321,6 +326,7 @@ pub struct Summarizer {
     cells: BTreeMap<CellKey, Cell>,
     groups: BTreeMap<GroupKey, GroupSums>,
     paired: crate::compare::Paired,
+    chains: autoeval_proto::chains::ChainCheck,
 }
 
 impl Summarizer {
@@ -341,6 +347,7 @@ impl Summarizer {
     /// Takes in one record (each unit's round once).
     pub fn add(&mut self, r: &ResultRecord) {
         self.records += 1;
+        self.chains.add(r);
         let cell = self
             .cells
             .entry((
@@ -395,6 +402,7 @@ impl Summarizer {
             groups: Vec::new(),
             comparisons,
             clustered,
+            broken_chains: self.chains.broken().len(),
         };
         for (key, mut sums) in self.groups {
             let mut total = Counts::default();

@@ -1,6 +1,7 @@
 //! Where a run stands: which tasks are still to do, given what is recorded.
 
-use autoeval_proto::{NextRound, ResultRecord, TranslateTask, UnitKey};
+use autoeval_proto::chains::unit_digest;
+use autoeval_proto::{NextRound, ResultRecord, TranslateTask};
 use std::collections::HashMap;
 
 /// The tasks still to run, and what is already done.
@@ -29,16 +30,6 @@ pub fn pending_tasks(initial: Vec<TranslateTask>, recorded: &[ResultRecord]) -> 
         }
     }
     pending
-}
-
-/// A unit's place in a 64-bit digest: the compact key of [`RecordedUnits`].
-/// Two of a run's units share one with odds below one in 10^7 for a
-/// hundred million units.
-fn unit_digest(unit: &UnitKey) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    unit.hash(&mut h);
-    h.finish()
 }
 
 /// Where each recorded unit stands, kept compactly so that a run resumed

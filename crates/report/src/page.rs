@@ -91,6 +91,13 @@ pub fn html(input: &ReportInput) -> String {
         escape(&input.title),
     );
     tables::settings(&mut out, input);
+    if input.summary.broken_chains > 0 {
+        let _ = write!(
+            out,
+            r#"<p class="note"><b>{} unit(s) have a round missing before a later one recorded</b>: their chains are not whole, so the round curves and the chains' scores below count rounds that translated an answer the run no longer holds. Resume the run to redo them from the missing round.</p>"#,
+            input.summary.broken_chains
+        );
+    }
     let _ = write!(
         out,
         r#"<p>{} result records over {} datasets."#,

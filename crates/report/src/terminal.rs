@@ -68,6 +68,16 @@ pub fn terminal_summary(summary: &Summary) -> String {
             pct(g.lenient_accuracy),
         );
     }
+    if summary.broken_chains > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {} {} a round missing before a later one recorded: {} not whole (resume the run to redo {})",
+            summary.broken_chains,
+            if summary.broken_chains == 1 { "unit has" } else { "units have" },
+            if summary.broken_chains == 1 { "its chain is" } else { "their chains are" },
+            if summary.broken_chains == 1 { "it" } else { "them" }
+        );
+    }
     for m in by_model(summary).iter().filter(|m| m.reasoning_tokens > 0) {
         let cost = m
             .reasoning_cost

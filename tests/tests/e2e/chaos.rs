@@ -280,6 +280,82 @@ fn rabbitmq_stopped_and_started_mid_run_loses_nothing() {
     });
 }
 
+#[test]
+fn a_round_removed_by_hand_is_shown_by_status_and_redone_by_resume() {
+    let _turn = autoeval_e2e::turn(module_path!());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fleet = Fleet::new("chaos-gap", &["--model", "reference"]);
+    fleet.start_worker(16);
+    fleet.start_verifier(2);
+    let out = fleet.out.to_string_lossy().into_owned();
+    let mut args: Vec<&str> = vec!["run", "--model", &fleet.model, "--quiet", "--out", &out];
+    args.extend([
+        "--dataset",
+        "plogic",
+        "--prompt",
+        "zero-shot",
+        "--batches",
+        "1",
+        "--per-bucket",
+        "2",
+        "--rounds",
+        "2",
+    ]);
+    args.extend(fleet.on_fleet());
+    let ran = fleet.autoeval_output(&args);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    // Round 1 of one unit whose round 2 is recorded, removed by hand.
+    let path = fleet.out.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<ResultRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let units = one_chain_per_unit(&records);
+    let later = records
+        .iter()
+        .find(|r| r.round == 2)
+        .expect("a second round");
+    let kept: Vec<&str> = text
+        .lines()
+        .zip(&records)
+        .filter(|(_, r)| !(r.unit() == later.unit() && r.round == 1))
+        .map(|(line, _)| line)
+        .collect();
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+    let mut status: Vec<&str> = vec!["status", &out];
+    status.extend(fleet.on_fleet().into_iter().skip(1));
+    let said = fleet.autoeval_output(&status);
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(said.contains("chains with a gap: 1"), "{said}");
+    assert!(said.contains(&later.unit().to_string()), "{said}");
+    let mut resume: Vec<&str> = vec!["resume", &out, "--quiet"];
+    resume.extend(fleet.on_fleet());
+    let resumed = fleet.autoeval_output(&resume);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<ResultRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        one_chain_per_unit(&records),
+        units,
+        "every chain whole again"
+    );
+    assert!(records
+        .iter()
+        .any(|r| r.unit() == later.unit() && r.round == 1));
+}
+
 /// Tasks of `stage` a service took from its queues, from its metrics.
 fn tasks_received(service: &Process, stage: &str) -> u64 {
     let health = service.health.as_ref().unwrap();
