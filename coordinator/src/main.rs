@@ -111,6 +111,8 @@ enum Command {
     BenchLlm(bench::llm::Args),
     /// Measure units per second through the fleet (broker, Redis, workers, verifiers) beside the one-machine run (use a release build).
     BenchFleet(bench::fleet::Args),
+    /// Run one fleet run under a random mix of faults for a given time, then count its units, rounds, rounds missing or recorded twice, and calls per call needed.
+    BenchSoak(bench::soak::Args),
     /// Replay `run --until decided` over a finished run's records, in many draw orders: coverage, wrong orders and units used, beside a naive fixed-sample test.
     BenchDecided(bench::decided::Args),
     /// Serve an OpenAI-compatible chat API that answers with the reference model.
@@ -210,6 +212,7 @@ fn dispatch() -> anyhow::Result<()> {
         Command::MockLlm(args) => mock_llm::run(args),
         Command::BenchLlm(args) => bench::llm::run(args),
         Command::BenchFleet(args) => bench::fleet::run(args),
+        Command::BenchSoak(args) => bench::soak::run(args),
         Command::BenchDecided(args) => bench::decided::run(args),
     }
 }

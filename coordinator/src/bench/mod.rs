@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod llm;
 pub mod procs;
 pub mod prover;
+pub mod soak;
 
 /// How often each measure is taken: the flag every benchmark shares.
 #[derive(clap::Args, Debug)]

@@ -19,6 +19,12 @@ impl Drop for Proc {
     }
 }
 
+impl From<Child> for Proc {
+    fn from(child: Child) -> Proc {
+        Proc(child)
+    }
+}
+
 impl Proc {
     /// Peak resident memory in MiB.
     pub(super) fn peak_rss_mib(&self) -> Option<f64> {
