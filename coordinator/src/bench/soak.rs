@@ -38,8 +38,13 @@ pub enum Fault {
     Partition,
 }
 
+/// Rounds of each unit, (A∘I)^3: a lost round shows as a gap before a later one.
+const ROUNDS: u32 = 3;
+
 /// Settings of `autoeval bench-soak`.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("per_bucket", |a| a.default_value("300")))]
+#[command(mut_arg("batches", |a| a.default_value("1")))]
 pub struct Args {
     /// Minutes the faults go on; size the run with --per-bucket to last as long.
     #[arg(long, default_value_t = 45)]
@@ -55,14 +60,12 @@ pub struct Args {
         default_value = "worker,verifier,coordinator,broker,redis,partition"
     )]
     faults: Vec<Fault>,
-    /// Items per complexity value of the plan (every dataset, zero-shot,
-    /// one batch): 300 is about 52,000 units, which last the 45 minutes on
+    /// The plan's items (every dataset, zero-shot, three rounds a unit) and
+    /// their seed, which also draws the faults' kinds and times: 300 per
+    /// complexity value is about 52,000 units, which last the 45 minutes on
     /// two cores.
-    #[arg(long, default_value_t = 300)]
-    per_bucket: usize,
-    /// Rounds of each unit, (A∘I)^n.
-    #[arg(long, default_value_t = 3)]
-    rounds: u32,
+    #[command(flatten)]
+    draw: autoeval_run_settings::DrawArgs,
     /// The mock model's delay per call, in milliseconds.
     #[arg(long, default_value_t = 100)]
     latency_ms: u64,
@@ -72,9 +75,6 @@ pub struct Args {
     /// Verifiers, each with one check at once.
     #[arg(long, default_value_t = 2)]
     verifiers: usize,
-    /// Seed of the faults' kinds and times.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// The broker (its application is stopped with `rabbitmqctl`, so it
     /// must be this machine's). Redis is the soak's own, on a free port.
     #[command(flatten)]
@@ -105,7 +105,7 @@ pub fn run(args: Args) -> Result<()> {
             .map(|f| format!("{f:?}").to_lowercase())
             .collect::<Vec<_>>()
             .join(", "),
-        args.seed,
+        args.draw.seed,
         soak.out.display()
     );
     let started = Instant::now();
@@ -114,7 +114,7 @@ pub fn run(args: Args) -> Result<()> {
     soak.lift_partitions();
     let status = soak.wait_for_the_end()?;
     let took = started.elapsed();
-    let counted = Counted::of(&soak.out.join("results.jsonl"), args.rounds)?;
+    let counted = Counted::of(&soak.out.join("results.jsonl"), ROUNDS)?;
     let units = planned_units(&soak.out)?;
     let calls = mock_requests(&model)?;
     println!(
@@ -186,13 +186,13 @@ impl Soak {
             "--prompt",
             "zero-shot",
             "--batches",
-            "1",
+            &args.draw.batches.unwrap_or(1).to_string(),
             "--per-bucket",
-            &args.per_bucket.to_string(),
+            &args.draw.per_bucket.unwrap_or(300).to_string(),
             "--rounds",
-            &args.rounds.to_string(),
+            &ROUNDS.to_string(),
             "--seed",
-            &args.seed.to_string(),
+            &args.draw.seed.to_string(),
             "--fleet",
             "--quiet",
             "--out",
@@ -200,6 +200,16 @@ impl Soak {
         .map(String::from)
         .to_vec();
         soak.command.push(out.to_string_lossy().into_owned());
+        // The draw's other choices go to the run as they were given.
+        use clap::ValueEnum;
+        if let Some(protocol) = args.draw.protocol.and_then(|p| p.to_possible_value()) {
+            soak.command
+                .extend(["--protocol".into(), protocol.get_name().into()]);
+        }
+        if let Some(sampling) = args.draw.sampling.and_then(|s| s.to_possible_value()) {
+            soak.command
+                .extend(["--sampling".into(), sampling.get_name().into()]);
+        }
         soak.coordinator = soak.start_coordinator()?;
         Ok(soak)
     }
@@ -247,7 +257,7 @@ impl Soak {
         redis: &OwnRedis,
         started: Instant,
     ) -> Result<BTreeMap<Fault, usize>> {
-        let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(args.draw.seed);
         let mut thrown = BTreeMap::new();
         let until = started + Duration::from_secs(args.minutes * 60);
         let mean_gap = 60.0 / args.faults_per_minute.max(0.01);
