@@ -294,48 +294,94 @@ mod tests {
         );
     }
 
+    /// A run of one model on a few plogic items, with `rounds` rounds, its
+    /// store in the real Redis and its model's queue on the real broker.
+    struct ChainRun {
+        model: String,
+        settings: Resolved,
+        items: usize,
+        initial: Vec<TranslateTask>,
+        store: RunStore,
+        broker: Broker,
+        queue: String,
+    }
+
+    impl ChainRun {
+        async fn new(name: &str, rounds: u32) -> ChainRun {
+            let id = format!("{name}-{}", std::process::id());
+            let model = format!("openai-compatible:{id}@http://127.0.0.1:9/v1");
+            let mut args = RunArgs::default();
+            args.plan.datasets = vec![autoeval_proto::DatasetKind::Plogic];
+            args.plan.models = vec![model.parse().unwrap()];
+            args.plan.prompts = vec![autoeval_proto::Shots::ZeroShot];
+            args.plan.draw.per_bucket = Some(1);
+            args.plan.draw.batches = Some(1);
+            args.plan.rounds = rounds;
+            let settings = args.resolve(Default::default(), None).unwrap();
+            let (items, _) = load_items(&settings).unwrap();
+            let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
+            let store = RunStore::new(
+                autoeval_redis_store::connect("redis://127.0.0.1:6379")
+                    .await
+                    .unwrap(),
+                &id,
+            );
+            let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
+                .await
+                .unwrap();
+            let queue = broker.declare_translate(&model).await.unwrap();
+            ChainRun {
+                model,
+                settings,
+                items: items.len(),
+                initial,
+                store,
+                broker,
+                queue,
+            }
+        }
+
+        /// Round `n` of `task`'s unit, equivalent.
+        fn round(&self, task: &TranslateTask, n: u32) -> ResultRecord {
+            ResultRecord {
+                id: task.item.id.clone(),
+                dataset: task.item.dataset.name().to_string(),
+                model: self.model.clone(),
+                prompt: "zero-shot".into(),
+                round: n,
+                verdict: Verdict::Equivalent,
+                phi1: Some(task.item.fs.clone()),
+                ..ResultRecord::default()
+            }
+        }
+
+        /// The tasks of the first message on the model's queue.
+        async fn sent(&self) -> Vec<TranslateTask> {
+            let mut consumer = self.broker.consume(&self.queue, 10, "test").await.unwrap();
+            let message = consumer.next().await.unwrap().unwrap();
+            let (_, sent) = decode(&message.data, MessageKind::Translate).unwrap();
+            let _ = message.ack().await;
+            sent
+        }
+
+        async fn clean_up(&self) {
+            let _ = self.store.delete().await;
+            let _ = self.broker.delete_queue(&self.queue).await;
+        }
+    }
+
     #[tokio::test]
     async fn a_chain_that_lost_an_earlier_round_is_redone_from_it() {
-        let run = format!("mend-{}", std::process::id());
-        let model = format!(
-            "openai-compatible:mend-{}@http://127.0.0.1:9/v1",
-            std::process::id()
-        );
-        let mut args = RunArgs::default();
-        args.plan.datasets = vec![autoeval_proto::DatasetKind::Plogic];
-        args.plan.models = vec![model.parse().unwrap()];
-        args.plan.prompts = vec![autoeval_proto::Shots::ZeroShot];
-        args.plan.draw.per_bucket = Some(1);
-        args.plan.draw.batches = Some(1);
-        args.plan.rounds = 3;
-        let settings = args.resolve(Default::default(), None).unwrap();
-        let (items, _) = load_items(&settings).unwrap();
-        let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
-        let store = RunStore::new(
-            autoeval_redis_store::connect("redis://127.0.0.1:6379")
-                .await
-                .unwrap(),
-            &run,
-        );
-        let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
-            .await
-            .unwrap();
-        let queue = broker.declare_translate(&model).await.unwrap();
+        let run = ChainRun::new("mend", 3).await;
         // Round 1 of the first unit was lost with Redis; rounds 2 and 3 were
         // recorded after it, and round 1 of the second unit is whole.
-        let task = &initial[0];
-        let round = |task: &TranslateTask, n: u32| ResultRecord {
-            id: task.item.id.clone(),
-            dataset: task.item.dataset.name().to_string(),
-            model: model.clone(),
-            prompt: "zero-shot".into(),
-            round: n,
-            verdict: Verdict::Equivalent,
-            phi1: Some(task.item.fs.clone()),
-            ..ResultRecord::default()
-        };
-        let stored = [round(task, 2), round(task, 3), round(&initial[1], 1)];
-        store.record_all(&stored, 3).await.unwrap();
+        let task = &run.initial[0];
+        let stored = [
+            run.round(task, 2),
+            run.round(task, 3),
+            run.round(&run.initial[1], 1),
+        ];
+        run.store.record_all(&stored, 3).await.unwrap();
         let dir = std::env::temp_dir().join(format!("mend-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = JsonlStore::open(&dir.join("results.jsonl")).unwrap();
@@ -343,19 +389,16 @@ mod tests {
             log.append(r).unwrap();
         }
         let mut arrivals = Arrivals::new(log);
-        let mut reconciler = Reconciler::new(&settings, initial.len(), items.len());
-        let mended = reconciler.mend_chains(&store, &broker, &mut arrivals).await;
+        let mut reconciler = Reconciler::new(&run.settings, run.initial.len(), run.items);
+        let mended = reconciler
+            .mend_chains(&run.store, &run.broker, &mut arrivals)
+            .await;
         let mut left = Vec::new();
         autoeval_run_dir::for_each_record(&dir.join("results.jsonl"), |r| left.push(r.round))
             .unwrap();
-        let marked = store.marked().await.unwrap();
-        let mut consumer = broker.consume(&queue, 10, "test").await.unwrap();
-        let message = consumer.next().await.unwrap().unwrap();
-        let (_, sent): (_, Vec<TranslateTask>) =
-            decode(&message.data, MessageKind::Translate).unwrap();
-        let _ = message.ack().await;
-        let _ = store.delete().await;
-        let _ = broker.delete_queue(&queue).await;
+        let marked = run.store.marked().await.unwrap();
+        let sent = run.sent().await;
+        run.clean_up().await;
         assert_eq!(mended.unwrap(), 1);
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
@@ -377,49 +420,19 @@ mod tests {
     /// finds Redis whole and every unit final: it must still redo the chain.
     #[tokio::test]
     async fn a_coordinator_started_after_redis_lost_a_round_mends_the_chain() {
-        let id = format!("regap-{}", std::process::id());
-        let model = format!("openai-compatible:{id}@http://127.0.0.1:9/v1");
-        let mut args = RunArgs::default();
-        args.plan.datasets = vec![autoeval_proto::DatasetKind::Plogic];
-        args.plan.models = vec![model.parse().unwrap()];
-        args.plan.prompts = vec![autoeval_proto::Shots::ZeroShot];
-        args.plan.draw.per_bucket = Some(1);
-        args.plan.draw.batches = Some(1);
-        args.plan.rounds = 2;
-        let settings = args.resolve(Default::default(), None).unwrap();
-        let (items, _) = load_items(&settings).unwrap();
-        let initial = autoeval_pipeline::initial_tasks(&settings.plan, &items);
+        let run = ChainRun::new("regap", 2).await;
+        let (settings, store, initial) = (&run.settings, &run.store, &run.initial);
         let units = initial.len();
-        let store = RunStore::new(
-            autoeval_redis_store::connect("redis://127.0.0.1:6379")
-                .await
-                .unwrap(),
-            &id,
-        );
-        let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
-            .await
-            .unwrap();
-        let queue = broker.declare_translate(&model).await.unwrap();
-        let round = |task: &TranslateTask, n: u32| ResultRecord {
-            id: task.item.id.clone(),
-            dataset: task.item.dataset.name().to_string(),
-            model: model.clone(),
-            prompt: "zero-shot".into(),
-            round: n,
-            verdict: Verdict::Equivalent,
-            phi1: Some(task.item.fs.clone()),
-            ..ResultRecord::default()
-        };
-        let dir = std::env::temp_dir().join(&id);
+        let dir = std::env::temp_dir().join(format!("regap-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("results.jsonl");
         // The first coordinator: the run registered, the first unit's round
         // 1 recorded, then Redis emptied before it was taken.
-        crate::publish::register(&store, &settings, units, items.len())
+        crate::publish::register(store, settings, units, run.items)
             .await
             .unwrap();
-        let lost = round(&initial[0], 1);
+        let lost = run.round(&initial[0], 1);
         store
             .record_all(std::slice::from_ref(&lost), 2)
             .await
@@ -427,19 +440,19 @@ mod tests {
         store.delete().await.unwrap();
         // Round 2 of that unit (published with round 1's record) and both
         // rounds of every other unit are recorded in the new Redis.
-        let mut after = vec![round(&initial[0], 2)];
+        let mut after = vec![run.round(&initial[0], 2)];
         for task in &initial[1..] {
-            after.extend([round(task, 1), round(task, 2)]);
+            after.extend([run.round(task, 1), run.round(task, 2)]);
         }
         store.record_all(&after, 2).await.unwrap();
-        let mut first = Reconciler::new(&settings, units, items.len());
+        let mut first = Reconciler::new(settings, units, run.items);
         let mut arrivals = Arrivals::new(JsonlStore::open(&path).unwrap());
         assert!(first
-            .restore(&store, arrivals.log())
+            .restore(store, arrivals.log())
             .await
             .unwrap()
             .is_some());
-        arrivals.take(&store).await.unwrap();
+        arrivals.take(store).await.unwrap();
         assert_eq!(
             store.done().await.unwrap() as usize,
             units,
@@ -447,27 +460,22 @@ mod tests {
         );
         // Killed here. The coordinator started again finds Redis whole.
         drop((first, arrivals));
-        crate::publish::register(&store, &settings, units, items.len())
+        crate::publish::register(store, settings, units, run.items)
             .await
             .unwrap();
-        let mut again = Reconciler::new(&settings, units, items.len());
+        let mut again = Reconciler::new(settings, units, run.items);
         let mut arrivals = Arrivals::new(JsonlStore::open(&path).unwrap());
-        let restored = again.restore(&store, arrivals.log()).await.unwrap();
-        let mended = again.mend_chains(&store, &broker, &mut arrivals).await;
+        let restored = again.restore(store, arrivals.log()).await.unwrap();
+        let mended = again.mend_chains(store, &run.broker, &mut arrivals).await;
         let done = store.done().await.unwrap();
         let mut left = Vec::new();
         autoeval_run_dir::for_each_record(&path, |r| left.push((r.unit(), r.round))).unwrap();
-        let mut consumer = broker.consume(&queue, 10, "test").await.unwrap();
-        let sent: Vec<TranslateTask> = if mended.as_ref().is_ok_and(|n| *n > 0) {
-            let message = consumer.next().await.unwrap().unwrap();
-            let (_, sent) = decode(&message.data, MessageKind::Translate).unwrap();
-            let _ = message.ack().await;
-            sent
+        let sent = if mended.as_ref().is_ok_and(|n| *n > 0) {
+            run.sent().await
         } else {
             Vec::new()
         };
-        let _ = store.delete().await;
-        let _ = broker.delete_queue(&queue).await;
+        run.clean_up().await;
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(restored, None, "Redis holds every round the directory does");
         assert_eq!(mended.unwrap(), 1, "the broken chain is mended");
