@@ -255,9 +255,12 @@ pub fn check_as_reference(
     settings: &Settings,
     prover: &dyn Prover,
 ) -> Outcome {
-    use autoeval_syntax::public::{read_pair, PairError};
+    use autoeval_syntax::public::{clausified, read_pair, PairError};
     match read_pair(phi0, answer) {
-        Ok((f0, f1)) => check_names_folded(&f0, &f1, settings, prover),
+        Ok((f0, f1)) => match clausified::sides(&f1) {
+            None => check_names_folded(&f0, &f1, settings, prover),
+            Some(sides) => check_sides(&f0, &sides, settings, prover),
+        },
         Err(PairError::Phi1(e)) => {
             Outcome::because(Verdict::NonCompliant, Method::Parser, e.to_string())
         }
@@ -267,6 +270,35 @@ pub fn check_as_reference(
             format!("φ0 does not parse as the public code reads it: {e}"),
         ),
     }
+}
+
+/// Checks φ0 against an answer whose quantifier binds a name standing as a
+/// formula, as the public prover decides it ([`clausified`]): equivalent
+/// when the answer assumed implies φ0 and φ0 implies the answer denied,
+/// each implication `a → b` checked as `a ≡ a ∧ b`.
+///
+/// [`clausified`]: autoeval_syntax::public::clausified
+fn check_sides(
+    f0: &Formula,
+    sides: &autoeval_syntax::public::clausified::Sides,
+    settings: &Settings,
+    prover: &dyn Prover,
+) -> Outcome {
+    let fold = names::fold_keeps_apart(f0);
+    let named = |f: &Formula| if fold { names::folded(f) } else { f.clone() };
+    let implies = |a: &Formula, b: &Formula| {
+        let (a, b) = (named(a), named(b));
+        let both = Formula::And(vec![a.clone(), b]);
+        Outcome {
+            case_sensitive: !fold,
+            ..check_formulas(&a, &both, settings, prover)
+        }
+    };
+    let assumed = implies(&sides.positive, f0);
+    if assumed.verdict != Verdict::Equivalent {
+        return assumed;
+    }
+    implies(f0, &sides.negative)
 }
 
 /// Checks two parsed formulas with names compared without case, as the

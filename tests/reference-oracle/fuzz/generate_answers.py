@@ -68,6 +68,12 @@ REGEX_CATEGORIES = (
     "regex_prose", "regex_malformed", "regex_depth",
 )
 CORPUS_CATEGORY = "corpus_mutation"
+# Rules added after the first 5,000 answers: each dataset's cases of these
+# come after its others, so the earlier answers and their ids stay as they were.
+LATER_RULES = collections.OrderedDict((
+    ("quoted_names", {"plogic": 40, "ksat": 20, "fol": 40, "fol_human": 40}),
+    ("bound_proposition", {"plogic": 40, "ksat": 20, "fol": 40, "fol_human": 30}),
+))
 
 # Characters on which Python's str.splitlines() splits (besides "\n", which
 # the public code deletes before reading).
@@ -1471,6 +1477,115 @@ def cat_case_folding(item, rng, i):
     return s.replace(src, dst), "%r for %r everywhere" % (dst, src)
 
 
+# Text inside a pair of double quotes: names of the prover's own characters, its
+# operators and comment signs, letters it takes for variables, other scripts,
+# and nothing at all.
+QUOTED_INNER = ("p1", "p3", "x", "x1", "v", "u", "", "a+b", "p'", "%", "%a", "#", "é", "😀",
+                "P1", "Jamya", "a*b", "e", "all", "1", "a$b", "_", "ñandú")
+# Quotes the prover cannot take as one symbol, and quoted text the logic
+# library cannot read as one name.
+QUOTED_MALFORMED = ('"p3', 'p"3"', '"p"3', '"p""3"', '"ab"c"', '"a b"', '"a,b"', '"a.b"',
+                    '"a-b"', '"a&b"', '"(p)"', '"é"x')
+
+
+def quoted(rng):
+    """A double-quoted name, mostly well formed."""
+    if rng.random() < 0.15:
+        return rng.choice(QUOTED_MALFORMED)
+    return '"%s"' % rng.choice(QUOTED_INNER)
+
+
+def cat_quoted_names(item, rng, i):
+    """Double-quoted names as propositions, predicates, arguments and in equations."""
+    tree, f = item.tree, show(item.tree)
+    voc = vocab(tree)
+    r = rng.random()
+    if r < 0.35:
+        kinds = [k for k in ("prop", "pred", "const") if voc[k]]
+        if voc["qvar"] and rng.random() < 0.2:
+            kinds.append("qvar")
+        kind = rng.choice(kinds)
+        old = rng.choice(voc[kind])
+        new = '"%s"' % old if rng.random() < 0.7 else quoted(rng)
+        if rng.random() < 0.2:
+            new = new.upper()
+        fkinds = {"prop": ("prop",), "pred": ("pred",), "const": ("arg",), "qvar": ("arg",)}[kind]
+        everywhere = rng.random() < 0.6
+        done = [False]
+
+        def g(k, name):
+            """Quote one name, everywhere or at its first place."""
+            if name == old and k in fkinds and (everywhere or not done[0]):
+                done[0] = True
+                return new
+            return name
+        how = "everywhere" if everywhere else "once"
+        return show(map_names(tree, g)), "%s %s -> %s %s" % (kind, old, new, how)
+    q, q2 = quoted(rng), quoted(rng)
+    if item.dataset in FIRST_ORDER:
+        pred = rng.choice(voc["pred"]) if voc["pred"] else "pred1"
+        arity = voc["arity"].get(pred, 1)
+        args = ",".join(rng.choice((q, q2, '"x1"', '""')) for _ in range(arity))
+        forms = ("(%s = %s)" % (q, q), "(%s = %s)" % (q, q2), "¬(%s = %s)" % (q, q2),
+                 "(%s = %s)" % (q, q.strip('"') or "a"), "(%s(%s) v ¬%s(%s))" % (pred, args, pred, args),
+                 "%s(%s)" % (pred, args), "(%s(%s) -> %s(%s))" % (q, q2, q, q2),
+                 "∃ x9.(x9 = %s)" % q, "∀ x9.(%s(x9) -> %s(x9))" % (q, q))
+    else:
+        forms = ("(%s v ¬%s)" % (q, q), "(%s ∧ ¬%s)" % (q, q), q, "(%s -> %s)" % (q, q2),
+                 "(%s <-> %s)" % (q, q), "¬%s" % q)
+    g = rng.choice(forms)
+    op = rng.choice((" ∧ ", " v "))
+    return "(" + f + op + g + ")", "combined with %s" % g
+
+
+# Names the logic library binds (a letter other than e, then digits), and
+# names it does not, or that the prover takes for variables.
+BINDABLE = ("p3", "p5", "p9", "q", "r1", "a2", "p12", "p1")
+UNBINDABLE_OR_VARIABLE = ("x", "x2", "v", "z1", "pred1", "abc", "e1", "P3")
+
+
+def cat_bound_proposition(item, rng, i):
+    """A quantifier binding a name that stands as a proposition, bound and free."""
+    tree, f = item.tree, show(item.tree)
+    voc = vocab(tree)
+    props = voc["prop"] or ["p5"]
+    all_w = rng.choice(("∀ ", "∀", "all ", "forall "))
+    ex_w = rng.choice(("∃ ", "∃", "exists ", "some "))
+    wq = lambda: rng.choice((all_w, ex_w))
+    n = rng.choice(BINDABLE) if rng.random() < 0.85 else rng.choice(UNBINDABLE_OR_VARIABLE)
+    m = rng.choice([b for b in BINDABLE if b != n])
+    r = rng.random()
+    if r < 0.3 and item.dataset not in FIRST_ORDER:
+        b = rng.choice(props)
+        return "%s%s.(%s)" % (wq(), b, f), "formula under a quantifier binding its own %s" % b
+    if r < 0.4 and item.dataset in FIRST_ORDER:
+        qs = nodes_of(tree, ("q",))
+        if qs:
+            path, qn = rng.choice(qs)
+            inner = rng.choice(("(%s v ¬%s)", "%s", "¬%s", "(%s ∧ %s)")).replace("%s", qn[2][0])
+            body = ("and", (qn[3], ("raw", inner)))
+            t2 = replace_at(tree, path, ("q", qn[1], qn[2], body))
+            return show(t2), "bound %s also a proposition: %s" % (qn[2][0], inner)
+    forms = ("%s%s.(%s v ¬%s)" % (wq(), n, n, n), "%s%s.%s" % (wq(), n, n),
+             "%s%s.¬%s" % (wq(), n, n), "%s%s.(%s -> %s)" % (wq(), n, n, n),
+             "%s%s.%s%s.(%s <-> %s)" % (wq(), n, wq(), m, n, m),
+             "(%s%s.(%s v %s) ∧ %s%s.(¬%s v %s))" % (all_w, n, n, props[0], all_w, m, m, props[0]),
+             "%s%s.((%s v %s) ∧ (¬%s v %s))" % (wq(), n, n, props[0], n, props[0]),
+             "(%s%s.%s v %s)" % (wq(), n, n, n),
+             "%s%s.(%s ∧ %s)" % (wq(), n, n, rng.choice(props)))
+    if item.dataset in FIRST_ORDER:
+        pred = rng.choice(voc["pred"]) if voc["pred"] else "pred1"
+        arity = voc["arity"].get(pred, 1)
+        forms += ("∀ x9.(%s%s.(%s <-> %s(%s)))" % (wq(), n, n, pred, ",".join(["x9"] * arity)),
+                  "%s%s.%s(%s)" % (wq(), n, pred, ",".join([n] * arity)),
+                  "%s%s.(%s ∧ %s(%s))" % (wq(), n, n, pred, ",".join([n] * arity)))
+    g = rng.choice(forms)
+    if rng.random() < 0.3:
+        return "%s%s.(%s%s%s)" % (wq(), n, f, rng.choice((" ∧ ", " v ")), g.replace(n + ".", m + ".", 1)), \
+            "formula and %s under a quantifier binding %s" % (g, n)
+    return "(" + f + rng.choice((" ∧ ", " v ", " -> ", " <-> ")) + g + ")", "combined with %s" % g
+
+
 LOGIC_GENERATORS = {
     "rewrite_equivalent": cat_rewrite_equivalent, "rewrite_mutated": cat_rewrite_mutated,
     "connective_spelling": cat_connective_spelling, "quantifier_spelling": cat_quantifier_spelling,
@@ -1481,6 +1596,7 @@ LOGIC_GENERATORS = {
     "names_nonascii": cat_names_nonascii, "names_prover_variable": cat_names_prover_variable,
     "names_ascii_edge": cat_names_ascii_edge, "bound_v": cat_bound_v, "prose": cat_prose,
     "fences": cat_fences, "mixed_scripts": cat_mixed_scripts, "case_folding": cat_case_folding,
+    "quoted_names": cat_quoted_names, "bound_proposition": cat_bound_proposition,
 }
 # Categories whose answers embed the whole formula many times or verbatim: prefer short items.
 LONG_OK = ("rewrite_equivalent", "rewrite_mutated", "connective_spelling", "depth_parens",
@@ -1976,6 +2092,9 @@ def quotas(dataset):
     for j, c in enumerate(cats):
         out[c] = base + (1 if j < extra else 0)
     out[CORPUS_CATEGORY] = CORPUS_SHARE[dataset]
+    for rule, counts in LATER_RULES.items():
+        if dataset in counts:
+            out[rule] = counts[dataset]
     return out
 
 

@@ -3,7 +3,8 @@
 //! substitutions, Python's lines and whitespace ([`python`]), its logic
 //! library's reader with its recursion limit and beta-reduction ([`nltk`]),
 //! and how the prover it hands both formulas to reads and refuses them
-//! ([`prover9`]); for regular expressions, the automaton tool it runs and
+//! ([`prover9`]) and decides a bound name standing as a formula
+//! ([`clausified`]); for regular expressions, the automaton tool it runs and
 //! how it compares two automata ([`reg2dfa`]).
 //!
 //! There is no extraction: the whole answer is one formula or none. What
@@ -12,6 +13,7 @@
 //! structure (with equations and function terms where the prover takes
 //! them), so the tool's own verifier decides it, without reading it again.
 
+pub mod clausified;
 mod nltk;
 mod prover9;
 mod python;
@@ -74,7 +76,7 @@ fn expression(text: &str) -> Result<nltk::Expr, ParseError> {
 
 /// The formula the prover reads for a beta-reduced expression.
 fn prover_formula(simplified: &nltk::Expr) -> Result<Formula, ParseError> {
-    prover9::formula(simplified, &mut Vec::new()).map_err(|why| public(0, &why))
+    prover9::formula(simplified).map_err(|why| public(0, &why))
 }
 
 /// `text` read by the public logic library and beta-reduced, as the prover

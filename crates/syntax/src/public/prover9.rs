@@ -4,13 +4,17 @@
 //! the prover reads that text, so an expression becomes a [`Formula`] over
 //! terms and equations, or a refusal that makes the round non-compliant.
 //!
-//! The prover takes a name of letters, digits, `_` and `$`; one that starts
-//! with `u` to `z` is a variable, which may stand as an object (it is then
-//! bound implicitly) but not as a formula. In an argument, a negation is the
-//! prover's function `-`. A symbol used with two arities, or both as a
-//! predicate and as an object or function, is refused. The public code also
-//! fails to read the prover's reply when a name holds a character beyond
-//! ASCII.
+//! The prover takes a name of letters, digits, `_` and `$`, or any text
+//! between two double quotes (`"jamya"`, a symbol other than `jamya`); one
+//! that starts with `u` to `z` is a variable, which may stand as an object
+//! (it is then bound implicitly) but not as a formula. A name a quantifier
+//! binds may stand as a formula unless it is such a variable (how the
+//! prover then decides is [`super::clausified`]'s). In an argument, a
+//! negation is the prover's function `-`. A symbol used with two arities,
+//! or both as a predicate and as an object or function (a bound name
+//! counts, unless it is a variable), is refused. The public code also fails
+//! to read the prover's reply when a name holds a character beyond ASCII
+//! outside quotes.
 
 use super::nltk::{Binder, Expr, Op};
 use crate::{Formula, Quantifier, Term};
@@ -25,14 +29,34 @@ fn is_variable(name: &str) -> bool {
 }
 
 /// Why the prover cannot read `name`, if it cannot: a character beyond
-/// ASCII (the prover's tokenizer knows none, and the public code then fails
-/// on its reply).
+/// ASCII outside double quotes (the prover's tokenizer knows none there,
+/// and the public code then fails on its reply; within quotes the prover
+/// keeps it).
 fn unreadable(name: &str) -> Option<String> {
-    (!name.is_ascii()).then(|| {
+    let mut quoted = false;
+    let beyond = name.chars().any(|c| {
+        quoted ^= c == '"';
+        !quoted && !c.is_ascii()
+    });
+    beyond.then(|| {
         format!(
             "{name:?} holds a character beyond ASCII, and the public code fails on the prover's reply"
         )
     })
+}
+
+/// True for a name the prover reads as one symbol: its ordinary
+/// characters, or text between two double quotes.
+fn one_symbol(token: &str) -> bool {
+    token.chars().all(ordinary) || is_quoted(token)
+}
+
+/// True for text between two double quotes with none inside.
+fn is_quoted(token: &str) -> bool {
+    token.len() >= 2
+        && token.starts_with('"')
+        && token.ends_with('"')
+        && !token[1..token.len() - 1].contains('"')
 }
 
 /// A character the prover's tokenizer puts in a name.
@@ -77,7 +101,18 @@ fn prover_tokens(name: &str) -> Result<Vec<String>, String> {
         let run = |ok: fn(char) -> bool| chars[i..].iter().take_while(|&&c| ok(c)).count();
         let len = if ordinary(c) {
             run(ordinary)
-        } else if special(c) && !matches!(c, '"' | '%') {
+        } else if c == '"' {
+            // A quoted symbol runs to the next quote; without one the
+            // prover cannot read the name.
+            match chars[i + 1..].iter().position(|&c| c == '"') {
+                Some(end) => end + 2,
+                None => {
+                    return Err(format!(
+                        "the prover cannot read the name {name:?} (its '\"' is never closed)"
+                    ))
+                }
+            }
+        } else if special(c) && c != '%' {
             let most = run(|c| special(c) && !matches!(c, '"' | '%'));
             (2..=most.min(3))
                 .rev()
@@ -103,7 +138,7 @@ fn read_name(name: &str) -> Result<Term, String> {
     if let Some(why) = unreadable(name) {
         return Err(why);
     }
-    if name.chars().all(ordinary) {
+    if one_symbol(name) {
         return Ok(Term::Name(name.to_string()));
     }
     let toks = prover_tokens(name)?;
@@ -125,7 +160,7 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
     let mut left = if tok == "-" && toks.get(*pos).is_some() {
         let x = operand(toks, pos, 350, name)?;
         Term::apply(NEGATION, vec![x])
-    } else if tok.chars().all(ordinary) || (infix(tok).is_none() && tok != "'") {
+    } else if one_symbol(tok) || (infix(tok).is_none() && tok != "'") {
         Term::Name(tok.clone())
     } else {
         return Err(syntax());
@@ -151,15 +186,16 @@ fn operand(toks: &[String], pos: &mut usize, limit: u16, name: &str) -> Result<T
     Ok(left)
 }
 
-/// The formula the prover reads for `e` (simplified), with `bound` the
-/// variables bound above it.
-pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, String> {
+/// The formula the prover reads for `e` (simplified).
+pub(super) fn formula(e: &Expr) -> Result<Formula, String> {
     Ok(match e {
         Expr::Name(n) => match read_name(n)? {
+            // A name a quantifier binds may stand as a formula (see
+            // `clausified`), unless the prover takes it for a variable.
             Term::Name(n) => {
-                if bound.contains(&n) || is_variable(&n) {
+                if is_variable(&n) {
                     return Err(format!(
-                        "{n} cannot be a proposition there: the prover takes it for a variable"
+                        "{n} cannot be a proposition: the prover takes it for a variable"
                     ));
                 }
                 Formula::prop(n)
@@ -170,12 +206,12 @@ pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, Stri
             },
         },
         Expr::Apply(..) => {
-            let (name, args) = uncurried(e, bound)?;
+            let (name, args) = uncurried(e)?;
             Formula::Atom { name, args }
         }
-        Expr::Not(x) => Formula::Not(Box::new(formula(x, bound)?)),
+        Expr::Not(x) => Formula::Not(Box::new(formula(x)?)),
         Expr::Binary(op, a, b) => {
-            let (a, b) = (formula(a, bound)?, formula(b, bound)?);
+            let (a, b) = (formula(a)?, formula(b)?);
             match op {
                 Op::And => Formula::And(vec![a, b]),
                 Op::Or => Formula::Or(vec![a, b]),
@@ -183,14 +219,12 @@ pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, Stri
                 Op::Iff => Formula::Iff(Box::new(a), Box::new(b)),
             }
         }
-        Expr::Equal(a, b) => Formula::Equal(term(a, bound)?, term(b, bound)?),
+        Expr::Equal(a, b) => Formula::Equal(term(a)?, term(b)?),
         Expr::Bind(binder @ (Binder::All | Binder::Exists), v, body) => {
             if let Some(why) = unreadable(v) {
                 return Err(why);
             }
-            bound.push(v.clone());
-            let body = formula(body, bound);
-            bound.pop();
+            let body = formula(body);
             Formula::Quant {
                 q: match binder {
                     Binder::All => Quantifier::Forall,
@@ -207,7 +241,7 @@ pub(super) fn formula(e: &Expr, bound: &mut Vec<String>) -> Result<Formula, Stri
 }
 
 /// A function or predicate applied to terms: its name and its arguments.
-fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), String> {
+fn uncurried(e: &Expr) -> Result<(String, Vec<Term>), String> {
     match e {
         Expr::Apply(f, arg) => {
             let (name, mut args) = match &**f {
@@ -219,10 +253,10 @@ fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), S
                         ))
                     }
                 },
-                inner @ Expr::Apply(..) => uncurried(inner, bound)?,
+                inner @ Expr::Apply(..) => uncurried(inner)?,
                 _ => return Err("arguments after something that is no name".into()),
             };
-            args.push(term(arg, bound)?);
+            args.push(term(arg)?);
             Ok((name, args))
         }
         _ => Err("not an application".into()),
@@ -230,14 +264,14 @@ fn uncurried(e: &Expr, bound: &mut Vec<String>) -> Result<(String, Vec<Term>), S
 }
 
 /// The term the prover reads for an argument or a side of an equation.
-fn term(e: &Expr, bound: &mut Vec<String>) -> Result<Term, String> {
+fn term(e: &Expr) -> Result<Term, String> {
     Ok(match e {
         Expr::Name(n) => read_name(n)?,
         Expr::Apply(..) => {
-            let (function, args) = uncurried(e, bound)?;
+            let (function, args) = uncurried(e)?;
             Term::apply(function, args)
         }
-        Expr::Not(x) => Term::apply(NEGATION, vec![term(x, bound)?]),
+        Expr::Not(x) => Term::apply(NEGATION, vec![term(x)?]),
         _ => return Err("a formula where the prover expects a term".into()),
     })
 }
@@ -251,44 +285,41 @@ enum Use {
     Function,
 }
 
-/// Every symbol of `f` with its arity and use; bound and prover variables
-/// standing as objects are no symbols.
-fn symbols(f: &Formula, bound: &mut Vec<String>, out: &mut Vec<(String, usize, Use)>) {
+/// Every symbol of `f` with its arity and use. The prover sorts symbols
+/// before it sees what a quantifier binds, so a bound name counts as the
+/// symbol it is written as (`∀ p1.pred1(p1)` beside the proposition `p1`
+/// is refused); only its variables (`u` to `z`) standing as objects are no
+/// symbols.
+fn symbols(f: &Formula, out: &mut Vec<(String, usize, Use)>) {
     match f {
         Formula::Atom { name, args } => {
             out.push((name.to_lowercase(), args.len(), Use::Relation));
-            args.iter().for_each(|a| term_symbols(a, bound, out));
+            args.iter().for_each(|a| term_symbols(a, out));
         }
         Formula::Equal(a, b) => {
-            term_symbols(a, bound, out);
-            term_symbols(b, bound, out);
+            term_symbols(a, out);
+            term_symbols(b, out);
         }
-        Formula::Quant { vars, body, .. } => {
-            let at = bound.len();
-            bound.extend(vars.iter().map(|v| v.to_lowercase()));
-            symbols(body, bound, out);
-            bound.truncate(at);
-        }
-        Formula::Not(x) | Formula::Group(x) => symbols(x, bound, out),
-        Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| symbols(x, bound, out)),
+        Formula::Quant { body: x, .. } | Formula::Not(x) | Formula::Group(x) => symbols(x, out),
+        Formula::And(xs) | Formula::Or(xs) => xs.iter().for_each(|x| symbols(x, out)),
         Formula::Implies(a, b) | Formula::Iff(a, b) | Formula::Xor(a, b) => {
-            symbols(a, bound, out);
-            symbols(b, bound, out);
+            symbols(a, out);
+            symbols(b, out);
         }
     }
 }
 
-fn term_symbols(t: &Term, bound: &[String], out: &mut Vec<(String, usize, Use)>) {
+fn term_symbols(t: &Term, out: &mut Vec<(String, usize, Use)>) {
     match t {
         Term::Name(n) => {
             let n = n.to_lowercase();
-            if !bound.contains(&n) && !is_variable(&n) {
+            if !is_variable(&n) {
                 out.push((n, 0, Use::Function));
             }
         }
         Term::Apply(app) => {
             out.push((app.function.to_lowercase(), app.args.len(), Use::Function));
-            app.args.iter().for_each(|a| term_symbols(a, bound, out));
+            app.args.iter().for_each(|a| term_symbols(a, out));
         }
     }
 }
@@ -339,7 +370,7 @@ fn conflict(all: &[(String, usize, Use)]) -> Option<String> {
 /// a symbol of two arities or two uses.
 pub(super) fn alone(f: &Formula) -> Option<String> {
     let mut all = Vec::new();
-    symbols(f, &mut Vec::new(), &mut all);
+    symbols(f, &mut all);
     conflict(&all)
 }
 
@@ -348,7 +379,52 @@ pub(super) fn alone(f: &Formula) -> Option<String> {
 /// if it does. φ0's names are taken lowercased, as the public code takes them.
 pub fn clash(phi0: &Formula, phi1: &Formula) -> Option<String> {
     let mut all = Vec::new();
-    symbols(phi0, &mut Vec::new(), &mut all);
-    symbols(phi1, &mut Vec::new(), &mut all);
+    symbols(phi0, &mut all);
+    symbols(phi1, &mut all);
     conflict(&all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_between_two_quotes_is_one_symbol_other_than_the_bare_name() {
+        assert_eq!(read_name("\"a+b\""), Ok(Term::Name("\"a+b\"".into())));
+        assert_eq!(read_name("\"\""), Ok(Term::Name("\"\"".into())));
+        assert_eq!(read_name("\"é\""), Ok(Term::Name("\"é\"".into())));
+        assert_ne!(read_name("\"p1\""), read_name("p1"));
+        let sum = Term::apply(
+            "+",
+            vec![Term::Name("\"a\"".into()), Term::Name("\"b\"".into())],
+        );
+        assert_eq!(read_name("\"a\"+\"b\""), Ok(sum));
+    }
+
+    #[test]
+    fn a_quote_that_touches_a_name_or_never_closes_is_refused() {
+        for name in [
+            "\"p\"3",
+            "p\"3\"",
+            "\"p\"\"3\"",
+            "\"ab\"c\"",
+            "\"a",
+            "\"é\"x",
+        ] {
+            assert!(read_name(name).is_err(), "{name} was read");
+        }
+    }
+
+    #[test]
+    fn a_character_beyond_ascii_is_refused_only_outside_quotes() {
+        assert!(unreadable("é").is_some());
+        assert!(unreadable("\"é\"x").is_none());
+        assert!(unreadable("\"é\"é").is_some());
+    }
+
+    #[test]
+    fn a_quoted_letter_of_the_prover_variables_is_no_variable() {
+        assert!(!is_variable("\"x\""));
+        assert!(is_variable("x"));
+    }
 }
