@@ -115,7 +115,7 @@ enum Command {
     BenchSoak(bench::soak::Args),
     /// Replay `run --until decided` over a finished run's records, in many draw orders: coverage, wrong orders and units used, beside a naive fixed-sample test.
     BenchDecided(bench::decided::Args),
-    /// Serve an OpenAI-compatible chat API that answers with the reference model.
+    /// Serve a built-in model (the reference model, or its noisy, chatty or judge forms) over every API the model client speaks: OpenAI's chat completions and Responses, Azure OpenAI, Anthropic, Gemini and Bedrock, and their batch APIs.
     MockLlm(mock_llm::Args),
     /// Measure generation time and checks per second (use a release build).
     Bench(bench::prover::Args),

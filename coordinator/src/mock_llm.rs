@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context, Result};
 use autoeval_mock_llm::{router, MockConfig};
-use autoeval_models::provider::Builtin;
 use autoeval_models::ModelSpec;
 use std::time::Duration;
 
@@ -15,7 +14,8 @@ pub struct Args {
     /// Address to listen on (0.0.0.0 in a container, for the other services to reach it).
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
-    /// `reference`, `reference-noisy:RATE` or `reference-chatty:RATE`.
+    /// The built-in model it plays: `reference`, `reference-noisy:RATE`,
+    /// `reference-chatty:RATE` or the judge `reference-judge-noisy:RATE`.
     #[arg(long, default_value = "reference")]
     model: ModelSpec,
     /// Delay before every answer, in milliseconds.
@@ -89,13 +89,10 @@ pub struct Args {
 /// Runs `autoeval mock-llm` until interrupted.
 pub fn run(args: Args) -> Result<()> {
     let spec = &args.model;
-    let (noise, chatty) = match spec.builtin() {
-        Some(Builtin::Exact) => (None, None),
-        Some(Builtin::Noisy(rate)) => (Some(rate), None),
-        Some(Builtin::Chatty(rate)) => (None, Some(rate)),
-        _ => bail!(
-            "the mock server plays reference, reference-noisy:RATE or reference-chatty:RATE, not {spec}"
-        ),
+    let Some(play) = autoeval_llm_client::builtin_play(spec) else {
+        bail!(
+            "the mock server plays a built-in model (reference, reference-noisy:RATE, reference-chatty:RATE, reference-judge-noisy:RATE), not {spec}"
+        )
     };
     if !(0.0..=1.0).contains(&args.error_rate) {
         bail!("--error-rate must be between 0 and 1");
@@ -122,8 +119,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     let config = MockConfig {
-        noise,
-        chatty,
+        play,
         latency: Duration::from_millis(args.latency_ms),
         error_rate: args.error_rate,
         rate_limit_rpm: args.rate_limit,
@@ -147,12 +143,65 @@ pub fn run(args: Args) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let addr = listener.local_addr()?;
-        eprintln!(
-            "mock LLM ({}) at http://{addr}/v1 (chat completions; messages at http://{addr}); request counts at http://{addr}/stats",
-            args.model
-        );
+        eprintln!("{}", banner(&args.model.to_string(), addr));
         axum::serve(listener, router(config))
             .await
             .context("the server stopped")
     })
+}
+
+/// What the server prints when it starts: the model it plays, and the base
+/// address each provider's spec or variable takes to reach it.
+fn banner(model: &str, addr: std::net::SocketAddr) -> String {
+    let host = format!("http://{addr}");
+    // Each API's spec form and the base-address variable its SDK reads:
+    // OpenAI's take the path `/v1`, the others the bare host.
+    let apis = [
+        (
+            "OpenAI chat completions",
+            "openai:M@",
+            "/v1",
+            Some("OPENAI_BASE_URL"),
+        ),
+        (
+            "OpenAI Responses",
+            "openai-responses:M@",
+            "/v1",
+            Some("OPENAI_BASE_URL"),
+        ),
+        (
+            "any OpenAI-compatible API",
+            "openai-compatible:M@",
+            "/v1",
+            None,
+        ),
+        ("Azure OpenAI", "azure:DEPLOYMENT@", "", None),
+        (
+            "Anthropic messages",
+            "anthropic:M@",
+            "",
+            Some("ANTHROPIC_BASE_URL"),
+        ),
+        (
+            "Gemini generateContent",
+            "gemini:M@",
+            "",
+            Some("GEMINI_BASE_URL"),
+        ),
+        (
+            "Bedrock Converse",
+            "bedrock:M@",
+            "",
+            Some("AWS_ENDPOINT_URL_BEDROCK_RUNTIME"),
+        ),
+    ];
+    let mut out = format!("mock LLM playing {model} at {host}; it speaks:\n");
+    for (api, spec, path, variable) in apis {
+        let or = variable.map_or(String::new(), |v| format!("  (or {v}={host}{path})"));
+        out.push_str(&format!("  {api:<27} {spec}{host}{path}{or}\n"));
+    }
+    out.push_str(&format!(
+        "  and the batch APIs of OpenAI, Anthropic and Gemini; request counts at {host}/stats"
+    ));
+    out
 }

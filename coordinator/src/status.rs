@@ -60,7 +60,8 @@ pub fn run(args: Args) -> Result<()> {
         let meta = store.meta().await?;
         if meta.is_empty() {
             anyhow::bail!(
-                "the fleet's Redis holds no run named {run}; `autoeval rerun {} --fleet` restores it from the directory and finishes it",
+                "the Redis asked, {}, holds no run named {run}: if the run was made with another Redis, name it (`--redis URL` or AUTOEVAL_REDIS); if its keys expired there, `autoeval rerun {} --fleet` with that same Redis restores the run from the directory and finishes it",
+                autoeval_proto::fleet::redact_url(&args.store.redis),
                 args.dir.display()
             );
         }

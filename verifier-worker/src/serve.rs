@@ -100,7 +100,9 @@ pub async fn run(args: Args) -> Result<()> {
         wanted,
         longest_hold_s = in_hand.longest_hold(prefetch, DEFAULT_CHECK).as_secs(),
         consumer_timeout_s = args.service.consumer_timeout_s,
-        "bundles in hand: the last check of the last waits at most longest_hold_s at the default check time limit"
+        "taking up to {prefetch} bundles at once; at the default check time limit the last check of the last bundle taken waits at most {} s, within the broker's consumer timeout of {} s",
+        in_hand.longest_hold(prefetch, DEFAULT_CHECK).as_secs(),
+        args.service.consumer_timeout_s
     );
     let redis = autoeval_redis_store::connect(&args.service.store.redis).await?;
     let stages = Arc::new(RunStages {

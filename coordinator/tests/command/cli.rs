@@ -676,11 +676,26 @@ fn flags_in(text: &str) -> Vec<&str> {
     out
 }
 
+/// The README and the user's guide, as one text: what a user reads.
+fn user_docs() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut text = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut pages: Vec<_> = std::fs::read_dir(root.join("docs/guide"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    for page in pages {
+        text.push_str("\n\n");
+        text.push_str(&std::fs::read_to_string(page).unwrap());
+    }
+    text
+}
+
 #[test]
 fn the_readme_names_every_command_and_no_flag_its_help_does_not_list() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = user_docs();
     let top = String::from_utf8(autoeval(&["--help"]).stdout).unwrap();
     let commands = subcommands(&top);
     assert!(commands.len() >= 15, "{top}");
@@ -752,9 +767,7 @@ fn readme_list(readme: &str) -> std::collections::BTreeMap<String, String> {
 
 #[test]
 fn each_commands_summary_and_every_exit_status_are_the_readmes() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = user_docs();
     let listed = readme_list(&readme);
     let top = String::from_utf8(autoeval(&["--help"]).stdout).unwrap();
     // `  NAME  SUMMARY` under "Commands:", as clap prints it, one line each.

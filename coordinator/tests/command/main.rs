@@ -9,5 +9,6 @@ mod cli;
 mod common;
 mod config;
 mod decided;
+mod docs;
 mod power;
 mod run;

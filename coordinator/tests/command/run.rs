@@ -128,7 +128,14 @@ fn the_default_run_records_every_unit_resumes_and_reports() {
         .output()
         .unwrap();
     assert!(!clash.status.success());
-    assert!(String::from_utf8_lossy(&clash.stderr).contains("holds a run with other settings"));
+    let said = String::from_utf8_lossy(&clash.stderr);
+    assert!(said.contains("holds a run with other settings"), "{said}");
+    // It names the setting that differs, with both values.
+    assert!(said.contains("per-bucket: 1 asked, "), "{said}");
+    assert!(
+        !said.contains("seed:"),
+        "only what differs is named: {said}"
+    );
 }
 
 /// Whether φ0 and φ1 mean the same, by an oracle that shares no code with

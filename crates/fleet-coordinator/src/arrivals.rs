@@ -72,11 +72,6 @@ impl Arrivals {
         }
     }
 
-    /// How many rounds the run directory holds.
-    pub fn len(&self) -> usize {
-        self.log.len()
-    }
-
     /// The run directory's results, which the rounds are taken into.
     pub fn log(&self) -> &JsonlStore {
         &self.log

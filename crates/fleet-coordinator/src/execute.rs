@@ -92,7 +92,7 @@ pub fn execute(
             run: &run,
             units,
         };
-        publish_as_asked(&session, arrivals.log(), waves.is_none()).await?;
+        let forgotten = publish_as_asked(&session, arrivals.log(), waves.is_none()).await?;
         health.set_ready(true);
         let (ending, mut arrivals, units, items) = match waves {
             None => {
@@ -113,6 +113,10 @@ pub fn execute(
             }
         };
         arrivals.take(&store).await?;
+        // This session's rounds: those marked since it began, the ones a
+        // redo forgot counted again.
+        let marked = store.marked().await.unwrap_or_default();
+        let recorded = marked.saturating_sub(recorded_before.saturating_sub(forgotten));
         let work = follow::settled_work(&store, &work_before, recorded_before).await;
         let work = work_since(&work, &work_before);
         let ending = ending?;
@@ -120,7 +124,7 @@ pub fn execute(
             // Every round is in the directory: Redis may let the run go.
             store.finish(fleet.keep_s).await?;
         }
-        anyhow::Ok((ending, arrivals.len(), work, units, items))
+        anyhow::Ok((ending, recorded as usize, work, units, items))
     })?;
     refuse_unfinished(&ending, &run, dir, units)?;
     // Busy seconds summed over the fleet's processes, as they reported them
@@ -209,12 +213,14 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
 /// a redo redoes, sets the caps given (lifting a pause or a halt), and
 /// publishes what is still to do, unless it was published before; a run
 /// published wave by wave (`whole` false) publishes only what a resume
-/// set aside here, its waves later.
-async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore, whole: bool) -> Result<()> {
+/// set aside here, its waves later. Returns how many recorded rounds it
+/// forgot.
+async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore, whole: bool) -> Result<u64> {
     let (asked, store) = (session.asked, session.store);
     let mode = asked.mode;
+    let mut forgotten = 0;
     if mode == Mode::RedoFailed {
-        forget_failures(store, session.broker, log, asked.display).await?;
+        forgotten = forget_failures(store, session.broker, log, asked.display).await?;
         // A backend that halted in a worker is built afresh for the redo,
         // whether or not the halt set tasks aside.
         store.start_backends_afresh().await?;
@@ -242,7 +248,7 @@ async fn publish_as_asked(session: &Session<'_>, log: &JsonlStore, whole: bool) 
         let (run, units) = (session.run, session.units);
         eprintln!("fleet: run {run}: {units} units, published before; following");
     }
-    Ok(())
+    Ok(forgotten)
 }
 
 /// Publishes what the run still needs once workers serve its models: its
@@ -376,13 +382,14 @@ fn linger(runtime: &tokio::runtime::Runtime, fleet: &FleetArgs) {
 
 /// Drops the rounds that ended in a retryable failure, from Redis and from
 /// the run directory, and takes the run's dead letters out, so publishing
-/// the pending tasks redoes exactly those units.
+/// the pending tasks redoes exactly those units. Returns how many rounds
+/// it forgot.
 async fn forget_failures(
     store: &RunStore,
     broker: &Broker,
     log: &JsonlStore,
     display: Display,
-) -> Result<()> {
+) -> Result<u64> {
     let mut failed: HashSet<RoundKey> = HashSet::new();
     if autoeval_run_dir::results_exist(log.path()) {
         autoeval_run_dir::for_each_record(log.path(), |r| {
@@ -397,12 +404,15 @@ async fn forget_failures(
     log.forget(&failed)?;
     let dead = broker.take_dead_letters(store.run()).await?;
     if display != Display::Quiet {
+        let held: usize = dead.iter().map(|d| d.units.len()).sum();
+        let dead_letters = match dead.len() {
+            0 => String::new(),
+            n => format!(", and {n} dead letters held {held} units"),
+        };
         eprintln!(
-            "rerun: {} rounds ended in an API failure, a verifier error or a timeout, and {} dead letters held {} units; publishing their units again",
+            "rerun: {} rounds ended in an API failure, a verifier error or a timeout{dead_letters}; publishing their units again",
             failed.len(),
-            dead.len(),
-            dead.iter().map(|d| d.units.len()).sum::<usize>()
         );
     }
-    Ok(())
+    Ok(failed.len() as u64)
 }

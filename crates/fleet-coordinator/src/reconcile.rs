@@ -407,7 +407,7 @@ mod tests {
             "the later rounds of the broken chain leave the run directory"
         );
         assert_eq!(marked, 1, "and Redis");
-        assert_eq!(arrivals.len(), 1);
+        assert_eq!(arrivals.log().len(), 1);
         assert_eq!(sent.len(), 1);
         assert_eq!((sent[0].unit(), sent[0].round), (task.unit(), 1));
     }

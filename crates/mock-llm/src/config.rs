@@ -8,10 +8,8 @@ use std::time::Duration;
 /// How the server behaves.
 #[derive(Clone, PartialEq)]
 pub struct MockConfig {
-    /// `None` for the exact reference model, `Some(rate)` for reference-noisy.
-    pub noise: Option<f64>,
-    /// `Some(rate)` to answer as `reference-chatty:RATE` (formulas dressed in prose, ASCII or equations).
-    pub chatty: Option<f64>,
+    /// Which built-in model answers.
+    pub play: autoeval_reference_model::Play,
     /// Delay before every answer.
     pub latency: Duration,
     /// Fraction of requests that fail: half with 500, half by dropping the connection.
@@ -130,8 +128,7 @@ impl std::fmt::Debug for MockConfig {
     // The key it requires is a secret: a debug print says only whether there is one.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MockConfig")
-            .field("noise", &self.noise)
-            .field("chatty", &self.chatty)
+            .field("play", &self.play)
             .field("latency", &self.latency)
             .field("error_rate", &self.error_rate)
             .field("rate_limit_rpm", &self.rate_limit_rpm)
@@ -154,8 +151,7 @@ impl std::fmt::Debug for MockConfig {
 impl Default for MockConfig {
     fn default() -> MockConfig {
         MockConfig {
-            noise: None,
-            chatty: None,
+            play: autoeval_reference_model::Play::Exact,
             latency: Duration::ZERO,
             error_rate: 0.0,
             rate_limit_rpm: None,

@@ -239,14 +239,7 @@ pub fn prompt_share(prompt: &str) -> f64 {
 /// The reference model's reply, as configured; its judge proves with Z3.
 pub(crate) fn reply(config: &MockConfig, prompt: &str) -> String {
     let judge: autoeval_reference_model::Judge = Arc::new(autoeval_verify::equivalent);
-    match config.chatty {
-        Some(rate) => autoeval_reference_model::answer_chatty(prompt, rate, Some(&judge)),
-        None => autoeval_reference_model::answer_noisy(
-            prompt,
-            config.noise.unwrap_or(0.0),
-            Some(&judge),
-        ),
-    }
+    autoeval_reference_model::answer_as(config.play, prompt, Some(&judge))
 }
 
 /// `text` after `bytes` of filler words (none when 0): an answer read
@@ -268,4 +261,23 @@ pub(crate) fn failing_body() -> axum::body::Body {
         ))
     });
     axum::body::Body::from_stream(broken)
+}
+
+#[cfg(test)]
+mod judge_tests {
+    use super::*;
+    use autoeval_reference_model::Play;
+
+    #[test]
+    fn the_server_plays_the_judge_models_as_the_in_process_backend_does() {
+        let prompt = "Say whether two propositional logic formulae are equivalent.\n\n[Formula 1]\np1 ∧ p2\n\n[Formula 2]\np2 ∧ p1";
+        let exact = MockConfig::default();
+        let r = reply(&exact, prompt);
+        assert!(r.ends_with("[Answer] yes"), "{r}");
+        let always_wrong = MockConfig {
+            play: Play::JudgeNoisy(1.0),
+            ..MockConfig::default()
+        };
+        assert!(reply(&always_wrong, prompt).ends_with("[Answer] no"));
+    }
 }

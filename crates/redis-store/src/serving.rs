@@ -22,11 +22,13 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 ";
 
-// Stamps each spec in ARGV with now.
+// Stamps each spec in ARGV with now; the set goes a minute after the last
+// worker stops stamping, so no fleet leaves it behind.
 const STAMP: &str = r"
 for _, model in ipairs(ARGV) do
   redis.call('ZADD', KEYS[1], now, model)
 end
+redis.call('PEXPIRE', KEYS[1], 60000)
 return 1
 ";
 

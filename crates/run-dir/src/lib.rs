@@ -62,13 +62,16 @@ pub enum RunDirError {
     Encode(String),
     /// The directory holds a run of another plan.
     #[error(
-        "{} holds a run with other settings (datasets, models, prompts, batches, per-bucket, rounds, repeats or seed); \
+        "{} holds a run with other settings ({}); \
          use another --out, or repeat that run's settings (its config.toml) to resume it",
-        dir.display()
+        dir.display(),
+        differences.join("; ")
     )]
     OtherPlan {
         /// The directory.
         dir: PathBuf,
+        /// Each setting that differs, with both values.
+        differences: Vec<String>,
     },
     /// The directory was made by a build whose layout this one does not read.
     #[error(
@@ -291,6 +294,32 @@ fn random_u32() -> u32 {
     h.finish() as u32
 }
 
+/// Each setting of the plan that differs, named as its flag: the value
+/// asked now and the directory's.
+fn plan_differences(
+    before: &autoeval_pipeline::RunPlan,
+    now: &autoeval_pipeline::RunPlan,
+) -> Vec<String> {
+    let fields = |plan| match serde_json::to_value(plan) {
+        Ok(serde_json::Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let (before, now) = (fields(before), fields(now));
+    let keys: std::collections::BTreeSet<&String> = before.keys().chain(now.keys()).collect();
+    let shown = |v: Option<&serde_json::Value>| v.map_or("none".to_string(), |v| v.to_string());
+    keys.into_iter()
+        .filter(|key| before.get(*key) != now.get(*key))
+        .map(|key| {
+            format!(
+                "{}: {} asked, {} in the directory",
+                key.replace('_', "-"),
+                shown(now.get(key)),
+                shown(before.get(key))
+            )
+        })
+        .collect()
+}
+
 /// Refuses to mix two different plans in one directory; records the
 /// settings otherwise, as a config file and as resolved.
 pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
@@ -298,7 +327,10 @@ pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     if dir.config().exists() {
         let before = dir.settings()?;
         if before.plan != settings.plan {
-            return Err(RunDirError::OtherPlan { dir: dir.0.clone() });
+            return Err(RunDirError::OtherPlan {
+                dir: dir.0.clone(),
+                differences: plan_differences(&before.plan, &settings.plan),
+            });
         }
     } else {
         dir.mark_schema()?;

@@ -129,3 +129,38 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
         .unwrap();
     assert_eq!(models, vec![used.clone()]);
 }
+
+#[test]
+fn the_set_of_models_served_expires_once_no_worker_stamps_it() {
+    let _turn = autoeval_e2e::turn(module_path!());
+    let redis = OwnRedis::start();
+    let url = redis.url();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let conn = rt.block_on(autoeval_redis_store::connect(&url)).unwrap();
+    let model = "openai-compatible:gc-served@http://127.0.0.1:9/v1".to_string();
+    // Spawned inside the runtime, which drives it between the looks below.
+    let _inside = rt.enter();
+    let reporter = autoeval_redis_store::spawn_serving_reporter(conn.clone(), vec![model.clone()]);
+    autoeval_e2e::fleet::wait_for(
+        "the worker's model is served",
+        std::time::Duration::from_secs(30),
+        || {
+            rt.block_on(autoeval_redis_store::served_models(&conn))
+                .unwrap()
+                .contains(&model)
+        },
+    );
+    reporter.abort();
+    let mut raw = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let left_ms: i64 = redis::cmd("PTTL")
+        .arg("autoeval:serving")
+        .query(&mut raw)
+        .unwrap();
+    assert!(
+        (1..=60_000).contains(&left_ms),
+        "the served set expires within a minute of the last stamp: PTTL {left_ms}"
+    );
+}

@@ -218,6 +218,10 @@ fn unit_count(fleet: &Fleet) -> usize {
 /// --fleet`: it must succeed and leave every unit of the run equivalent.
 fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
     fleet.start_mock(&[]);
+    let kept = records(&fleet.out)
+        .iter()
+        .filter(|r| !r.verdict.is_retryable())
+        .count();
     let out = fleet.out.to_string_lossy().into_owned();
     let rerun = [
         "rerun", &out, "--failed", "--fleet", "--amqp", AMQP, "--redis", REDIS, "--quiet",
@@ -232,6 +236,13 @@ fn rerun_once_the_server_is_back(fleet: &mut Fleet) {
     let ended: HashSet<_> = last.iter().map(ResultRecord::unit).collect();
     assert_eq!(ended.len(), unit_count(fleet), "every unit has its outcome");
     assert!(last.iter().all(|r| r.verdict == Verdict::Equivalent));
+    // The summary counts the rounds this rerun recorded, not the run's.
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fleet.out.join("summary.json")).expect("the summary"),
+    )
+    .expect("JSON");
+    let redone = summary["this_session"]["stages"]["records"].as_u64();
+    assert_eq!(redone, Some((last.len() - kept) as u64), "{summary}");
 }
 
 #[test]

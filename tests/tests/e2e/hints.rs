@@ -212,6 +212,12 @@ fn the_advice_of_a_run_on_the_fleet_works_when_pasted() {
         .expect("the run is deleted from Redis");
     let lost = fleet.autoeval_output(&["status", &slow]);
     assert_eq!(lost.status.code(), Some(1), "{}", said(&lost));
+    // It names the Redis it asked, so a user can tell a wrong one.
+    assert!(
+        said(&lost).contains("the Redis asked, redis://"),
+        "{}",
+        said(&lost)
+    );
     for command in &advice_of(&lost) {
         paste(&fleet, command);
     }

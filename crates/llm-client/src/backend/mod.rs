@@ -358,14 +358,21 @@ fn builtin_answer(
     prompt: &str,
     judge: Option<&autoeval_reference_model::Judge>,
 ) -> String {
+    let play = builtin_play(spec).unwrap_or(autoeval_reference_model::Play::Exact);
+    autoeval_reference_model::answer_as(play, prompt, judge)
+}
+
+/// How a built-in model's spec plays (in process, or served by the mock
+/// server); `None` for a provider's model.
+pub fn builtin_play(spec: &ModelSpec) -> Option<autoeval_reference_model::Play> {
     use autoeval_models::provider::Builtin;
-    use autoeval_reference_model as reference;
-    match spec.builtin() {
-        Some(Builtin::Noisy(rate)) => reference::answer_noisy(prompt, rate, judge),
-        Some(Builtin::Chatty(rate)) => reference::answer_chatty(prompt, rate, judge),
-        Some(Builtin::JudgeNoisy(rate)) => reference::answer_judge_noisy(prompt, rate, judge),
-        Some(Builtin::Exact) | None => reference::answer(prompt, judge),
-    }
+    use autoeval_reference_model::Play;
+    Some(match spec.builtin()? {
+        Builtin::Exact => Play::Exact,
+        Builtin::Noisy(rate) => Play::Noisy(rate),
+        Builtin::Chatty(rate) => Play::Chatty(rate),
+        Builtin::JudgeNoisy(rate) => Play::JudgeNoisy(rate),
+    })
 }
 
 /// The name limits are kept under: the model at its provider (the spec

@@ -25,7 +25,18 @@ pub fn read(text: &str, path: &Path) -> Result<ConfigFile> {
         path: path.to_path_buf(),
         source,
     };
-    let mut flags: toml::Table = toml::from_str(text).map_err(config)?;
+    let mut flags: toml::Table = toml::from_str(text).map_err(|e| {
+        // A list under `model` beside `[model."SPEC"]` tables: TOML's own
+        // words do not say what to write instead.
+        if e.message().contains("dotted key `model` attempted to extend") {
+            let line = e.span().map_or(0, |at| text[..at.start].lines().count() + 1);
+            return SettingsError::Invalid(format!(
+                "{}: line {line}: `model = [...]` and `[model.\"SPEC\"]` tables both use the key `model`: write the list of models as `models = [...]`",
+                path.display()
+            ));
+        }
+        config(e)
+    })?;
     // Beside these tables the list of models is `models` (the flag's alias).
     let mut models = ModelTables::new();
     if matches!(flags.get("model"), Some(toml::Value::Table(_))) {
@@ -233,6 +244,20 @@ mod tests {
         assert!(
             e.to_string().contains("run.toml: `per-buckets` is no flag"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_list_under_model_beside_model_tables_names_the_line_and_the_fix() {
+        let text = "model = [\"reference\"]\n\n[model.\"reference\"]\ntemperature = 0.5\n";
+        let Err(e) = read(text, Path::new("run.toml")) else {
+            panic!("read")
+        };
+        let said = e.to_string();
+        assert!(said.starts_with("run.toml: line 3:"), "{said}");
+        assert!(
+            said.contains("write the list of models as `models = [...]`"),
+            "{said}"
         );
     }
 
