@@ -150,58 +150,18 @@ pub fn run(args: Args) -> Result<()> {
     })
 }
 
-/// What the server prints when it starts: the model it plays, and the base
-/// address each provider's spec or variable takes to reach it.
+/// What the server prints when it starts: the model it plays, and the spec
+/// or base-address variable that reaches it through each API it speaks.
 fn banner(model: &str, addr: std::net::SocketAddr) -> String {
     let host = format!("http://{addr}");
-    // Each API's spec form and the base-address variable its SDK reads:
-    // OpenAI's take the path `/v1`, the others the bare host.
-    let apis = [
-        (
-            "OpenAI chat completions",
-            "openai:M@",
-            "/v1",
-            Some("OPENAI_BASE_URL"),
-        ),
-        (
-            "OpenAI Responses",
-            "openai-responses:M@",
-            "/v1",
-            Some("OPENAI_BASE_URL"),
-        ),
-        (
-            "any OpenAI-compatible API",
-            "openai-compatible:M@",
-            "/v1",
-            None,
-        ),
-        ("Azure OpenAI", "azure:DEPLOYMENT@", "", None),
-        (
-            "Anthropic messages",
-            "anthropic:M@",
-            "",
-            Some("ANTHROPIC_BASE_URL"),
-        ),
-        (
-            "Gemini generateContent",
-            "gemini:M@",
-            "",
-            Some("GEMINI_BASE_URL"),
-        ),
-        (
-            "Bedrock Converse",
-            "bedrock:M@",
-            "",
-            Some("AWS_ENDPOINT_URL_BEDROCK_RUNTIME"),
-        ),
-    ];
-    let mut out = format!("mock LLM playing {model} at {host}; it speaks:\n");
-    for (api, spec, path, variable) in apis {
-        let or = variable.map_or(String::new(), |v| format!("  (or {v}={host}{path})"));
-        out.push_str(&format!("  {api:<27} {spec}{host}{path}{or}\n"));
+    let mut out =
+        format!("mock LLM playing {model} at {host}; each API it speaks is reached by:\n");
+    for (spec, variable) in autoeval_models::provider::specs_at(&host) {
+        let or = variable.map_or(String::new(), |v| format!("  (or {v})"));
+        out.push_str(&format!("  {spec}{or}\n"));
     }
     out.push_str(&format!(
-        "  and the batch APIs of OpenAI, Anthropic and Gemini; request counts at {host}/stats"
+        "  and their batch APIs likewise; request counts at {host}/stats"
     ));
     out
 }

@@ -678,19 +678,12 @@ fn flags_in(text: &str) -> Vec<&str> {
 
 /// The README and the user's guide, as one text: what a user reads.
 fn user_docs() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut text = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let mut pages: Vec<_> = std::fs::read_dir(root.join("docs/guide"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+    let pages = crate::common::user_doc_pages();
+    let texts: Vec<String> = pages
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    pages.sort();
-    for page in pages {
-        text.push_str("\n\n");
-        text.push_str(&std::fs::read_to_string(page).unwrap());
-    }
-    text
+    texts.join("\n\n")
 }
 
 #[test]

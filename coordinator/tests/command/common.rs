@@ -4,7 +4,7 @@
 
 use autoeval_proto::ResultRecord;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub use autoeval_e2e::fleet::{free_port, mock_server};
@@ -33,4 +33,17 @@ pub fn records(dir: &Path) -> Vec<ResultRecord> {
 /// The JSON the mock server on `port` answers at `path`.
 pub fn get_json(port: u16, path: &str) -> Value {
     autoeval_e2e::fleet::get_json(&format!("http://127.0.0.1:{port}{path}"))
+}
+
+/// The README and every page of the user's guide: what a user reads.
+pub fn user_doc_pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
+        .expect("the guide")
+        .map(|e| e.expect("a page").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    pages.insert(0, root.join("README.md"));
+    pages
 }

@@ -10,8 +10,8 @@
 //! trailing `# → TEXT` says what the command prints, which must appear in
 //! its output; the mock server's port 8000 becomes a free one.
 
-use crate::common::{free_port, BIN};
-use std::path::{Path, PathBuf};
+use crate::common::{free_port, user_doc_pages, BIN};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,19 +23,6 @@ struct Block {
     info: String,
     /// Its lines.
     body: String,
-}
-
-/// The README and every page of the guide.
-fn pages() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    pages.sort();
-    pages.insert(0, root.join("README.md"));
-    pages
 }
 
 /// The `sh` blocks of `path`.
@@ -150,7 +137,7 @@ fn run_block(block: &Block, cwd: &Path) {
 #[test]
 fn every_command_block_of_the_readme_and_the_guide_runs_as_written() {
     let (mut found, mut ran, mut marked, mut synopses) = (0, 0, 0, 0);
-    for page in pages() {
+    for page in user_doc_pages() {
         for block in blocks_of(&page) {
             found += 1;
             if let Some(why) = block.info.strip_prefix("{no-run:") {

@@ -317,6 +317,24 @@ pub fn key_variables() -> Vec<&'static str> {
     names
 }
 
+/// How each provider with a module reaches a server at `host` (such as
+/// `http://127.0.0.1:8000`): its spec with `@URL`, and the base-address
+/// variable that does the same, if it has one; for the mock server's
+/// banner. The OpenAI-style APIs take the path `/v1`, the others the bare
+/// host, as their SDKs read a base address.
+pub fn specs_at(host: &str) -> Vec<(String, Option<String>)> {
+    PROVIDERS
+        .iter()
+        .filter(|p| p.api() != Api::InProcess)
+        .map(|p| {
+            let versioned = matches!(p.api(), Api::ChatCompletions | Api::Responses);
+            let url = format!("{host}{}", if versioned { "/v1" } else { "" });
+            let variable = p.base_url_variable().map(|v| format!("{v}={url}"));
+            (format!("{}:MODEL@{url}", p.name()), variable)
+        })
+        .collect()
+}
+
 /// The variables that hold providers' other addresses, with their providers' names.
 pub fn base_url_variables() -> Vec<(&'static str, &'static str)> {
     all()
@@ -373,4 +391,29 @@ fn checked_url(url: &str, key_variable: Option<&str>) -> Result<String, String> 
         return Err(format!("the URL holds a user or password, which would be written wherever the spec is; give the server's key in {variable} (or the secrets file) instead"));
     }
     Ok(url.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_api_reaches_a_server_in_the_form_its_sdk_reads() {
+        let specs = specs_at("http://h:1");
+        let has = |spec: &str, variable: Option<&str>| {
+            specs.contains(&(spec.to_string(), variable.map(str::to_string)))
+        };
+        assert!(has(
+            "openai:MODEL@http://h:1/v1",
+            Some("OPENAI_BASE_URL=http://h:1/v1")
+        ));
+        assert!(has(
+            "anthropic:MODEL@http://h:1",
+            Some("ANTHROPIC_BASE_URL=http://h:1")
+        ));
+        assert!(has("openai-compatible:MODEL@http://h:1/v1", None));
+        // Every provider with an API, none of the built-in models.
+        assert_eq!(specs.len(), 7, "{specs:?}");
+        assert!(specs.iter().all(|(s, _)| !s.starts_with("reference")));
+    }
 }
