@@ -89,7 +89,7 @@ pub struct Args {
 /// Runs `autoeval mock-llm` until interrupted.
 pub fn run(args: Args) -> Result<()> {
     let spec = &args.model;
-    let Some(play) = autoeval_llm_client::builtin_play(spec) else {
+    let Some(play) = spec.builtin() else {
         bail!(
             "the mock server plays a built-in model (reference, reference-noisy:RATE, reference-chatty:RATE, reference-judge-noisy:RATE), not {spec}"
         )

@@ -34,7 +34,7 @@ pub use secret::ApiKey;
 
 /// How a built-in model answers the A4 question: whether two formulas are equivalent.
 pub use autoeval_reference_model::Judge as BuiltinJudge;
-pub use backend::{builtin_play, Backend, ADAPTIVE_FLOOR, DEFAULT_MAX_REPLY_BYTES};
+pub use backend::{Backend, ADAPTIVE_FLOOR, DEFAULT_MAX_REPLY_BYTES};
 pub use error::{CallError, Reply};
 pub use options::{BackendOptions, BaseUrls};
 

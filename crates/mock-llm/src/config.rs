@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Clone, PartialEq)]
 pub struct MockConfig {
     /// Which built-in model answers.
-    pub play: autoeval_reference_model::Play,
+    pub play: autoeval_reference_model::Builtin,
     /// Delay before every answer.
     pub latency: Duration,
     /// Fraction of requests that fail: half with 500, half by dropping the connection.
@@ -151,7 +151,7 @@ impl std::fmt::Debug for MockConfig {
 impl Default for MockConfig {
     fn default() -> MockConfig {
         MockConfig {
-            play: autoeval_reference_model::Play::Exact,
+            play: autoeval_reference_model::Builtin::Exact,
             latency: Duration::ZERO,
             error_rate: 0.0,
             rate_limit_rpm: None,

@@ -266,7 +266,7 @@ pub(crate) fn failing_body() -> axum::body::Body {
 #[cfg(test)]
 mod judge_tests {
     use super::*;
-    use autoeval_reference_model::Play;
+    use autoeval_reference_model::Builtin;
 
     #[test]
     fn the_server_plays_the_judge_models_as_the_in_process_backend_does() {
@@ -275,7 +275,7 @@ mod judge_tests {
         let r = reply(&exact, prompt);
         assert!(r.ends_with("[Answer] yes"), "{r}");
         let always_wrong = MockConfig {
-            play: Play::JudgeNoisy(1.0),
+            play: Builtin::JudgeNoisy(1.0),
             ..MockConfig::default()
         };
         assert!(reply(&always_wrong, prompt).ends_with("[Answer] no"));

@@ -8,6 +8,7 @@ pub mod english;
 pub mod noise;
 pub mod read;
 
+pub use autoeval_models::provider::Builtin;
 use autoeval_syntax::{
     alphabet, canonical, parse_formula_exact, parse_regex_exact, print, Mode, ParseError, Style,
 };
@@ -154,27 +155,15 @@ pub fn answer(prompt: &str, judge: Option<&Judge>) -> String {
     answer_noisy(prompt, 0.0, judge)
 }
 
-/// Which built-in model answers: the one list of how each plays, for the
-/// in-process backend and the mock server alike.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Play {
-    /// `reference`: exact.
-    Exact,
-    /// `reference-noisy:RATE`: App. G errors in `rate` of the items.
-    Noisy(f64),
-    /// `reference-chatty:RATE`: formulas dressed in prose for `rate` of the answers.
-    Chatty(f64),
-    /// `reference-judge-noisy:RATE`: a judge wrong on `rate` of the pairs.
-    JudgeNoisy(f64),
-}
-
-/// The reply of the built-in model `play` to `prompt`.
-pub fn answer_as(play: Play, prompt: &str, judge: Option<&Judge>) -> String {
-    match play {
-        Play::Exact => answer(prompt, judge),
-        Play::Noisy(rate) => answer_noisy(prompt, rate, judge),
-        Play::Chatty(rate) => answer_chatty(prompt, rate, judge),
-        Play::JudgeNoisy(rate) => answer_judge_noisy(prompt, rate, judge),
+/// The reply of the built-in model `builtin` to `prompt`: the one place
+/// that says how each plays, for the in-process backend and the mock
+/// server alike.
+pub fn answer_as(builtin: Builtin, prompt: &str, judge: Option<&Judge>) -> String {
+    match builtin {
+        Builtin::Exact => answer(prompt, judge),
+        Builtin::Noisy(rate) => answer_noisy(prompt, rate, judge),
+        Builtin::Chatty(rate) => answer_chatty(prompt, rate, judge),
+        Builtin::JudgeNoisy(rate) => answer_judge_noisy(prompt, rate, judge),
     }
 }
 

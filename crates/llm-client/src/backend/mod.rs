@@ -358,21 +358,10 @@ fn builtin_answer(
     prompt: &str,
     judge: Option<&autoeval_reference_model::Judge>,
 ) -> String {
-    let play = builtin_play(spec).unwrap_or(autoeval_reference_model::Play::Exact);
-    autoeval_reference_model::answer_as(play, prompt, judge)
-}
-
-/// How a built-in model's spec plays (in process, or served by the mock
-/// server); `None` for a provider's model.
-pub fn builtin_play(spec: &ModelSpec) -> Option<autoeval_reference_model::Play> {
-    use autoeval_models::provider::Builtin;
-    use autoeval_reference_model::Play;
-    Some(match spec.builtin()? {
-        Builtin::Exact => Play::Exact,
-        Builtin::Noisy(rate) => Play::Noisy(rate),
-        Builtin::Chatty(rate) => Play::Chatty(rate),
-        Builtin::JudgeNoisy(rate) => Play::JudgeNoisy(rate),
-    })
+    let builtin = spec
+        .builtin()
+        .unwrap_or(autoeval_models::provider::Builtin::Exact);
+    autoeval_reference_model::answer_as(builtin, prompt, judge)
 }
 
 /// The name limits are kept under: the model at its provider (the spec

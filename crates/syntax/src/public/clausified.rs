@@ -154,16 +154,9 @@ impl Reader {
         let Some((v, rest)) = vars.split_first() else {
             return self.read(body, positive);
         };
-        let inner = |rest: &[String]| match rest {
-            [] => body.clone(),
-            _ => Formula::Quant {
-                q,
-                vars: rest.to_vec(),
-                body: Box::new(body.clone()),
-            },
-        };
-        let scoped = inner(rest);
-        if !stands_as_formula(&scoped, v) {
+        // The name stands as a formula in this quantifier's scope unless a
+        // later variable of the same list binds it again.
+        if rest.contains(v) || !stands_as_formula(body, v) {
             self.scope.push((v.clone(), Binding::Individual));
             let body = self.quantified(q, rest, body, positive);
             self.scope.pop();
