@@ -20,7 +20,7 @@ use std::path::PathBuf;
 pub enum Format {
     /// The reference implementation's verified files (items with fs, llm_fs, verification).
     Reference,
-    /// One CSV row per recorded round.
+    /// One CSV row per recorded round, with every column of the Parquet export.
     Csv,
     /// Inspect evaluation logs (`.eval`), one per dataset, model and prompt style.
     Inspect,
@@ -125,64 +125,11 @@ fn reference_files(
 }
 
 fn csv_file(records: &[ResultRecord], path: &std::path::Path) -> Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    w.write_record([
-        "id",
-        "dataset",
-        "batch",
-        "complexity",
-        "model",
-        "prompt",
-        "round",
-        "repeat",
-        "verdict",
-        "phi0",
-        "english",
-        "phi1",
-        "reason",
-        "copied",
-        "method",
-        "verify_ms",
-        "prompt_tokens",
-        "completion_tokens",
-        "reasoning_tokens",
-        "cost",
-        "reasoning_cost",
-        "latency_ms",
-        "attempts",
-        "cached",
-    ])?;
-    for r in records {
-        w.write_record([
-            r.id.clone(),
-            r.dataset.clone(),
-            r.batch.to_string(),
-            r.complexity.to_string(),
-            r.model.clone(),
-            r.prompt.clone(),
-            r.round.to_string(),
-            r.repeat.to_string(),
-            r.verdict.name().to_string(),
-            r.phi0.clone(),
-            r.english.clone().unwrap_or_default(),
-            r.phi1.clone().unwrap_or_default(),
-            r.reason.clone().unwrap_or_default(),
-            r.copied.to_string(),
-            r.method.clone().unwrap_or_default(),
-            format!("{:.3}", r.verify_ms),
-            r.usage.prompt_tokens.to_string(),
-            r.usage.completion_tokens.to_string(),
-            r.usage.reasoning_tokens.to_string(),
-            r.cost.map(|c| c.to_string()).unwrap_or_default(),
-            r.reasoning_cost.map(|c| c.to_string()).unwrap_or_default(),
-            format!("{:.1}", r.latency_ms),
-            r.attempts.to_string(),
-            r.cached.to_string(),
-        ])?;
-    }
-    w.flush()?;
-    println!("{}: {} rows", path.display(), records.len());
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let rows = autoeval_export::csv::write_csv(records, std::io::BufWriter::new(file))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("{}: {rows} rows", path.display());
     Ok(())
 }
 

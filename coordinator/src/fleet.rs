@@ -1,7 +1,6 @@
 //! `autoeval fleet …`: keeping the fleet's Redis and broker tidy.
 
 use anyhow::Result;
-use autoeval_amqp::Broker;
 
 /// Settings of `autoeval fleet`.
 #[derive(clap::Args, Debug)]
@@ -45,7 +44,10 @@ fn collect(args: GcArgs) -> Result<()> {
         .build()?;
     let done = runtime.block_on(async {
         let conn = autoeval_redis_store::connect(&args.store.redis).await?;
-        let broker = Broker::connect(&args.broker.amqp, "autoeval-gc").await?;
+        let broker = args
+            .broker
+            .connect(&args.store.redis, "autoeval-gc")
+            .await?;
         let done = autoeval_fleet_coordinator::gc::collect(&conn, &broker, args.dry_run).await;
         broker.close().await;
         done

@@ -51,11 +51,14 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let settings = settings_as_given(&dir, matches)?;
     if args.fleet.fleet {
         let display = args.output.display(10);
+        let fleet = args
+            .fleet
+            .at_run_addresses(&dir, |id| crate::app::given_on_line(matches, id))?;
         return crate::app::fleet::on_fleet(
             &dir,
             &settings,
             display,
-            &args.fleet,
+            &fleet,
             &autoeval_fleet_coordinator::BudgetArgs::default(),
             autoeval_fleet_coordinator::Mode::RedoFailed,
         );
@@ -64,7 +67,7 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
         // Redone here, its calls would go from this machine straight to the
         // provider, and the fleet's next report would not know them.
         anyhow::bail!(
-            "{} is a fleet run: redo it on the fleet with `autoeval rerun {} --failed --fleet` (with --amqp and --redis when they are not the defaults)",
+            "{} is a fleet run: redo it on the fleet with `autoeval rerun {} --failed --fleet` (the fleet's addresses are the ones its directory keeps, unless --amqp and --redis give others)",
             dir.0.display(),
             dir.0.display()
         );

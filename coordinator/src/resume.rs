@@ -25,8 +25,8 @@ pub struct Args {
     budget: autoeval_fleet_coordinator::BudgetArgs,
 }
 
-/// Runs `autoeval resume`.
-pub fn run(args: Args) -> Result<()> {
+/// Runs `autoeval resume`; `matches` tell which addresses the command line gave.
+pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     if !args.fleet.fleet && dir.is_fleet() {
         bail!(
@@ -44,11 +44,14 @@ pub fn run(args: Args) -> Result<()> {
         }
         return crate::app::one_machine::execute(&dir, &settings, display, caps);
     }
+    let fleet = args
+        .fleet
+        .at_run_addresses(&dir, |id| crate::app::given_on_line(matches, id))?;
     crate::app::fleet::on_fleet(
         &dir,
         &settings,
         display,
-        &args.fleet,
+        &fleet,
         &args.budget,
         autoeval_fleet_coordinator::Mode::Resume,
     )

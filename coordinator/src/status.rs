@@ -6,7 +6,6 @@ use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_fleet_coordinator::{dead_units, open, tally, FleetArgs};
 use autoeval_pipeline::initial_tasks;
-use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
 use autoeval_proto::{meta, UnitKey};
 use autoeval_redis_store::RunStore;
 use autoeval_run_dir::item_batches;
@@ -41,8 +40,8 @@ struct Shard {
     dead: usize,
 }
 
-/// Runs `autoeval status`.
-pub fn run(args: Args) -> Result<()> {
+/// Runs `autoeval status`; `matches` tell which addresses the command line gave.
+pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
     let dir = RunDir(args.dir.clone());
     let settings = dir.settings()?;
     if !dir.is_fleet() {
@@ -51,17 +50,18 @@ pub fn run(args: Args) -> Result<()> {
     let run = run_name(&dir)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let fleet = FleetArgs {
+        let asked = FleetArgs {
             broker: args.broker.clone(),
             store: args.store.clone(),
             ..FleetArgs::default()
         };
+        let fleet = asked.at_run_addresses(&dir, |id| crate::app::given_on_line(matches, id))?;
         let (broker, store) = open(&fleet, &run).await?;
         let meta = store.meta().await?;
         if meta.is_empty() {
             anyhow::bail!(
                 "the Redis asked, {}, holds no run named {run}: if the run was made with another Redis, name it (`--redis URL` or AUTOEVAL_REDIS); if its keys expired there, `autoeval rerun {} --fleet` with that same Redis restores the run from the directory and finishes it",
-                autoeval_proto::fleet::redact_url(&args.store.redis),
+                autoeval_proto::fleet::redact_url(&fleet.store.redis),
                 args.dir.display()
             );
         }
@@ -253,18 +253,20 @@ async fn say_work(store: &RunStore, settings: &Resolved) -> Result<()> {
 
 /// Each shard's units by where they stand.
 fn say_shards(shards: &BTreeMap<u32, Shard>, held: &Held) {
-    // Held: tasks a live worker has taken and not yet settled; waiting:
-    // the rest of the units with no outcome, queued between stages.
+    // Taken: tasks a live worker or verifier has taken from its queue and
+    // not yet settled, whether running or prefetched; queued: the rest of
+    // the units with no outcome, in the queues between stages.
+    out!("  (taken: running or prefetched by a live process; queued: in the broker)");
     out!(
-        "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>12} {:>10} {:>8}",
+        "  {:<6} {:>7} {:>7} {:>7} {:>7} {:>13} {:>15} {:>8}",
         "shard",
         "units",
         "done",
         "failed",
         "dead",
-        "translating",
-        "verifying",
-        "waiting"
+        "taken:workers",
+        "taken:verifiers",
+        "queued"
     );
     let in_hand = |stage: &str, shard: u32| {
         held.get(&(stage.to_string(), shard)).copied().unwrap_or(0) as usize
@@ -277,7 +279,7 @@ fn say_shards(shards: &BTreeMap<u32, Shard>, held: &Held) {
         let verifying = in_hand("verify", *n).min(open - translating);
         let waiting = open - translating - verifying;
         out!(
-            "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>12} {verifying:>10} {waiting:>8}",
+            "  {n:<6} {:>7} {:>7} {:>7} {:>7} {translating:>13} {verifying:>15} {waiting:>8}",
             s.units,
             s.done,
             s.failed,
@@ -321,18 +323,10 @@ async fn say_failures(dir: &RunDir, store: &RunStore) -> Result<()> {
 /// The run's stage queues: ready tasks, consumers, and what to start
 /// where nothing takes them.
 async fn say_queues(broker: &Broker, settings: &Resolved) -> Result<()> {
-    let queues: Vec<(String, String)> = settings
-        .plan
-        .models
-        .iter()
-        .map(|m| {
-            (
-                translate_queue(m.as_str()),
-                format!("autoeval-worker --model '{m}'"),
-            )
-        })
-        .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())])
-        .collect();
+    let queues = autoeval_fleet_coordinator::stage_queues(
+        broker.topology(),
+        settings.plan.models.iter().map(|m| m.as_str()),
+    );
     let width = queues.iter().map(|(q, _)| q.len()).max().unwrap_or(0);
     out!("  {:<width$} {:>7} {:>9}", "queue", "ready", "consumers");
     for (q, serve) in &queues {

@@ -4,6 +4,10 @@
 //!
 //! # Broker
 //!
+//! The names below are the unnamed fleet's; a named fleet's carry its name
+//! after `autoeval.` (`autoeval.<fleet>.tasks`, `autoeval.<fleet>.verify` …),
+//! see [`Topology`].
+//!
 //! - `autoeval.tasks`, a durable direct exchange. Routing key `translate.<model>`
 //!   reaches the quorum queue `autoeval.translate.<model>`, which an LLM worker
 //!   declares for each model it serves; `verify` and `judge` reach
@@ -68,16 +72,99 @@
 use crate::Verdict;
 use sha2::{Digest, Sha256};
 
-/// The exchange every task is published to.
-pub const TASKS_EXCHANGE: &str = "autoeval.tasks";
-/// Where refused and over-delivered messages go.
-pub const DEAD_EXCHANGE: &str = "autoeval.dead";
-/// Where tasks for models no worker serves go.
-pub const UNROUTED_EXCHANGE: &str = "autoeval.unrouted";
-/// The queue that keeps dead letters.
-pub const DEAD_QUEUE: &str = "autoeval.dead-letters";
-/// The verify stage's queue and routing key.
-pub const VERIFY_QUEUE: &str = "autoeval.verify";
+/// The names of one fleet's exchanges and queues on its broker. Every
+/// name starts with `autoeval.` and, for a named fleet, its name
+/// (`autoeval.<fleet>.verify`), so two fleets on one broker and vhost
+/// never share a queue and a verifier never takes another fleet's work.
+/// The unnamed fleet keeps the names of the module's table above.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Topology {
+    fleet: Option<String>,
+}
+
+/// A fleet name the broker's names cannot carry.
+#[derive(Debug, thiserror::Error)]
+#[error("the fleet name {0:?} is not 1 to 40 letters, digits, `-` or `_`")]
+pub struct BadFleetName(pub String);
+
+impl Topology {
+    /// The fleet named `fleet`; the empty name is the unnamed fleet.
+    pub fn named(fleet: &str) -> Result<Topology, BadFleetName> {
+        if fleet.is_empty() {
+            return Ok(Topology::default());
+        }
+        let fits = fleet.len() <= 40
+            && fleet
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !fits {
+            return Err(BadFleetName(fleet.into()));
+        }
+        Ok(Topology {
+            fleet: Some(fleet.into()),
+        })
+    }
+
+    /// The fleet a Redis database stands for when no name is given:
+    /// database 0 is the unnamed fleet, database `n` the fleet `db<n>`,
+    /// so fleets kept apart in Redis are kept apart on the broker too.
+    pub fn of_redis_database(db: i64) -> Topology {
+        match db {
+            0 => Topology::default(),
+            n => Topology {
+                fleet: Some(format!("db{n}")),
+            },
+        }
+    }
+
+    /// The fleet's name, `None` for the unnamed fleet.
+    pub fn name(&self) -> Option<&str> {
+        self.fleet.as_deref()
+    }
+
+    fn prefixed(&self, rest: &str) -> String {
+        match &self.fleet {
+            None => format!("autoeval.{rest}"),
+            Some(fleet) => format!("autoeval.{fleet}.{rest}"),
+        }
+    }
+
+    /// The exchange every task is published to.
+    pub fn tasks_exchange(&self) -> String {
+        self.prefixed("tasks")
+    }
+
+    /// Where refused and over-delivered messages go.
+    pub fn dead_exchange(&self) -> String {
+        self.prefixed("dead")
+    }
+
+    /// Where tasks for models no worker serves go.
+    pub fn unrouted_exchange(&self) -> String {
+        self.prefixed("unrouted")
+    }
+
+    /// The queue that keeps dead letters.
+    pub fn dead_queue(&self) -> String {
+        self.prefixed("dead-letters")
+    }
+
+    /// The verify stage's queue.
+    pub fn verify_queue(&self) -> String {
+        self.prefixed("verify")
+    }
+
+    /// The queue of a model's translate tasks.
+    pub fn translate_queue(&self, model: &str) -> String {
+        self.prefixed(&translate_key(model))
+    }
+
+    /// The queue of a judge model's A4 questions.
+    pub fn judge_queue(&self, model: &str) -> String {
+        self.prefixed(&judge_key(model))
+    }
+}
+
 /// Routing key of verify tasks.
 pub const VERIFY_KEY: &str = "verify";
 /// Deliveries of one message before the broker dead-letters it.
@@ -156,19 +243,9 @@ pub fn translate_key(model: &str) -> String {
     format!("translate.{}", model_slug(model))
 }
 
-/// The queue of a model's translate tasks.
-pub fn translate_queue(model: &str) -> String {
-    format!("autoeval.{}", translate_key(model))
-}
-
 /// Routing key of a judge model's A4 questions.
 pub fn judge_key(model: &str) -> String {
     format!("judge.{}", model_slug(model))
-}
-
-/// The queue of a judge model's A4 questions.
-pub fn judge_queue(model: &str) -> String {
-    format!("autoeval.{}", judge_key(model))
 }
 
 /// The judged pair: the unit and round φ1 came from.
@@ -316,6 +393,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fleets_share_no_name_and_the_unnamed_fleet_keeps_the_old_names() {
+        let every_name = |t: &Topology| {
+            vec![
+                t.tasks_exchange(),
+                t.dead_exchange(),
+                t.unrouted_exchange(),
+                t.dead_queue(),
+                t.verify_queue(),
+                t.translate_queue("reference"),
+                t.judge_queue("reference-judge"),
+            ]
+        };
+        let unnamed = Topology::default();
+        assert_eq!(
+            every_name(&unnamed)[..5],
+            [
+                "autoeval.tasks",
+                "autoeval.dead",
+                "autoeval.unrouted",
+                "autoeval.dead-letters",
+                "autoeval.verify"
+            ]
+        );
+        assert_eq!(Topology::of_redis_database(0), unnamed);
+        assert_eq!(Topology::named("").unwrap(), unnamed);
+        let fleets = [
+            unnamed,
+            Topology::of_redis_database(13),
+            Topology::of_redis_database(14),
+            Topology::named("night_runs-2").unwrap(),
+        ];
+        let mut all: Vec<String> = fleets.iter().flat_map(every_name).collect();
+        let count = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), count, "no two fleets share a name");
+        assert_eq!(fleets[1].verify_queue(), "autoeval.db13.verify");
+        for bad in ["a.b", "a b", "é", &"x".repeat(41)] {
+            assert!(Topology::named(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_printed_url_never_holds_its_password_whatever_its_shape() {
         let cases = [
             (
@@ -390,7 +510,7 @@ mod tests {
             "reference-noisy:0.1"
         );
         assert_eq!(
-            translate_queue("reference"),
+            Topology::default().translate_queue("reference"),
             format!("autoeval.translate.{}", model_slug("reference"))
         );
     }

@@ -7,7 +7,7 @@
 //! `scripts/test` does it (`cargo build --release --workspace --bins`).
 
 use autoeval_amqp::Broker;
-use autoeval_proto::fleet::translate_queue;
+use autoeval_proto::fleet::Topology;
 use autoeval_proto::ResultRecord;
 use autoeval_redis_store::RunStore;
 use std::collections::HashMap;
@@ -375,10 +375,20 @@ impl Fleet {
         all
     }
 
-    /// A broker connection.
+    /// A broker connection, for the fleet of its Redis database.
     pub fn broker(&self) -> Broker {
-        self.block_on(Broker::connect(&self.amqp, "autoeval-test"))
-            .expect("the broker")
+        self.block_on(Broker::connect(
+            &self.amqp,
+            &self.topology(),
+            "autoeval-test",
+        ))
+        .expect("the broker")
+    }
+
+    /// The names of the fleet's queues: the fleet of its Redis database.
+    pub fn topology(&self) -> Topology {
+        let db = autoeval_redis_store::database_of(&self.redis).expect("a Redis URL");
+        Topology::of_redis_database(db)
     }
 }
 
@@ -387,13 +397,14 @@ impl Drop for Fleet {
         self.workers.clear();
         self.verifiers.clear();
         self.mock.take();
-        let (run, queue) = (self.run(), translate_queue(&self.model));
+        let topology = self.topology();
+        let (run, queue) = (self.run(), topology.translate_queue(&self.model));
         let (redis, amqp) = (self.redis.clone(), self.amqp.clone());
         self.runtime.block_on(async {
             if let Ok(conn) = autoeval_redis_store::connect(&redis).await {
                 let _ = RunStore::new(conn, &run).delete().await;
             }
-            if let Ok(b) = Broker::connect(&amqp, "autoeval-test-cleanup").await {
+            if let Ok(b) = Broker::connect(&amqp, &topology, "autoeval-test-cleanup").await {
                 let _ = b.take_dead_letters(&run).await;
                 let _ = b.delete_queue(&queue).await;
                 b.close().await;

@@ -6,7 +6,7 @@ use crate::Args;
 use anyhow::{Context, Result};
 use autoeval_amqp::{prefetch_for, route_translate, AmqpInbox, AmqpOutbox, Broker, InHand};
 use autoeval_engine::{serve_verify, SetupError, Shutdown, Stages, VerifyLoop};
-use autoeval_proto::fleet::{BUNDLE_SIZE, VERIFY_QUEUE};
+use autoeval_proto::fleet::BUNDLE_SIZE;
 use autoeval_proto::wire::MessageKind;
 use autoeval_redis_store::{Holding, RedisRecords};
 use autoeval_run_settings::StageSettings;
@@ -73,6 +73,7 @@ impl Stages<VerifyStage> for RunStages {
 pub async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new("verifier"));
     metrics.start_verifier();
+    let topology = args.service.topology()?;
     let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(args.service.health.or_any_port()).await?;
     println!("health: http://{bound}");
@@ -118,7 +119,8 @@ pub async fn run(args: Args) -> Result<()> {
     let shutdown = shutdown_signal();
     let (health, stages, store, watch, stop) = (&health, &stages, &store, &watch, &shutdown);
     let served = |broker: Arc<Broker>| async move {
-        let consumer = match broker.consume(VERIFY_QUEUE, prefetch, "").await {
+        let queue = broker.topology().verify_queue();
+        let consumer = match broker.consume(&queue, prefetch, "").await {
             Ok(c) => c,
             Err(e) => return tracing::warn!(error = %e, "cannot subscribe"),
         };
@@ -143,6 +145,7 @@ pub async fn run(args: Args) -> Result<()> {
     };
     serve_connected(
         &args.service.broker.amqp,
+        &topology,
         "autoeval-verifier",
         health,
         shutdown.clone(),

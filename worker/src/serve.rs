@@ -28,6 +28,7 @@ pub async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new("worker"));
     metrics.start_stage("translate");
     metrics.start_stage("judge");
+    let topology = args.service.topology()?;
     let health = Health::with_metrics(metrics.clone());
     let bound = health.serve(args.service.health.or_any_port()).await?;
     println!("health: http://{bound}");
@@ -127,6 +128,7 @@ pub async fn run(args: Args) -> Result<()> {
     };
     serve_connected(
         &args.service.broker.amqp,
+        &topology,
         "autoeval-worker",
         health,
         shutdown.clone(),

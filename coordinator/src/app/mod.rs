@@ -12,3 +12,10 @@ pub mod parquet;
 pub mod provers;
 pub mod report;
 pub mod run;
+
+/// Whether the command line behind `matches` (or its variables) gave the
+/// flag `id`: a flag left to its default yields to what a run's directory
+/// keeps.
+pub fn given_on_line(matches: Option<&clap::ArgMatches>, id: &str) -> bool {
+    matches.is_some_and(|m| autoeval_run_settings::options::file_as_flags::given(m, id))
+}

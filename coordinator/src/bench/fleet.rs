@@ -6,7 +6,6 @@ use super::procs::{connection_env, count_lines, in_full_flow, mock, service, sib
 use anyhow::{bail, Result};
 use autoeval_fleet_coordinator::FleetArgs;
 use autoeval_progress::rate;
-use autoeval_proto::fleet::translate_queue;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -310,11 +309,13 @@ fn cleanup(fleet: &FleetArgs, scratch: &Path, models: &[String]) {
                         .await;
                 }
             }
-            if let Ok(b) =
-                autoeval_amqp::Broker::connect(&fleet.broker.amqp, "autoeval-bench").await
+            if let Ok(b) = fleet
+                .broker
+                .connect(&fleet.store.redis, "autoeval-bench")
+                .await
             {
                 for m in models {
-                    let _ = b.delete_queue(&translate_queue(m)).await;
+                    let _ = b.delete_queue(&b.topology().translate_queue(m)).await;
                 }
                 b.close().await;
             }

@@ -222,7 +222,7 @@ impl Soak {
         let (amqp_proxy, amqp) = Proxy::before(&amqp, 5672)?;
         let (redis_proxy, redis) = Proxy::before(&redis, 6379)?;
         let through = FleetArgs {
-            broker: autoeval_service::AmqpUrl { amqp },
+            broker: autoeval_service::AmqpUrl::at(amqp),
             store: autoeval_service::RedisUrl { redis },
             ..FleetArgs::default()
         };

@@ -7,10 +7,7 @@ use crate::error::{amqp, BrokerError};
 use crate::headers::{headers, Meta};
 use crate::redact;
 use crate::Consumer;
-use autoeval_proto::fleet::{
-    judge_key, judge_queue, translate_key, translate_queue, DEAD_EXCHANGE, DEAD_QUEUE,
-    DELIVERY_LIMIT, TASKS_EXCHANGE, UNROUTED_EXCHANGE, VERIFY_KEY, VERIFY_QUEUE,
-};
+use autoeval_proto::fleet::{judge_key, translate_key, Topology, DELIVERY_LIMIT, VERIFY_KEY};
 use lapin::options::{
     BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
     QueueBindOptions, QueueDeclareOptions,
@@ -25,9 +22,11 @@ use std::time::Duration;
 /// the consumer timeout that would take held deliveries away.
 pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One connection to the broker with a confirming publisher channel.
+/// One connection to the broker with a confirming publisher channel, for
+/// one fleet's exchanges and queues.
 pub struct Broker {
     pub(crate) connection: Connection,
+    topology: Topology,
     publisher: Channel,
     /// The channel queue depths are read on, kept between reads (a run is
     /// followed with several reads a second) and opened again after the
@@ -62,11 +61,11 @@ fn connect_detail(url: &str, error: &str) -> String {
 }
 
 /// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
-fn stage_queue_arguments() -> FieldTable {
+fn stage_queue_arguments(dead_exchange: &str) -> FieldTable {
     let mut args = FieldTable::default();
     let text = |s: &str| AMQPValue::LongString(LongString::from(s));
     args.insert("x-queue-type".into(), text("quorum"));
-    args.insert("x-dead-letter-exchange".into(), text(DEAD_EXCHANGE));
+    args.insert("x-dead-letter-exchange".into(), text(dead_exchange));
     args.insert("x-dead-letter-strategy".into(), text("at-least-once"));
     // At-least-once dead-lettering needs the queue to refuse publishes when full.
     args.insert("x-overflow".into(), text("reject-publish"));
@@ -78,8 +77,12 @@ fn stage_queue_arguments() -> FieldTable {
 }
 
 impl Broker {
-    /// Connects once and declares the shared topology.
-    pub async fn connect(url: &str, name: &str) -> Result<Broker, BrokerError> {
+    /// Connects once and declares the fleet's shared exchanges and queues.
+    pub async fn connect(
+        url: &str,
+        topology: &Topology,
+        name: &str,
+    ) -> Result<Broker, BrokerError> {
         let properties =
             ConnectionProperties::default().with_connection_name(LongString::from(name));
         let tls = tls_config(url)?;
@@ -110,6 +113,7 @@ impl Broker {
             .await?;
         let broker = Broker {
             connection,
+            topology: topology.clone(),
             publisher,
             inspector: tokio::sync::Mutex::default(),
         };
@@ -123,11 +127,15 @@ impl Broker {
     /// a vhost the broker refuses, unreadable TLS material) is answered
     /// after [`PERMANENT_TRIES`] tries in a row, so that the process exits
     /// and its orchestrator shows it failing rather than running.
-    pub async fn connect_with_backoff(url: &str, name: &str) -> Result<Broker, BrokerError> {
+    pub async fn connect_with_backoff(
+        url: &str,
+        topology: &Topology,
+        name: &str,
+    ) -> Result<Broker, BrokerError> {
         let mut wait = Duration::from_millis(200);
         let mut permanent = 0;
         loop {
-            match Broker::connect(url, name).await {
+            match Broker::connect(url, topology, name).await {
                 Ok(b) => return Ok(b),
                 Err(e) => {
                     permanent = if e.is_permanent() { permanent + 1 } else { 0 };
@@ -147,6 +155,11 @@ impl Broker {
         }
     }
 
+    /// The names of the fleet's exchanges and queues.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
     /// True while the connection is up.
     pub fn is_connected(&self) -> bool {
         self.connection.status().connected()
@@ -161,25 +174,23 @@ impl Broker {
 
     async fn declare_common(&self) -> Result<(), BrokerError> {
         let ch = &self.publisher;
+        let names = &self.topology;
         let durable = ExchangeDeclareOptions {
             durable: true,
             ..ExchangeDeclareOptions::default()
         };
+        let (dead, unrouted) = (names.dead_exchange(), names.unrouted_exchange());
         let mut tasks_args = FieldTable::default();
         tasks_args.insert(
             "alternate-exchange".into(),
-            AMQPValue::LongString(LongString::from(UNROUTED_EXCHANGE)),
+            AMQPValue::LongString(LongString::from(unrouted.as_str())),
         );
         for (name, kind, args) in [
-            (DEAD_EXCHANGE, ExchangeKind::Fanout, FieldTable::default()),
-            (
-                UNROUTED_EXCHANGE,
-                ExchangeKind::Fanout,
-                FieldTable::default(),
-            ),
-            (TASKS_EXCHANGE, ExchangeKind::Direct, tasks_args),
+            (&dead, ExchangeKind::Fanout, FieldTable::default()),
+            (&unrouted, ExchangeKind::Fanout, FieldTable::default()),
+            (&names.tasks_exchange(), ExchangeKind::Direct, tasks_args),
         ] {
-            ch.exchange_declare(name.into(), kind, durable, args)
+            ch.exchange_declare(name.as_str().into(), kind, durable, args)
                 .bounded(format!("declare the exchange {name}"))
                 .await?;
         }
@@ -187,21 +198,26 @@ impl Broker {
             durable: true,
             ..QueueDeclareOptions::default()
         };
-        ch.queue_declare(DEAD_QUEUE.into(), durable_queue, FieldTable::default())
-            .bounded(format!("declare the queue {DEAD_QUEUE}"))
-            .await?;
-        for exchange in [DEAD_EXCHANGE, UNROUTED_EXCHANGE] {
+        let dead_queue = names.dead_queue();
+        ch.queue_declare(
+            dead_queue.as_str().into(),
+            durable_queue,
+            FieldTable::default(),
+        )
+        .bounded(format!("declare the queue {dead_queue}"))
+        .await?;
+        for exchange in [&dead, &unrouted] {
             ch.queue_bind(
-                DEAD_QUEUE.into(),
-                exchange.into(),
+                dead_queue.as_str().into(),
+                exchange.as_str().into(),
                 "".into(),
                 QueueBindOptions::default(),
                 FieldTable::default(),
             )
-            .bounded(format!("bind {DEAD_QUEUE}"))
+            .bounded(format!("bind {dead_queue}"))
             .await?;
         }
-        self.declare_stage(VERIFY_QUEUE, VERIFY_KEY).await
+        self.declare_stage(&names.verify_queue(), VERIFY_KEY).await
     }
 
     async fn declare_stage(&self, queue: &str, key: &str) -> Result<(), BrokerError> {
@@ -210,13 +226,17 @@ impl Broker {
             ..QueueDeclareOptions::default()
         };
         self.publisher
-            .queue_declare(queue.into(), options, stage_queue_arguments())
+            .queue_declare(
+                queue.into(),
+                options,
+                stage_queue_arguments(&self.topology.dead_exchange()),
+            )
             .bounded(format!("declare the queue {queue}"))
             .await?;
         self.publisher
             .queue_bind(
                 queue.into(),
-                TASKS_EXCHANGE.into(),
+                self.topology.tasks_exchange().as_str().into(),
                 key.into(),
                 QueueBindOptions::default(),
                 FieldTable::default(),
@@ -227,14 +247,14 @@ impl Broker {
 
     /// Declares the translate queue of a model this process serves.
     pub async fn declare_translate(&self, model: &str) -> Result<String, BrokerError> {
-        let queue = translate_queue(model);
+        let queue = self.topology.translate_queue(model);
         self.declare_stage(&queue, &translate_key(model)).await?;
         Ok(queue)
     }
 
     /// Declares the queue of A4 questions for a judge model this process serves.
     pub async fn declare_judge(&self, model: &str) -> Result<String, BrokerError> {
-        let queue = judge_queue(model);
+        let queue = self.topology.judge_queue(model);
         self.declare_stage(&queue, &judge_key(model)).await?;
         Ok(queue)
     }
@@ -246,7 +266,8 @@ impl Broker {
         payload: &[u8],
         meta: &Meta,
     ) -> Result<(), BrokerError> {
-        self.publish_to(TASKS_EXCHANGE, routing_key, payload, headers(meta, None))
+        let exchange = self.topology.tasks_exchange();
+        self.publish_to(&exchange, routing_key, payload, headers(meta, None))
             .await
     }
 

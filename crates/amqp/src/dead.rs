@@ -4,7 +4,7 @@
 use crate::bounded::{close_quietly, Bounded};
 use crate::headers::{header_text, header_texts};
 use crate::{Broker, BrokerError};
-use autoeval_proto::fleet::{DEAD_QUEUE, REASON_HEADER, RUN_HEADER, UNITS_HEADER};
+use autoeval_proto::fleet::{REASON_HEADER, RUN_HEADER, UNITS_HEADER};
 use lapin::options::{BasicAckOptions, BasicGetOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::Channel;
@@ -57,7 +57,10 @@ impl Broker {
         let mut out = Vec::new();
         while out.len() < limit {
             let Some(m) = channel
-                .basic_get(DEAD_QUEUE.into(), BasicGetOptions::default())
+                .basic_get(
+                    self.topology().dead_queue().as_str().into(),
+                    BasicGetOptions::default(),
+                )
                 .bounded("read the dead letters")
                 .await?
             else {
@@ -75,7 +78,10 @@ impl Broker {
         let channel = self.spare_channel().await?;
         let mut taken = Vec::new();
         while let Some(m) = channel
-            .basic_get(DEAD_QUEUE.into(), BasicGetOptions::default())
+            .basic_get(
+                self.topology().dead_queue().as_str().into(),
+                BasicGetOptions::default(),
+            )
             .bounded("read the dead letters")
             .await?
         {

@@ -5,7 +5,7 @@ use crate::bounded::{close_quietly, Bounded};
 use crate::error::amqp;
 use crate::headers::{header_number, header_text, header_texts, headers};
 use crate::{Broker, BrokerError, Meta};
-use autoeval_proto::fleet::{DEAD_EXCHANGE, RUN_HEADER, UNITS_HEADER};
+use autoeval_proto::fleet::{RUN_HEADER, UNITS_HEADER};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString};
@@ -121,8 +121,9 @@ impl Task {
             ORIGINAL_KEY_HEADER.into(),
             AMQPValue::LongString(LongString::from(self.routing_key.as_str())),
         );
+        let exchange = broker.topology().dead_exchange();
         broker
-            .publish_to(DEAD_EXCHANGE, &self.routing_key, &self.data, table)
+            .publish_to(&exchange, &self.routing_key, &self.data, table)
             .await?;
         self.ack().await
     }

@@ -14,9 +14,10 @@ use std::sync::Arc;
 /// Rows held before they are written as one row group.
 const ROWS_PER_GROUP: usize = 8_192;
 
-/// One round as a row. Columns are in this order; optional ones are null
-/// where the record has nothing (see the dataset card for each).
-#[derive(Debug, ParquetRecordWriter)]
+/// One round as a row, in Parquet and in CSV alike. Columns are in this
+/// order; optional ones are null (in CSV, empty) where the record has
+/// nothing (see the dataset card for each).
+#[derive(Debug, ParquetRecordWriter, serde::Serialize)]
 pub struct Row {
     /// Item id.
     pub id: String,

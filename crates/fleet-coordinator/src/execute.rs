@@ -58,7 +58,7 @@ pub fn execute(
         units,
         generate_s,
         log,
-    } = claim(dir, settings, budget)?;
+    } = claim(dir, settings, budget, fleet)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -84,7 +84,12 @@ pub fn execute(
         // Rounds recorded while no coordinator followed come into the directory first.
         let mut arrivals = arrivals::Arrivals::new(log);
         arrivals.take(&store).await?;
-        let broker = Arc::new(Broker::connect(&fleet.broker.amqp, "autoeval-coordinator").await?);
+        let broker = Arc::new(
+            fleet
+                .broker
+                .connect(&fleet.store.redis, "autoeval-coordinator")
+                .await?,
+        );
         let session = Session {
             asked: &asked,
             broker: &broker,
@@ -185,7 +190,12 @@ struct Claimed {
 
 /// Refuses settings the fleet cannot run, claims the directory and names
 /// the run, and counts its items.
-fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claimed> {
+fn claim(
+    dir: &RunDir,
+    settings: &Resolved,
+    budget: &BudgetArgs,
+    fleet: &FleetArgs,
+) -> Result<Claimed> {
     if budget.budget_usd.is_some() {
         refuse::unpriced(settings)?;
     }
@@ -193,7 +203,7 @@ fn claim(dir: &RunDir, settings: &Resolved, budget: &BudgetArgs) -> Result<Claim
     claim_dir(dir, settings)?;
     // Named before the directory is marked as a fleet run's.
     let run = claim_run_name(dir)?;
-    dir.mark_fleet()?;
+    dir.mark_fleet(&fleet.addresses())?;
     let t0 = Instant::now();
     // Counted here and made again, a batch at a time, as they are published.
     let (items, _) = count_items(settings)?;

@@ -9,7 +9,7 @@ use crate::FleetArgs;
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_progress::Progress;
-use autoeval_proto::fleet::{translate_queue, Counter, DEAD_QUEUE, VERIFY_QUEUE};
+use autoeval_proto::fleet::Counter;
 use autoeval_proto::{RoundKey, UnitKey, Verdict};
 use autoeval_redis_store::{RunStore, Work};
 use autoeval_run_dir::JsonlStore;
@@ -85,15 +85,7 @@ async fn queued(
 ) -> Result<(u64, Vec<String>)> {
     let mut total = 0u64;
     let mut unserved = Vec::new();
-    let stages = models
-        .iter()
-        .map(|m| {
-            (
-                translate_queue(m.as_str()),
-                format!("autoeval-worker --model '{m}'"),
-            )
-        })
-        .chain([(VERIFY_QUEUE.to_string(), "autoeval-verifier".to_string())]);
+    let stages = stage_queues(broker.topology(), models.iter().map(|m| m.as_str()));
     for (q, serve) in stages {
         match broker.depth(&q).await? {
             Some((ready, consumers)) => {
@@ -108,10 +100,29 @@ async fn queued(
             None => unserved.push(format!("no {q} yet (start `{serve}`)")),
         }
     }
-    if let Some((ready, consumers)) = broker.depth(DEAD_QUEUE).await? {
-        gauges.queue(DEAD_QUEUE, ready, consumers);
+    let dead = broker.topology().dead_queue();
+    if let Some((ready, consumers)) = broker.depth(&dead).await? {
+        gauges.queue(&dead, ready, consumers);
     }
     Ok((total, unserved))
+}
+
+/// The stage queues of a run of `models`, each with the command whose
+/// process takes from it.
+pub fn stage_queues<'a>(
+    names: &autoeval_proto::fleet::Topology,
+    models: impl IntoIterator<Item = &'a str>,
+) -> Vec<(String, String)> {
+    models
+        .into_iter()
+        .map(|m| {
+            (
+                names.translate_queue(m),
+                format!("autoeval-worker --model '{m}'"),
+            )
+        })
+        .chain([(names.verify_queue(), "autoeval-verifier".to_string())])
+        .collect()
 }
 
 /// A quiet run with nothing queued: ended if its units left are all dead
@@ -249,7 +260,9 @@ pub async fn follow(
             Err(e) => {
                 tracing::warn!(error = %e, "lost the broker; reconnecting");
                 broker = Arc::new(
-                    Broker::connect_with_backoff(&fleet.broker.amqp, "autoeval-coordinator")
+                    fleet
+                        .broker
+                        .connect_with_backoff(&fleet.store.redis, "autoeval-coordinator")
                         .await?,
                 );
                 continue;

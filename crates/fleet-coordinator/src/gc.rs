@@ -5,7 +5,6 @@
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_pipeline::RunPlan;
-use autoeval_proto::fleet::{judge_queue, translate_queue};
 use autoeval_proto::meta;
 use autoeval_redis_store::{Connection, RunStore};
 use std::collections::BTreeSet;
@@ -71,7 +70,8 @@ pub async fn collect(conn: &Connection, broker: &Broker, dry_run: bool) -> Resul
     for model in autoeval_redis_store::queued_models(conn).await? {
         let in_use = used.contains("*") || used.contains(&model) || serving.contains(&model);
         let mut all_gone = true;
-        for q in [translate_queue(&model), judge_queue(&model)] {
+        let names = broker.topology();
+        for q in [names.translate_queue(&model), names.judge_queue(&model)] {
             // A queue never declared (a model never judged with) is no news.
             let Some((ready, consumers)) = broker.depth(&q).await? else {
                 continue;

@@ -7,10 +7,10 @@
 use crate::publish::{publish, wait_for_workers, WorkerWait};
 use crate::FleetArgs;
 use anyhow::{bail, Context, Result};
-use autoeval_amqp::{Broker, Meta};
+use autoeval_amqp::Meta;
 use autoeval_models::{Model, ModelSettings, ModelSpec, PriceTable, RetryPolicy};
 use autoeval_progress::Display;
-use autoeval_proto::fleet::{judge_key, judge_queue, judged_pair};
+use autoeval_proto::fleet::{judge_key, judged_pair};
 use autoeval_proto::wire::{encode, Header, MessageKind};
 use autoeval_proto::{JudgeKey, JudgeRecord, JudgeTask, RoundKey};
 use autoeval_redis_store::RunStore;
@@ -100,9 +100,10 @@ pub fn ask_all(ask: Ask<'_>) -> Result<Vec<JudgeRecord>> {
             .collect();
         // Every pair to ask is asked again: earlier failures are replaced.
         store.forget_failed_judgements(&judge).await?;
-        let broker = Broker::connect(&ask.fleet.broker.amqp, "autoeval-coordinator")
+        let broker = (ask.fleet.broker)
+            .connect(&ask.fleet.store.redis, "autoeval-coordinator")
             .await?;
-        let queue = judge_queue(ask.judge.as_str());
+        let queue = broker.topology().judge_queue(ask.judge.as_str());
         let wait = WorkerWait {
             wait_s: ask.fleet.worker_wait_s,
             then: "run this command again",

@@ -28,7 +28,7 @@ pub use waves::Waves;
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_redis_store::{Cap, RunStore};
-pub use follow::{dead_units, tally, Ending};
+pub use follow::{dead_units, stage_queues, tally, Ending};
 use std::sync::Arc;
 
 /// Where the fleet is.
@@ -143,12 +143,48 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+impl FleetArgs {
+    /// Where this fleet is, as a run's directory keeps it (no password).
+    pub fn addresses(&self) -> autoeval_run_dir::FleetAddresses {
+        autoeval_run_dir::FleetAddresses::of(
+            &self.broker.amqp,
+            &self.store.redis,
+            self.broker.fleet_name.as_deref(),
+        )
+    }
+
+    /// These settings, where `given` does not name an address, at the
+    /// addresses `dir`'s run was made on: `status DIR` and `rerun DIR
+    /// --fleet` reach the run's own fleet unless told another.
+    pub fn at_run_addresses(
+        &self,
+        dir: &autoeval_run_dir::RunDir,
+        given: impl Fn(&str) -> bool,
+    ) -> Result<FleetArgs> {
+        let kept = dir.fleet_addresses()?;
+        let mut fleet = self.clone();
+        if let (false, Some(amqp)) = (given("amqp"), kept.amqp) {
+            fleet.broker.amqp = amqp;
+        }
+        if let (false, Some(redis)) = (given("redis"), kept.redis) {
+            fleet.store.redis = redis;
+        }
+        if !given("fleet_name") && kept.fleet_name.is_some() {
+            fleet.broker.fleet_name = kept.fleet_name;
+        }
+        Ok(fleet)
+    }
+}
+
 /// Shared by `status`: a handle on the fleet's broker and a run's store.
 pub async fn open(fleet: &FleetArgs, run: &str) -> Result<(Arc<Broker>, RunStore)> {
     let store = RunStore::new(
         autoeval_redis_store::connect(&fleet.store.redis).await?,
         run,
     );
-    let broker = Broker::connect(&fleet.broker.amqp, "autoeval-status").await?;
+    let broker = fleet
+        .broker
+        .connect(&fleet.store.redis, "autoeval-status")
+        .await?;
     Ok((Arc::new(broker), store))
 }

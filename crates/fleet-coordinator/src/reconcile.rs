@@ -326,9 +326,13 @@ mod tests {
                     .unwrap(),
                 &id,
             );
-            let broker = Broker::connect("amqp://guest:guest@127.0.0.1:5672/%2f", "test")
-                .await
-                .unwrap();
+            let broker = Broker::connect(
+                "amqp://guest:guest@127.0.0.1:5672/%2f",
+                &autoeval_proto::fleet::Topology::default(),
+                "test",
+            )
+            .await
+            .unwrap();
             let queue = broker.declare_translate(&model).await.unwrap();
             ChainRun {
                 model,

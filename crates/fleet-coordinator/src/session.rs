@@ -7,7 +7,6 @@ use crate::{follow, gauges, reconcile, BudgetArgs, Ending, FleetArgs, Mode};
 use anyhow::Result;
 use autoeval_amqp::Broker;
 use autoeval_progress::{Display, Progress};
-use autoeval_proto::fleet::translate_queue;
 use autoeval_redis_store::RunStore;
 use autoeval_run_dir::RunDir;
 use autoeval_run_settings::Resolved;
@@ -77,7 +76,10 @@ pub(crate) async fn wait_for_models(session: &Session<'_>, then: &str) -> Result
         .plan
         .models
         .iter()
-        .map(|m| (m.to_string(), translate_queue(m.as_str())))
+        .map(|m| {
+            let queue = session.broker.topology().translate_queue(m.as_str());
+            (m.to_string(), queue)
+        })
         .collect();
     let wait = WorkerWait {
         wait_s: asked.fleet.worker_wait_s,

@@ -1,8 +1,10 @@
 //! When to stop calling: a backend stops (halts) at once when the provider
 //! refuses in a way every request would repeat (a spent quota, a wrong key,
 //! an unknown model, a wait past the retry policy's longest); after
-//! [`FAIL_FAST_ATTEMPTS`] identical failures when it never worked (nothing
-//! listening, a host that does not resolve); and when it has answered
+//! [`FAIL_FAST_ATTEMPTS`] identical failures when it never worked, or when
+//! no connection could be made that many times in a row (nothing listening,
+//! a host that does not resolve: a server down, from the start or mid-run);
+//! and when it has answered
 //! nothing but "later" for longer than the retry policy's patience (a
 //! provider that rate-limits or is overloaded for good). Retrying any of
 //! these unit by unit for hours helps nobody.
@@ -55,6 +57,12 @@ impl Cause {
     /// (429) shows a working server, so it never does (the patience does).
     fn counts(&self) -> bool {
         !matches!(self, Cause::Status(429))
+    }
+
+    /// Whether no connection was made: nothing reached a server, so the
+    /// failure is the backend's (it is down or misnamed), never a unit's.
+    pub fn unreached(&self) -> bool {
+        matches!(self, Cause::Refused(_) | Cause::UnknownHost(_))
     }
 }
 
@@ -235,8 +243,8 @@ impl Health {
         health
     }
 
-    /// An attempt sent at `sent` succeeded: from now on the backend never
-    /// halts by repetition, and a halt ends, unless it began after the
+    /// An attempt sent at `sent` succeeded: from now on the backend halts
+    /// by repetition only when it cannot be reached, and a halt ends, unless it began after the
     /// attempt was sent (an answer to a request made before the refusal
     /// says nothing of whether the refusal has passed; only a later
     /// attempt, the probe, can end it).
@@ -286,7 +294,13 @@ impl Health {
                 let waited = now.duration_since(since);
                 if waited >= s.patience {
                     Some(HaltKind::Unanswered(waited.as_secs()))
-                } else if !s.succeeded && failed.cause.counts() && n >= FAIL_FAST_ATTEMPTS {
+                } else if (!s.succeeded || failed.cause.unreached())
+                    && failed.cause.counts()
+                    && n >= FAIL_FAST_ATTEMPTS
+                {
+                    // A backend that never worked, or one that stopped
+                    // taking connections (a server down mid-run): an outage,
+                    // the same on one machine and on a fleet.
                     Some(HaltKind::Repeated)
                 } else {
                     None
@@ -405,9 +419,32 @@ mod tests {
         }
         assert!(!fail(&h, Cause::Refused("b".into())));
         h.succeeded(Instant::now());
+        // A server that answered and now fails is given the patience…
         for _ in 0..3 * FAIL_FAST_ATTEMPTS {
-            assert!(!fail(&h, Cause::Refused("b".into())));
+            assert!(!fail(&h, Cause::Status(500)));
         }
+        assert!(h.halt().is_none());
+    }
+
+    #[test]
+    fn a_backend_that_worked_and_stops_taking_connections_halts_as_one_that_never_did() {
+        let h = Health::default();
+        h.succeeded(Instant::now());
+        for _ in 1..FAIL_FAST_ATTEMPTS {
+            assert!(!fail(&h, Cause::Refused("a".into())));
+        }
+        assert!(
+            fail(&h, Cause::Refused("a".into())),
+            "a server down mid-run"
+        );
+        let halt = h.halt().unwrap();
+        assert_eq!(
+            (halt.attempts, halt.kind),
+            (FAIL_FAST_ATTEMPTS, HaltKind::Repeated)
+        );
+        // Once back, a probe's answer ends the halt.
+        h.probe_now();
+        h.succeeded(Instant::now());
         assert!(h.halt().is_none());
     }
 

@@ -1,7 +1,7 @@
 //! What follows a failed attempt, for direct calls and batch requests
 //! alike: try again after a wait, fail this call, or halt the backend.
 
-use crate::health::{Cause, Failed, Health};
+use crate::health::{Failed, Health};
 use crate::provider::{Class, Reason};
 use crate::secret::Credentials;
 use crate::{jitter, CallError, Failure};
@@ -80,13 +80,12 @@ pub(crate) fn after_failure(
         Class::PerUnit => failure.reason.is_some_and(Reason::retried_alone),
         Class::Halt => false,
     };
-    // Nothing was ever sent to a server of this backend (no connection was
-    // made, none ever answered): the call is not a unit's failure but the
-    // backend's, so it waits past its attempts for the backend's verdict (a
-    // halt, which leaves its unit pending, or an answer). The fail-fast
-    // streak and the patience bound that wait.
-    let unreached =
-        matches!(failure.cause, Cause::Refused(_) | Cause::UnknownHost(_)) && !answered_before;
+    // Nothing was sent to a server (no connection was made, whether or not
+    // the backend answered before): the call is not a unit's failure but
+    // the backend's, so it waits past its attempts for the backend's
+    // verdict (a halt, which leaves its unit pending, or an answer). The
+    // fail-fast streak and the patience bound that wait.
+    let unreached = failure.cause.unreached();
     if !retried || (attempt >= policy.max_attempts.max(1) && !unreached) {
         return Next::Fail(CallError::Api {
             status: failure.status,

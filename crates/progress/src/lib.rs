@@ -76,7 +76,7 @@ impl Progress {
         let tally = Arc::new(Tally::default());
         let stop = Arc::new(AtomicBool::new(false));
         if let Display::Log(every) = display {
-            let (tally, stop) = (tally.clone(), stop.clone());
+            let (tally, stop, plan) = (tally.clone(), stop.clone(), record.clone());
             std::thread::spawn(move || {
                 let started = Instant::now();
                 let mut last = Instant::now();
@@ -84,6 +84,8 @@ impl Progress {
                     std::thread::sleep(Duration::from_millis(200));
                     if last.elapsed() >= every {
                         last = Instant::now();
+                        // The plan grows as later rounds are recorded.
+                        let total = plan.length().map_or(total, |n| n as usize);
                         eprintln!("{}", line(&tally, total, started.elapsed()));
                     }
                 }
@@ -178,15 +180,27 @@ fn translate_message(tally: &Tally) -> String {
         .join("; ")
 }
 
+/// The accuracy so far, and the rounds that measure nothing (an API
+/// failure, a verifier error or a timeout), which `rerun --failed` redoes.
 fn accuracy(t: &Tally) -> String {
     let m = t.measured.load(Ordering::Relaxed);
+    let failed = t.recorded.load(Ordering::Relaxed).saturating_sub(m);
+    let failed = match failed {
+        0 => String::new(),
+        n => format!("{n} failed (rerun --failed redoes them)"),
+    };
     if m == 0 {
-        return String::new();
+        return failed;
     }
-    format!(
+    let accuracy = format!(
         "accuracy {:.1}%",
         100.0 * t.equivalent.load(Ordering::Relaxed) as f64 / m as f64
-    )
+    );
+    [accuracy, failed]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `prefix` and the text `slot` holds, or nothing when it holds none.
@@ -239,6 +253,11 @@ impl Progress {
     /// out of those that measure the model.
     pub fn show(&self, translated: u64, recorded: u64, equivalent: u64, measured: u64) {
         let t = &self.tally;
+        // Rounds past the first extend the plan as they are recorded; a
+        // task translated twice (delivered again after a worker was lost)
+        // is one round trip, so translated never passes the plan.
+        let plan = self.record.length().unwrap_or(u64::MAX).max(recorded);
+        let translated = translated.min(plan);
         t.translated.store(translated as usize, Ordering::Relaxed);
         t.recorded.store(recorded as usize, Ordering::Relaxed);
         t.equivalent.store(equivalent as usize, Ordering::Relaxed);
@@ -276,5 +295,34 @@ impl Observer for Progress {
         }
         self.record.inc(1);
         self.record.set_message(accuracy(t));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_shows_failures_and_no_count_passes_the_plan() {
+        let progress = Progress::new(5, Display::Quiet);
+        // A task delivered twice is translated twice: the line says 5, not 9.
+        progress.show(9, 4, 2, 3);
+        let text = line(&progress.tally, 5, Duration::from_secs(1));
+        assert!(
+            text.starts_with("run: 5 translated, 4/5 verified"),
+            "{text}"
+        );
+        assert!(text.contains("accuracy 66.7%"), "{text}");
+        assert!(text.contains("1 failed"), "{text}");
+        // A later round extends the plan as it is recorded.
+        progress.show(7, 7, 7, 7);
+        let plan = progress.record.length().unwrap() as usize;
+        let text = line(&progress.tally, plan, Duration::from_secs(1));
+        assert!(
+            text.starts_with("run: 7 translated, 7/7 verified"),
+            "{text}"
+        );
+        assert!(!text.contains("failed"), "{text}");
+        progress.finish();
     }
 }

@@ -18,6 +18,18 @@ pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
     })
 }
 
+/// The database `url` selects (0 unless it names one), or why the URL
+/// cannot be read.
+pub fn database_of(url: &str) -> Result<i64, StoreError> {
+    use redis::IntoConnectionInfo;
+    url.into_connection_info()
+        .map(|info| info.redis_settings().db())
+        .map_err(|e| StoreError::Unreachable {
+            url: autoeval_proto::fleet::redact_url(url),
+            detail: e.to_string(),
+        })
+}
+
 /// A client for `url`: for `rediss://`, with the environment's CA and client certificate.
 fn client_for(url: &str) -> Result<redis::Client, String> {
     if !autoeval_proto::tls::wants_tls(url) {
@@ -55,6 +67,16 @@ fn once_each(message: &str) -> String {
 mod tests {
     use super::once_each;
     use autoeval_proto::fleet::redact_url as without_password;
+
+    #[test]
+    fn the_database_is_read_from_the_path_or_the_query() {
+        use super::database_of;
+        assert_eq!(database_of("redis://127.0.0.1:6379").unwrap(), 0);
+        assert_eq!(database_of("redis://u:p@h:6379/13").unwrap(), 13);
+        assert_eq!(database_of("rediss://h/14").unwrap(), 14);
+        assert_eq!(database_of("redis+unix:///run/r.sock?db=3").unwrap(), 3);
+        assert!(database_of("not a url").is_err());
+    }
 
     #[test]
     fn a_redis_url_is_shown_without_its_password_and_a_cause_once() {

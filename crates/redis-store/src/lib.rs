@@ -21,7 +21,7 @@ mod serving;
 pub use batches::RedisJournal;
 pub use budget::{Budget, Budgets, Cap, CapsSet, RunSpend};
 pub use cache::RedisCache;
-pub use connect::connect;
+pub use connect::{connect, database_of};
 pub use custody::{RedisCustody, CUSTODY_LEASE};
 pub use error::StoreError;
 pub use gate::{limit_key, RedisGate};

@@ -6,6 +6,7 @@
 mod batches;
 mod caps;
 mod chains;
+mod fleet_file;
 mod inputs;
 mod judges;
 mod store;
@@ -13,6 +14,7 @@ mod store;
 pub use autoeval_run_settings::model_file_name;
 pub use batches::BatchFile;
 pub use chains::{broken_chains, mend_chains_at, name_chains};
+pub use fleet_file::{without_password, FleetAddresses};
 pub use inputs::{
     count_items, item_batches, load_items, price_table, read_config, read_config_file, resolve,
     stage_settings,
@@ -173,26 +175,6 @@ impl RunDir {
         let (args, tables) = self.read_config()?;
         Ok(resolve(args, tables)?)
     }
-    /// `fleet`: present in the directory of a run that runs on a fleet.
-    pub fn fleet_marker(&self) -> PathBuf {
-        self.0.join("fleet")
-    }
-    /// Whether the run runs on a fleet (its redo and report go through it too).
-    pub fn is_fleet(&self) -> bool {
-        self.fleet_marker().exists()
-    }
-    /// Marks the run as a fleet's.
-    pub fn mark_fleet(&self) -> Result<()> {
-        let path = self.fleet_marker();
-        std::fs::write(
-            &path,
-            format!(
-                "This run runs on a fleet: redo it with `autoeval rerun {} --failed --fleet`.\n",
-                self.0.display()
-            ),
-        )
-        .map_err(io("write", &path))
-    }
     /// `run-id`: the fleet run's name in Redis and on the broker.
     pub fn run_id_file(&self) -> PathBuf {
         self.0.join("run-id")
@@ -320,6 +302,31 @@ fn plan_differences(
         .collect()
 }
 
+/// `settings` with each file it reads named by an absolute path, so that
+/// the run's directory reads the same from any working directory (`rerun`
+/// and `status` are often run from another).
+fn with_absolute_paths(settings: &Resolved) -> Resolved {
+    let absolute = |p: &mut Option<PathBuf>| {
+        if let Some(path) = p.as_mut() {
+            if let Ok(full) = std::path::absolute(&*path) {
+                *path = full;
+            }
+        }
+    };
+    let mut settings = settings.clone();
+    let files = &mut settings.files;
+    for path in [
+        &mut settings.items,
+        &mut files.templates,
+        &mut files.prices,
+        &mut files.keys.secrets,
+        &mut files.cache,
+    ] {
+        absolute(path);
+    }
+    settings
+}
+
 /// Refuses to mix two different plans in one directory; records the
 /// settings otherwise, as a config file and as resolved.
 pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
@@ -335,6 +342,7 @@ pub fn claim_dir(dir: &RunDir, settings: &Resolved) -> Result<()> {
     } else {
         dir.mark_schema()?;
     }
+    let settings = &with_absolute_paths(settings);
     let text = settings.to_config_text()?;
     std::fs::write(dir.config(), text).map_err(io("write", &dir.config()))?;
     let resolved =

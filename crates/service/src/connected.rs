@@ -33,6 +33,21 @@ pub struct ServiceArgs {
     pub consumer_timeout_s: u64,
 }
 
+impl ServiceArgs {
+    /// The names of this fleet's exchanges and queues (see
+    /// [`crate::AmqpUrl::topology`]), said in the log for the operator who
+    /// wonders why a process takes no work.
+    pub fn topology(&self) -> Result<autoeval_proto::fleet::Topology, crate::FleetNameError> {
+        let topology = self.broker.topology(&self.store.redis)?;
+        tracing::info!(
+            fleet = topology.name().unwrap_or("(unnamed)"),
+            verify_queue = topology.verify_queue(),
+            "this process works for the fleet whose queues are named after it"
+        );
+        Ok(topology)
+    }
+}
+
 /// Connects to the broker at `amqp` as `name` and runs `serve` over the
 /// connection until it returns; `serve` says whether every subscription
 /// was made (the process is ready meanwhile). A lost connection is made
@@ -42,6 +57,7 @@ pub struct ServiceArgs {
 /// it with that error, for the process to exit with.
 pub async fn serve_connected<F, Fut>(
     amqp: &str,
+    topology: &autoeval_proto::fleet::Topology,
     name: &str,
     health: &Health,
     shutdown: watch::Receiver<bool>,
@@ -54,7 +70,7 @@ where
     let mut stop = shutdown.clone();
     loop {
         let broker = tokio::select! {
-            b = Broker::connect_with_backoff(amqp, name) => Arc::new(b?),
+            b = Broker::connect_with_backoff(amqp, topology, name) => Arc::new(b?),
             _ = stop.changed() => return Ok(()),
         };
         serve(broker.clone()).await;

@@ -14,12 +14,19 @@ use std::time::{Duration, Instant};
 pub struct FleetWatch {
     metrics: Arc<Metrics>,
     holding: Holding,
+    /// The halts already logged, by run and cause: each task a halt leaves
+    /// pending reports it, the log says it once.
+    halts_logged: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 impl FleetWatch {
     /// A watch counting in `metrics` and holding in `holding`.
     pub fn new(metrics: Arc<Metrics>, holding: Holding) -> FleetWatch {
-        FleetWatch { metrics, holding }
+        FleetWatch {
+            metrics,
+            holding,
+            halts_logged: Default::default(),
+        }
     }
 }
 
@@ -103,10 +110,15 @@ impl Watch for FleetWatch {
     }
 
     fn halted(&self, run: &str, why: &str) {
-        tracing::warn!(
-            run,
-            why,
-            "a backend halted; what it did not send stays to do"
-        );
+        let first = self
+            .halts_logged
+            .lock()
+            .map_or(true, |mut logged| logged.insert((run.into(), why.into())));
+        if first {
+            tracing::warn!(
+                run,
+                "a model stopped answering and its backend halted ({why}); the tasks it did not send stay pending for `autoeval rerun --failed --fleet`"
+            );
+        }
     }
 }

@@ -11,7 +11,7 @@ pub use connected::{serve_connected, ServiceArgs};
 pub use file_variables::{file_variables, variables_from_files};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
-pub use urls::{AmqpUrl, HealthAddr, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
+pub use urls::{AmqpUrl, FleetNameError, HealthAddr, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
 
 use anyhow::{Context, Result};
 use autoeval_redis_store::Connection as ConnectionManager;

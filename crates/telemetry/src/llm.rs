@@ -10,10 +10,14 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct LlmObserver(pub Arc<Metrics>);
 
-/// The `backend` and `model` labels of a spec: its kind and model name,
-/// never a URL or a key.
+/// The `backend` and `model` labels of a spec: its kind, and the spec as
+/// runs name it (the `model` label of the coordinator's gauges and of the
+/// records) without a URL's user and password or its `?…` tail.
 pub fn labels(spec: &ModelSpec) -> [String; 2] {
-    [spec.provider().metric_label().to_string(), spec.model()]
+    [
+        spec.provider().metric_label().to_string(),
+        autoeval_proto::fleet::without_secrets(&spec.to_string()),
+    ]
 }
 
 impl CallObserver for LlmObserver {
@@ -90,5 +94,21 @@ impl CallObserver for LlmObserver {
             .llm_rate_limit_wait
             .with_label_values(&[&b, &m])
             .inc_by(seconds);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::labels;
+
+    #[test]
+    fn the_model_label_is_the_spec_as_runs_name_it_without_secrets() {
+        let spec: autoeval_models::ModelSpec =
+            "openai-compatible:m@http://127.0.0.1:9/v1".parse().unwrap();
+        let [backend, model] = labels(&spec);
+        assert_eq!(model, "openai-compatible:m@http://127.0.0.1:9/v1");
+        assert!(!backend.is_empty());
+        let builtin: autoeval_models::ModelSpec = "reference".parse().unwrap();
+        assert_eq!(labels(&builtin)[1], "reference");
     }
 }

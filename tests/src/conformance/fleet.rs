@@ -6,7 +6,7 @@ use super::Transport;
 use crate::fleet::{AMQP, REDIS};
 use autoeval_amqp::{route_translate, AmqpInbox, AmqpOutbox, Broker, Meta};
 use autoeval_engine::Outbox;
-use autoeval_proto::fleet::{translate_key, translate_queue};
+use autoeval_proto::fleet::{translate_key, Topology};
 use autoeval_proto::wire::{decode, MessageKind};
 use autoeval_proto::{TranslateTask, VerifyTask};
 use autoeval_redis_store::{Budgets, Cap, CapsSet, RedisRecords, RunStore};
@@ -39,7 +39,9 @@ pub struct Fleet {
 
 impl Fleet {
     fn verify_queue(&self) -> String {
-        translate_queue(&verify_model(&self.model))
+        self.broker
+            .topology()
+            .translate_queue(&verify_model(&self.model))
     }
 
     /// Takes every message waiting in `queue` now, settling each (acked).
@@ -98,7 +100,7 @@ impl Transport for Fleet {
                 .map_or(0, |d| d.as_nanos())
         );
         let broker = Arc::new(
-            Broker::connect(AMQP, "autoeval-conformance")
+            Broker::connect(AMQP, &Topology::default(), "autoeval-conformance")
                 .await
                 .expect("the broker (is RabbitMQ running?)"),
         );
@@ -197,7 +199,7 @@ impl Transport for Fleet {
     async fn translate_ends(&self) -> (AmqpInbox<TranslateTask>, Arc<AmqpOutbox<VerifyTask>>) {
         let consumer = self
             .broker
-            .consume(&translate_queue(&self.model), 16, "")
+            .consume(&self.broker.topology().translate_queue(&self.model), 16, "")
             .await
             .expect("a consumer");
         (
@@ -217,12 +219,16 @@ impl Transport for Fleet {
 
     async fn translate_ended(&self, inbox: AmqpInbox<TranslateTask>) {
         inbox.close().await;
-        self.settled(&translate_queue(&self.model)).await;
+        self.settled(&self.broker.topology().translate_queue(&self.model))
+            .await;
     }
 
     async fn take_translate(&self) -> Vec<TranslateTask> {
-        self.take(&translate_queue(&self.model), MessageKind::Translate)
-            .await
+        self.take(
+            &self.broker.topology().translate_queue(&self.model),
+            MessageKind::Translate,
+        )
+        .await
     }
 
     async fn take_verify(&self) -> Vec<VerifyTask> {
@@ -258,7 +264,7 @@ impl Transport for Fleet {
         let _ = self.broker.delete_queue(&self.verify_queue()).await;
         let _ = self
             .broker
-            .delete_queue(&translate_queue(&self.model))
+            .delete_queue(&self.broker.topology().translate_queue(&self.model))
             .await;
         self.broker.close().await;
     }

@@ -236,8 +236,8 @@ fn the_stage_queues_purged_mid_run_are_published_again() {
         let broker = fleet.broker();
         // The verify queue is every run's, but this test runs alone.
         let dropped: u32 = [
-            autoeval_proto::fleet::translate_queue(&fleet.model),
-            autoeval_proto::fleet::VERIFY_QUEUE.to_string(),
+            broker.topology().translate_queue(&fleet.model),
+            broker.topology().verify_queue(),
         ]
         .iter()
         .map(|q| fleet.block_on(broker.purge_queue(q)).unwrap())
@@ -468,7 +468,7 @@ fn two_copies_of_a_verify_bundle_with_different_answers_go_on_once() {
     // each twice: as it was, and with an answer that reads as no formula.
     let broker = fleet.broker();
     let mut consumer = fleet
-        .block_on(broker.consume(autoeval_proto::fleet::VERIFY_QUEUE, 64, "chaos-copies"))
+        .block_on(broker.consume(&broker.topology().verify_queue(), 64, "chaos-copies"))
         .unwrap();
     let run = fleet.run();
     let mut copied = 0;

@@ -88,18 +88,17 @@ fn an_unpriced_model_costs_unknown_everywhere_and_a_price_for_no_model_warns() {
     let csv = fleet.out.join("results.csv");
     let export = fleet.autoeval_output(&["export", &out, "--format", "csv"]);
     assert!(export.status.success(), "{}", said(&export));
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let at = header
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let at = reader
+        .headers()
+        .unwrap()
         .iter()
-        .position(|h| *h == "cost")
+        .position(|h| h == "cost")
         .expect("a cost column");
     let mut rows = 0;
-    for line in lines {
-        // The cost column comes before any free text that could hold a comma.
-        let cell = line.split(',').nth(at).unwrap_or("");
-        assert_eq!(cell, "", "{line}");
+    for row in reader.records() {
+        let row = row.unwrap();
+        assert_eq!(&row[at], "", "{row:?}");
         rows += 1;
     }
     assert_eq!(rows, records.len());

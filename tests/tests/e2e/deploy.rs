@@ -8,7 +8,7 @@
 
 use autoeval_e2e::deploy::{deploy, tool, yaml_documents};
 use autoeval_e2e::run_ok;
-use autoeval_proto::fleet::{translate_queue, VERIFY_QUEUE};
+use autoeval_proto::fleet::Topology;
 use std::path::Path;
 use std::process::Command;
 
@@ -148,7 +148,9 @@ fn keda_scales_the_worker_deployments_on_the_fleets_own_queues() {
         );
     }
     queues.sort();
-    let mut expected = vec![translate_queue(&model), VERIFY_QUEUE.to_string()];
+    // The deployment's Redis is database 0: the unnamed fleet.
+    let names = Topology::default();
+    let mut expected = vec![names.translate_queue(&model), names.verify_queue()];
     expected.sort();
     assert_eq!(
         queues, expected,

@@ -6,6 +6,7 @@
 
 use autoeval_e2e::fleet::{Fleet, AMQP, ONE_AT_A_TIME, REDIS};
 use autoeval_e2e::jsonl;
+use autoeval_proto::fleet::Topology;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Output;
@@ -475,7 +476,9 @@ fn a_task_that_keeps_failing_is_dead_lettered_by_the_broker_after_its_delivery_l
     let run = format!("delivery-limit-{}", std::process::id());
     let model = format!("nobody-serves:{run}");
     let (deliveries, letters) = runtime.block_on(async {
-        let broker = Broker::connect(AMQP, "autoeval-test").await.unwrap();
+        let broker = Broker::connect(AMQP, &Topology::default(), "autoeval-test")
+            .await
+            .unwrap();
         let queue = broker.declare_translate(&model).await.unwrap();
         let meta = Meta::one(&run, "u#1");
         broker
@@ -643,12 +646,8 @@ fn the_fleet_judges_every_decided_pair_once_and_asks_nothing_again() {
         "export", &there, "--fleet", "--redis", REDIS, "--format", "csv", "--out", &csv_text,
     ]);
     succeeded(&export, "export --fleet");
-    let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
-    assert_eq!(
-        rows,
-        1 + results.lines().count(),
-        "a header and one row per round"
-    );
+    let rows = csv::Reader::from_path(&csv).unwrap().records().count();
+    assert_eq!(rows, results.lines().count(), "one row per round");
 }
 
 #[test]
@@ -658,7 +657,9 @@ fn queue_depths_are_read_on_one_channel_that_outlives_a_missing_queue() {
     use autoeval_proto::fleet::translate_key;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let broker = Broker::connect(AMQP, "autoeval-test").await.unwrap();
+        let broker = Broker::connect(AMQP, &Topology::default(), "autoeval-test")
+            .await
+            .unwrap();
         let model = format!("depth-test-{}", std::process::id());
         let queue = broker.declare_translate(&model).await.unwrap();
         broker
@@ -743,6 +744,83 @@ fn two_runs_with_the_same_out_from_different_directories_each_complete_with_thei
     assert_ne!(names[0].0, names[1].0, "two runs, two names");
     for (_, store) in names {
         let _ = fleet.block_on(store.delete());
+    }
+}
+
+#[test]
+fn two_fleets_on_one_broker_each_with_its_own_redis_database_never_take_each_others_work() {
+    let _turn = autoeval_e2e::turn(module_path!());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Both fleets evaluate the same model, served by the first one's mock
+    // server, so they would share every queue if names were not per fleet.
+    let mut fleets = [
+        Fleet::new("fleet-db13", &["--model", "reference-noisy:0.2"]),
+        Fleet::new("fleet-db14", &[]),
+    ];
+    let model = fleets[0].model.clone();
+    for (fleet, db) in fleets.iter_mut().zip([13, 14]) {
+        fleet.redis = format!("{REDIS}/{db}");
+        fleet.model = model.clone();
+        fleet.start_worker(8);
+        fleet.start_verifier(1);
+    }
+    let names: Vec<Topology> = fleets.iter().map(Fleet::topology).collect();
+    assert_eq!(names[0].verify_queue(), "autoeval.db13.verify");
+    assert_eq!(names[1].verify_queue(), "autoeval.db14.verify");
+    let runs: Vec<_> = fleets
+        .iter()
+        .map(|fleet| {
+            let out = fleet.out.to_string_lossy().into_owned();
+            let mut args = fleet.small_run(&model, "plogic", &out);
+            let at = args.iter().position(|a| *a == "--per-bucket").unwrap();
+            args[at + 1] = "4";
+            args.push("--quiet");
+            args.extend(fleet.on_fleet());
+            fleet.autoeval(&args)
+        })
+        .collect();
+    for ((fleet, child), names) in fleets.iter().zip(runs).zip(&names) {
+        let done = child.wait_with_output().unwrap();
+        let redis = &fleet.redis;
+        succeeded(&done, &format!("the run of the fleet on {redis}"));
+        let records = jsonl(&std::fs::read_to_string(fleet.out.join("results.jsonl")).unwrap());
+        let store = fleet.store();
+        let meta = fleet.block_on(store.meta()).unwrap();
+        let units: u64 = meta["units"].parse().unwrap();
+        assert!(units >= 40, "{redis}: {units} units");
+        let done = fleet.block_on(store.done()).unwrap();
+        assert_eq!(done, units, "{redis}: every unit has its outcome");
+        assert!(
+            records.len() as u64 >= units,
+            "{redis}: every unit recorded"
+        );
+        let broker = fleet.broker();
+        let letters = fleet.block_on(broker.dead_letters(10_000)).unwrap();
+        let dead = letters.iter().filter(|l| l.run == fleet.run()).count();
+        assert_eq!(dead, 0, "{redis}: no dead letter of its run");
+        // Each fleet's verifier took from its own queue, and only from it.
+        let (_, consumers) = fleet
+            .block_on(broker.depth(&names.verify_queue()))
+            .unwrap()
+            .expect("the fleet's verify queue");
+        assert_eq!(consumers, 1, "{redis}: its one verifier");
+        fleet.block_on(broker.close());
+        // `status DIR`, told no address, asks the run's own fleet, as its
+        // directory keeps it.
+        let status = std::process::Command::new(autoeval_e2e::fleet::binary("autoeval"))
+            .args(["status", &fleet.out.to_string_lossy()])
+            .env_remove("AUTOEVAL_AMQP")
+            .env_remove("AUTOEVAL_REDIS")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&status.stdout);
+        assert!(
+            status.status.success() && said.contains(&format!("run {}:", fleet.run())),
+            "{said}{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        assert!(said.contains(&names.verify_queue()), "{said}");
+        eprintln!("{redis}: {} units recorded, no dead letter", records.len());
     }
 }
 

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)] // a test fails loudly on what it did not expect
 
 use autoeval_e2e::fleet::{binary, OwnRedis, AMQP};
-use autoeval_proto::fleet::{run_key, translate_queue};
+use autoeval_proto::fleet::{run_key, Topology};
 use autoeval_proto::{meta, ResultRecord, Verdict};
 use autoeval_redis_store::RunStore;
 use autoeval_run_settings::RunArgs;
@@ -45,7 +45,11 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let conn = rt.block_on(autoeval_redis_store::connect(&url)).unwrap();
     let broker = rt
-        .block_on(autoeval_amqp::Broker::connect(AMQP, "gc-test"))
+        .block_on(autoeval_amqp::Broker::connect(
+            AMQP,
+            &Topology::default(),
+            "gc-test",
+        ))
         .unwrap();
     for model in [&used, &unused] {
         rt.block_on(broker.declare_translate(model)).unwrap();
@@ -104,19 +108,21 @@ fn gc_removes_finished_runs_and_the_queues_no_run_going_uses() {
     assert_eq!(keys(&finished), finished_keys, "a dry run removes nothing");
     assert_eq!(keys(&leftover), 1);
     assert!(rt
-        .block_on(broker.depth(&translate_queue(&unused)))
+        .block_on(broker.depth(&Topology::default().translate_queue(&unused)))
         .unwrap()
         .is_some());
 
     let said = gc(&url, &[]);
     eprintln!("{said}");
     let unused_queue = rt
-        .block_on(broker.depth(&translate_queue(&unused)))
+        .block_on(broker.depth(&Topology::default().translate_queue(&unused)))
         .unwrap();
-    let used_queue = rt.block_on(broker.depth(&translate_queue(&used))).unwrap();
+    let used_queue = rt
+        .block_on(broker.depth(&Topology::default().translate_queue(&used)))
+        .unwrap();
     let going_meta = rt.block_on(going.meta()).unwrap();
-    let _ = rt.block_on(broker.delete_queue(&translate_queue(&used)));
-    let _ = rt.block_on(broker.delete_queue(&translate_queue(&unused)));
+    let _ = rt.block_on(broker.delete_queue(&Topology::default().translate_queue(&used)));
+    let _ = rt.block_on(broker.delete_queue(&Topology::default().translate_queue(&unused)));
     assert!(said.contains("removed 1 finished run"), "{said}");
     assert_eq!(keys(&finished), 0, "the finished run is gone");
     assert_eq!(keys(&leftover), 0, "what was left of a run is gone");

@@ -312,3 +312,97 @@ fn a_spent_quota_or_an_absurd_retry_after_stops_a_fleet_run_of_a_thousand_units_
         rerun_once_the_server_is_back(&mut fleet);
     }
 }
+
+/// Waits until `dir` holds at least `n` records, or `child` ended.
+fn wait_for_records(dir: &Path, n: usize, child: &mut std::process::Child) {
+    autoeval_e2e::fleet::wait_for(
+        "the run records its first rounds",
+        std::time::Duration::from_secs(300),
+        || records(dir).len() >= n || child.try_wait().ok().flatten().is_some(),
+    );
+}
+
+#[test]
+fn a_server_that_stops_mid_run_halts_the_run_on_one_machine_and_on_the_fleet_with_no_round_failed()
+{
+    let _turn = autoeval_e2e::turn(module_path!());
+    let slow = ["--latency-ms", "200"];
+    let mut fleet = Fleet::new("outage", &slow);
+    fleet.start_worker(4);
+    fleet.start_verifier(1);
+    let one_machine = fleet.dir.join("one-machine");
+    let model = fleet.model.clone();
+    let plan = |out: &Path| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "run",
+            "--model",
+            &model,
+            "--dataset",
+            "plogic",
+            "--prompt",
+            "zero-shot",
+            "--per-bucket",
+            "10",
+            "--batches",
+            "1",
+            "--concurrency",
+            "4",
+            "--quiet",
+            "--out",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(out.to_string_lossy().into_owned());
+        args
+    };
+    let mut said = Vec::new();
+    for on_fleet in [false, true] {
+        let (dir, mut args) = match on_fleet {
+            false => (one_machine.clone(), plan(&one_machine)),
+            true => {
+                let out = fleet.out.clone();
+                let args = plan(&out);
+                (out, args)
+            }
+        };
+        if on_fleet {
+            args.extend(["--fleet", "--amqp", AMQP, "--redis", REDIS].map(String::from));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = fleet.autoeval(&args);
+        wait_for_records(&dir, 8, &mut child);
+        fleet.stop_mock();
+        let ended = child.wait_with_output().expect("the run ends");
+        let stderr = String::from_utf8_lossy(&ended.stderr).into_owned();
+        let kept = records(&dir);
+        let failed = kept
+            .iter()
+            .filter(|r| r.verdict == Verdict::ApiFailure)
+            .count();
+        eprintln!(
+            "{}: exit {:?}, {} rounds recorded, {failed} API failures: {stderr}",
+            if on_fleet { "fleet" } else { "one machine" },
+            ended.status.code(),
+            kept.len()
+        );
+        assert_eq!(ended.status.code(), Some(1), "the outage halts: {stderr}");
+        assert_eq!(failed, 0, "an outage fails no round: {stderr}");
+        assert!(kept.len() >= 8, "the rounds before the outage are kept");
+        assert!(
+            cause(&stderr).contains(&format!("connection refused to 127.0.0.1:{}", fleet.port)),
+            "{stderr}"
+        );
+        let hint = format!(
+            "autoeval rerun {} --failed{}",
+            dir.display(),
+            if on_fleet { " --fleet" } else { "" }
+        );
+        assert!(stderr.contains(&hint), "{stderr}");
+        said.push(cause(&stderr).to_string());
+        fleet.start_mock(&slow);
+    }
+    assert_eq!(said[0], said[1], "the same line in both modes");
+    fleet.stop_mock();
+    rerun_once_the_server_is_back(&mut fleet);
+}

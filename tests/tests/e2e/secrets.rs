@@ -7,6 +7,7 @@
 //! shared verify queue's routing key.
 
 use autoeval_e2e::fleet::{free_port, Fleet, AMQP};
+use autoeval_proto::fleet::Topology;
 use futures_util::StreamExt;
 use lapin::options::{BasicConsumeOptions, QueueBindOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
@@ -235,7 +236,7 @@ fn planted_credentials_never_reach_an_output() {
         for key in &keys {
             ch.queue_bind(
                 tap.as_str().into(),
-                autoeval_proto::fleet::TASKS_EXCHANGE.into(),
+                Topology::default().tasks_exchange().as_str().into(),
                 key.as_str().into(),
                 QueueBindOptions::default(),
                 FieldTable::default(),
