@@ -8,7 +8,10 @@ the units of its (dataset, model, prompt style) in RUNDIR/results.jsonl;
 each sample's `verdict_rN` score is the round's verdict there; its results
 (A2 and A3 per round, strict and lenient) equal RUNDIR/summary.json's, and
 so do the means of the samples' `a2_rN`/`a3_rN` scores and A2 and A3
-recounted here from the records alone. Then
+recounted here from the records alone. Where the run was judged, each
+judged round's sample has a score `a4_rN_STYLE:JUDGE` whose value is the
+judgement's cell of A4's confusion matrix as counted here, and the log's
+results hold the F1 recounted here from the judge files. Then
 `samples_df` over LOGDIR has one row per unit, with the round-1 verdicts.
 Prints what it read; exits 1 on the first list of differences.
 """
@@ -21,6 +24,8 @@ import sys
 
 from inspect_ai.analysis import samples_df
 from inspect_ai.log import read_eval_log
+
+from check_parquet import cell, latest_judgements
 
 
 def records(rundir):
@@ -63,6 +68,7 @@ def recount(units, rnd):
 
 def main(logdir, rundir):
     rounds = records(rundir)
+    judgements = latest_judgements(rundir)
     units = collections.defaultdict(dict)
     for (dataset, model, prompt, item, repeat, rnd), r in rounds.items():
         units[(dataset, model, prompt)].setdefault((item, repeat), {})[rnd] = r
@@ -104,8 +110,9 @@ def main(logdir, rundir):
                     mean = sum(values) / len(values) if values else None
                     if (want is None) != (mean is None) or (want is not None and abs(want - mean) > 1e-12):
                         problems.append(f"{path}: mean of samples' {name} {mean} != summary.json {want}")
+        judged = check_judgements(path, log, key, judgements, got, problems)
         total += len(log.samples)
-        print(f"{os.path.basename(path)}: {len(log.samples)} samples, {compared} result scores equal to summary.json")
+        print(f"{os.path.basename(path)}: {len(log.samples)} samples, {compared} result scores equal to summary.json, {judged} judgements")
     df = samples_df(logdir)
     if len(df) != total:
         problems.append(f"samples_df has {len(df)} rows, the logs {total} samples")
@@ -130,6 +137,30 @@ def main(logdir, rundir):
     for p in problems[:20]:
         print("DIFFERS:", p)
     return 1 if problems else 0
+
+
+def check_judgements(path, log, key, judgements, samples, problems):
+    """The log's judge scores and A4 results against the judge files; gives
+    how many judgements the log holds."""
+    dataset, model, prompt = key
+    mine = [j for j in judgements.values() if (j["dataset"], j["model"], j["prompt"]) == key]
+    matrices = collections.defaultdict(collections.Counter)
+    for j in mine:
+        name = f"a4_r{j['round']}_{j['style']}:{j['judge']}"
+        matrices[name][cell(j)] += 1
+        sample = samples.get((j["id"], j["repeat"]))
+        score = sample.scores.get(name) if sample else None
+        if score is None or score.value != cell(j):
+            problems.append(f"{path}: {j['id']} {name}: {score and score.value} != {cell(j)}")
+    results = {s.name: s for s in log.results.scores}
+    for name, c in matrices.items():
+        denominator = 2 * c["tp"] + c["fp"] + c["fn"]
+        want = 2 * c["tp"] / denominator if denominator else None
+        score = results.get(name)
+        have = score.metrics["f1"].value if score and "f1" in score.metrics else None
+        if (want is None) != (have is None) or (want is not None and abs(want - have) > 1e-12):
+            problems.append(f"{path}: {name} F1 {have} != {want} recounted from the judge files")
+    return len(mine)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ use std::path::Path;
 
 /// The Parquet file's name, in the export directory and in a run's.
 pub const FILE: &str = "results.parquet";
+/// The judgements' Parquet file's name, in the export directory.
+pub const JUDGEMENTS_FILE: &str = "judgements.parquet";
 
 /// Writes the records of `dir` to `path`; gives how many rows.
 pub fn write_file(dir: &RunDir, path: &Path) -> Result<usize> {
@@ -36,6 +38,7 @@ pub fn write_dataset(dir: &RunDir, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let path = out.join(FILE);
     let rows = write_file(dir, &path)?;
+    let judged = write_judgements(dir, &out.join(JUDGEMENTS_FILE))?;
     let settings = std::fs::read_to_string(dir.config()).unwrap_or_default();
     let run = autoeval_run_dir::run_name(dir)?;
     let card = dataset_card(&Card {
@@ -43,9 +46,28 @@ pub fn write_dataset(dir: &RunDir, out: &Path) -> Result<()> {
         file: FILE,
         rows,
         settings: &settings,
+        judgements: judged.map(|n| (JUDGEMENTS_FILE, n)),
     });
     let readme = out.join("README.md");
     std::fs::write(&readme, card).with_context(|| format!("cannot write {}", readme.display()))?;
-    println!("{}: {rows} rows; {}", path.display(), readme.display());
+    let judged = judged.map_or(String::new(), |n| format!("; {JUDGEMENTS_FILE}: {n} rows"));
+    println!(
+        "{}: {rows} rows{judged}; {}",
+        path.display(),
+        readme.display()
+    );
     Ok(())
+}
+
+/// Writes the judgements of `dir`, if it was judged, to `path`; gives how many.
+fn write_judgements(dir: &RunDir, path: &Path) -> Result<Option<usize>> {
+    let judgements = dir.judgements()?;
+    if judgements.is_empty() {
+        return Ok(None);
+    }
+    let cannot = || format!("cannot write {}", path.display());
+    let file = File::create(path).with_context(cannot)?;
+    let rows = autoeval_export::judgements::write_judgements(&judgements, BufWriter::new(file))
+        .with_context(cannot)?;
+    Ok(Some(rows))
 }

@@ -61,8 +61,16 @@ pub fn write_logs(dir: &RunDir, out: &Path) -> Result<usize> {
         .with_context(|| format!("cannot read {}", scratch_path.display()))?;
     let run = autoeval_run_dir::run_name(dir)?;
     let created = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // Each judged round's judgements, from every judge file of the run.
+    let mut judgements: BTreeMap<autoeval_proto::RoundKey, Vec<autoeval_proto::JudgeRecord>> =
+        BTreeMap::new();
+    for j in dir.judgements()? {
+        let pair = autoeval_proto::fleet::judged_pair(&j);
+        judgements.entry(pair).or_default().push(j);
+    }
     let info = RunInfo {
         run: &run,
+        judgements: &judgements,
         created: &created,
         rounds: settings.plan.rounds,
         repeats: settings.plan.repeats,

@@ -68,6 +68,7 @@ fn value_of(flag: &str, dir: &Path) -> String {
         "log-every" => "5".into(),
         "amqp" => r#""amqp://guest:guest@127.0.0.1:1/%2f""#.into(),
         "redis" => r#""redis://127.0.0.1:1""#.into(),
+        "fleet-name" => r#""nightly""#.into(),
         "worker-wait-s" => "9".into(),
         "health-addr" => r#""127.0.0.1:1""#.into(),
         "linger-s" => "1".into(),

@@ -8,7 +8,8 @@
 //! `cli::the_readme_names_every_command_and_no_flag_its_help_does_not_list`.
 //! A line ending in `&` runs in the background until the block ends; a
 //! trailing `# → TEXT` says what the command prints, which must appear in
-//! its output; the mock server's port 8000 becomes a free one.
+//! its output; leading `NAME=value` words set the command's environment,
+//! as a shell does; the mock server's port 8000 becomes a free one.
 
 use crate::common::{free_port, user_doc_pages, BIN};
 use std::path::Path;
@@ -66,6 +67,13 @@ fn command_of(line: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// Whether `name` is a shell variable's name: `NAME` in `NAME=value`.
+fn is_variable(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Waits until something listens on `port`.
 fn listening(port: u16) {
     let start = Instant::now();
@@ -90,6 +98,11 @@ fn run_block(block: &Block, cwd: &Path) {
             None => (command, false),
         };
         let words = shlex::split(&command).unwrap_or_else(|| panic!("{}: {line}", block.place));
+        let assignments = words
+            .iter()
+            .take_while(|w| w.split_once('=').is_some_and(|(name, _)| is_variable(name)))
+            .count();
+        let (env, words) = words.split_at(assignments);
         assert_eq!(
             words[0], "autoeval",
             "{}: a block that runs here runs autoeval: {line}",
@@ -97,6 +110,10 @@ fn run_block(block: &Block, cwd: &Path) {
         );
         let mut child = Command::new(BIN);
         child.args(&words[1..]).current_dir(cwd);
+        for assignment in env {
+            let (name, value) = assignment.split_once('=').unwrap();
+            child.env(name, value);
+        }
         if behind {
             let spawned = child
                 .stdout(Stdio::null())
@@ -165,6 +182,6 @@ fn every_command_block_of_the_readme_and_the_guide_runs_as_written() {
     println!(
         "command blocks: {found} found, {ran} run and passed, {synopses} synopses, {marked} marked not to run here"
     );
-    assert!(ran >= 2, "{ran} blocks ran");
+    assert!(ran >= 6, "{ran} blocks ran");
     assert_eq!(found, ran + synopses + marked);
 }

@@ -11,12 +11,21 @@
 //! (`a2_rN`, `a3_rN`: 1 or 0, absent where the round leaves the
 //! denominators). The log's results are the run summary's A2 and A3 with
 //! the same denominators.
+//!
+//! Where the run was judged (`autoeval judge`), a judged round's sample
+//! also has a score per judge and style, `a4_rN_STYLE:JUDGE`, whose value is
+//! the judgement's cell of metric A4's confusion matrix (`tp`, `fp`, `tn`,
+//! `fn`, `unanswered_positive` … `api_failure`), its answer the judgement
+//! and its explanation the judge's reply; and the log's results have, per
+//! judge, style and round, A4 as the report has it: F1, precision, recall,
+//! TNR and coverage over the log's judged pairs.
 
 mod sample;
 
+use autoeval_metrics::judge::Confusion;
 use autoeval_metrics::summary::{Group, Summary};
 use autoeval_prompts::Templates;
-use autoeval_proto::ResultRecord;
+use autoeval_proto::{JudgeRecord, ResultRecord, RoundKey};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
@@ -107,6 +116,13 @@ pub struct RunInfo<'a> {
     pub version: &'a str,
     /// The run's summary: A2 and A3 with its denominators.
     pub summary: &'a Summary,
+    /// The judgements of each judged round, of every judge and style.
+    pub judgements: &'a BTreeMap<RoundKey, Vec<JudgeRecord>>,
+}
+
+/// The name of a judgement's score: `a4_rN_STYLE:JUDGE`.
+pub fn judge_score_name(j: &JudgeRecord) -> String {
+    format!("a4_r{}_{}:{}", j.task.round, j.task.style, j.task.judge)
 }
 
 /// One log being written: samples go out as they are added.
@@ -265,11 +281,49 @@ impl<W: Write + Seek> LogWriter<W> {
                 scores.push(score(metric, g, value));
             }
         }
+        scores.extend(self.judge_results(info));
         json!({
             "total_samples": self.samples,
             "completed_samples": self.samples,
             "scores": scores,
         })
+    }
+
+    /// A4 per judge, style and round over this log's judged pairs.
+    fn judge_results(&self, info: &RunInfo) -> Vec<Value> {
+        let mut matrices: BTreeMap<String, Confusion> = BTreeMap::new();
+        let of_this_log = info.judgements.values().flatten().filter(|j| {
+            j.task.dataset == self.key.dataset
+                && j.task.model == self.key.model
+                && j.task.prompt == self.key.prompt
+        });
+        for j in of_this_log {
+            matrices.entry(judge_score_name(j)).or_default().add(j);
+        }
+        matrices
+            .into_iter()
+            .map(|(name, c)| {
+                let mut metrics = Map::new();
+                let values = [
+                    ("f1", c.f1()),
+                    ("precision", c.precision()),
+                    ("recall", c.recall()),
+                    ("tnr", c.tnr()),
+                    ("coverage", c.coverage()),
+                ];
+                for (metric, value) in values {
+                    if let Some(v) = value {
+                        metrics.insert(metric.into(), json!({"name": metric, "value": v}));
+                    }
+                }
+                json!({
+                    "name": name,
+                    "scorer": name,
+                    "scored_samples": c.scored(),
+                    "metrics": metrics,
+                })
+            })
+            .collect()
     }
 }
 

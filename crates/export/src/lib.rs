@@ -6,8 +6,11 @@
 //!   `read_eval_log` and `samples_df` read;
 //! * [`parquet`]: the records as one Parquet file, one row per round, with
 //!   a dataset card, which pandas, polars, DuckDB and `datasets` read;
-//! * [`csv`]: the same rows and columns as CSV.
+//! * [`csv`]: the same rows and columns as CSV;
+//! * [`judgements`]: a run's judgements (metric A4) as a second Parquet
+//!   file beside the rounds'.
 
 pub mod csv;
 pub mod inspect;
+pub mod judgements;
 pub mod parquet;

@@ -141,6 +141,17 @@ impl From<&ResultRecord> for Row {
     }
 }
 
+/// How every Parquet file of the project is written: zstd, and this
+/// build's name as its writer.
+pub(crate) fn writer_properties() -> Arc<WriterProperties> {
+    Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_created_by(format!("autoeval {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    )
+}
+
 /// A Parquet file being written a row group at a time.
 pub struct ParquetWriter<W: Write + Send> {
     file: SerializedFileWriter<W>,
@@ -152,12 +163,8 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// A file of [`Row`]s written to `out`, zstd-compressed.
     pub fn new(out: W) -> Result<ParquetWriter<W>, parquet::errors::ParquetError> {
         let empty: &[Row] = &[];
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_created_by(format!("autoeval {}", env!("CARGO_PKG_VERSION")))
-            .build();
         Ok(ParquetWriter {
-            file: SerializedFileWriter::new(out, empty.schema()?, Arc::new(props))?,
+            file: SerializedFileWriter::new(out, empty.schema()?, writer_properties())?,
             rows: Vec::with_capacity(ROWS_PER_GROUP),
             written: 0,
         })
@@ -244,15 +251,20 @@ pub struct Card<'a> {
     pub rows: usize,
     /// The run's settings, as `autoeval` prints them (TOML).
     pub settings: &'a str,
+    /// The judgements' Parquet file and its rows, when the run was judged.
+    pub judgements: Option<(&'a str, usize)>,
 }
 
 /// The `README.md` beside the Parquet file, in the Hugging Face datasets
 /// style: YAML front matter naming the data file, then the fields, the
 /// protocol and settings, and the licence.
 pub fn dataset_card(card: &Card) -> String {
+    let judged = card.judgements.map_or(String::new(), |(file, _)| {
+        format!("- config_name: judgements\n  data_files: \"{file}\"\n")
+    });
     let mut out = format!(
         "---\nlicense: other\nlicense_name: mit-or-apache-2.0\npretty_name: \"autoeval run {run}\"\n\
-         configs:\n- config_name: default\n  data_files: \"{file}\"\n---\n\n\
+         configs:\n- config_name: default\n  data_files: \"{file}\"\n{judged}---\n\n\
          # ∀uto∃val run `{run}`\n\n\
          One row per round of one work unit (an item asked of a model in one prompt style,\n\
          one repeat): the model translated φ0 to English, then, in a fresh context, back to a\n\
@@ -266,6 +278,16 @@ pub fn dataset_card(card: &Card) -> String {
     );
     for (name, kind, meaning) in COLUMNS {
         out.push_str(&format!("| `{name}` | {kind} | {meaning} |\n"));
+    }
+    if let Some((file, rows)) = card.judgements {
+        out.push_str(&format!(
+            "\n## Judgements\n\n`{file}` (the `judgements` config): {rows} rows, one per judged \
+             pair and judge (metric A4: a model asked whether φ1 means φ0, scored against the \
+             formal verdict).\n\n| column | type | meaning |\n|---|---|---|\n"
+        ));
+        for (name, kind, meaning) in crate::judgements::JUDGE_COLUMNS {
+            out.push_str(&format!("| `{name}` | {kind} | {meaning} |\n"));
+        }
     }
     out.push_str(
         "\nA2 (compliance) and A3 (accuracy) of a group of rounds count every verdict but \

@@ -40,6 +40,70 @@ pub struct Confusion {
     pub api_failures: usize,
 }
 
+/// Where one judgement falls in a [`Confusion`] matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// Said yes, and they are equivalent.
+    Tp,
+    /// Said yes, and they are not.
+    Fp,
+    /// Said no, and they are not.
+    Tn,
+    /// Said no, and they are equivalent.
+    Fn,
+    /// No yes or no, and they are equivalent.
+    UnansweredPositive,
+    /// No yes or no, and they are not.
+    UnansweredNegative,
+    /// φ1 non-compliant, and the judge said yes.
+    NonCompliantYes,
+    /// φ1 non-compliant, and the judge said no.
+    NonCompliantNo,
+    /// φ1 non-compliant, and no yes or no.
+    NonCompliantUnanswered,
+    /// The judge could not be asked.
+    ApiFailure,
+}
+
+impl Cell {
+    /// The cell of judgement `r`.
+    pub fn of(r: &JudgeRecord) -> Cell {
+        let said = match r.judgement.as_deref() {
+            None => return Cell::ApiFailure,
+            Some("yes") => Some(true),
+            Some("no") => Some(false),
+            Some(_) => None,
+        };
+        match (r.task.non_compliant, said, r.task.equivalent) {
+            (true, Some(true), _) => Cell::NonCompliantYes,
+            (true, Some(false), _) => Cell::NonCompliantNo,
+            (true, None, _) => Cell::NonCompliantUnanswered,
+            (false, Some(true), true) => Cell::Tp,
+            (false, Some(true), false) => Cell::Fp,
+            (false, Some(false), false) => Cell::Tn,
+            (false, Some(false), true) => Cell::Fn,
+            (false, None, true) => Cell::UnansweredPositive,
+            (false, None, false) => Cell::UnansweredNegative,
+        }
+    }
+
+    /// Its short name: `tp`, `fp`, `tn`, `fn`, `unanswered_positive`, …, `api_failure`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cell::Tp => "tp",
+            Cell::Fp => "fp",
+            Cell::Tn => "tn",
+            Cell::Fn => "fn",
+            Cell::UnansweredPositive => "unanswered_positive",
+            Cell::UnansweredNegative => "unanswered_negative",
+            Cell::NonCompliantYes => "non_compliant_yes",
+            Cell::NonCompliantNo => "non_compliant_no",
+            Cell::NonCompliantUnanswered => "non_compliant_unanswered",
+            Cell::ApiFailure => "api_failure",
+        }
+    }
+}
+
 fn ratio(a: usize, b: usize) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
@@ -47,27 +111,19 @@ fn ratio(a: usize, b: usize) -> Option<f64> {
 impl Confusion {
     /// Adds one judgement.
     pub fn add(&mut self, r: &JudgeRecord) {
-        let said = match r.judgement.as_deref() {
-            None => {
-                self.api_failures += 1;
-                return;
-            }
-            Some("yes") => Some(true),
-            Some("no") => Some(false),
-            Some(_) => None,
+        let slot = match Cell::of(r) {
+            Cell::Tp => &mut self.tp,
+            Cell::Fp => &mut self.fp,
+            Cell::Tn => &mut self.tn,
+            Cell::Fn => &mut self.fn_,
+            Cell::UnansweredPositive => &mut self.unanswered_positive,
+            Cell::UnansweredNegative => &mut self.unanswered_negative,
+            Cell::NonCompliantYes => &mut self.non_compliant_yes,
+            Cell::NonCompliantNo => &mut self.non_compliant_no,
+            Cell::NonCompliantUnanswered => &mut self.non_compliant_unanswered,
+            Cell::ApiFailure => &mut self.api_failures,
         };
-        let cell = match (r.task.non_compliant, said, r.task.equivalent) {
-            (true, Some(true), _) => &mut self.non_compliant_yes,
-            (true, Some(false), _) => &mut self.non_compliant_no,
-            (true, None, _) => &mut self.non_compliant_unanswered,
-            (false, Some(true), true) => &mut self.tp,
-            (false, Some(true), false) => &mut self.fp,
-            (false, Some(false), false) => &mut self.tn,
-            (false, Some(false), true) => &mut self.fn_,
-            (false, None, true) => &mut self.unanswered_positive,
-            (false, None, false) => &mut self.unanswered_negative,
-        };
-        *cell += 1;
+        *slot += 1;
     }
 
     /// Adds another matrix's counts to this one.

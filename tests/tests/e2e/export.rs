@@ -147,8 +147,31 @@ fn inspect_pyarrow_and_duckdb_read_the_exports_of_a_one_machine_run_and_of_a_fle
     let mut args = plan(&fleet, &local_str, &prices);
     args.push("--parquet");
     run_with_failures(&fleet, &args, &local);
+    // Judged twice (two judges, two styles): the exports carry each judgement.
+    for (judge, style) in [
+        ("reference-judge-noisy:0.2", "cot"),
+        ("reference-judge-noisy:0.4", "yesno"),
+    ] {
+        let judged = fleet.autoeval_output(&[
+            "judge",
+            &local_str,
+            "--judge",
+            judge,
+            "--prompt",
+            style,
+            "--source-model",
+            "reference-noisy:0.3",
+            "--quiet",
+        ]);
+        assert!(
+            judged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&judged.stderr)
+        );
+    }
     let read = export_and_read(&fleet, &local);
     eprintln!("one machine:\n{read}");
+    assert!(read.contains("judgements: "), "{read}");
     // `--parquet` wrote at the run's end the file `export` writes.
     assert_eq!(
         std::fs::read(local.join("results.parquet")).unwrap(),

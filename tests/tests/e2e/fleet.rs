@@ -195,7 +195,7 @@ fn killed_workers_and_servers_that_drop_every_connection_lose_nothing_and_pay_no
     let status = fleet.autoeval_output(&["status", &out, "--amqp", AMQP, "--redis", REDIS]);
     succeeded(&status, "status");
     let table = String::from_utf8_lossy(&status.stdout).into_owned();
-    assert!(table.contains("translating"), "{table}");
+    assert!(table.contains("taken:workers"), "{table}");
     fleet.workers[0].kill9();
     // A killed worker's tasks stop being counted once its word expires.
     autoeval_e2e::fleet::wait_for(

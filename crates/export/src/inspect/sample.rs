@@ -22,7 +22,8 @@ pub(super) fn sample(unit: &[ResultRecord], info: &RunInfo) -> (Value, Value) {
     let last = &unit[unit.len() - 1];
     let model = inspect_model(&first.model);
     let messages = messages(unit, info, &model);
-    let scores = scores(unit, info.rounds);
+    let mut scores = scores(unit, info.rounds);
+    judge_scores(unit, info, &mut scores);
     let metadata = metadata(unit);
     let (prompt_tokens, completion_tokens) = unit.iter().fold((0, 0), |(p, c), r| {
         (p + r.usage.prompt_tokens, c + r.usage.completion_tokens)
@@ -158,6 +159,29 @@ fn scores(unit: &[ResultRecord], rounds: u32) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// Each judgement of a round of `unit`, as the score `a4_rN_STYLE:JUDGE`:
+/// its cell of A4's confusion matrix, the judgement and the judge's reply.
+fn judge_scores(unit: &[ResultRecord], info: &RunInfo, out: &mut Map<String, Value>) {
+    for r in unit {
+        for j in info.judgements.get(&r.round_key()).into_iter().flatten() {
+            out.insert(
+                super::judge_score_name(j),
+                json!({
+                    "value": autoeval_metrics::judge::Cell::of(j).name(),
+                    "answer": j.judgement,
+                    "explanation": j.answer.clone().or_else(|| j.api_failure.clone()),
+                    "metadata": {
+                        "judge": j.task.judge,
+                        "style": j.task.style,
+                        "equivalent": j.task.equivalent,
+                        "non_compliant": j.task.non_compliant,
+                    },
+                }),
+            );
+        }
+    }
 }
 
 /// The item's metrics, and what the records add: batch, tokens, cost,
