@@ -3,7 +3,8 @@
 //! a run.
 
 use anyhow::{Context, Result};
-use autoeval_export::parquet::{dataset_card, Card, ParquetWriter};
+use autoeval_export::card::{dataset_card, Card};
+use autoeval_export::parquet::ParquetWriter;
 use autoeval_run_dir::RunDir;
 use std::fs::File;
 use std::io::BufWriter;
