@@ -187,10 +187,17 @@ fn say_reconciled(meta: &BTreeMap<String, String>) {
     }
 }
 
-/// A pause at a cap, and what the run has spent.
+/// A halt or a pause at a cap, and what the run has spent.
 async fn say_budget(store: &RunStore, dir: &std::path::Path, units: usize) -> Result<()> {
     let budget = store.budget().await?;
-    if let Some(why) = &budget.paused {
+    if let Some(why) = &budget.halted {
+        // A halt holds the run as a pause does, but no cap lifts it.
+        out!(
+            "  HALTED: {why}; {} tasks set aside. Once this is fixed, `autoeval rerun {} --failed --fleet` runs them",
+            budget.parked,
+            dir.display()
+        );
+    } else if let Some(why) = &budget.paused {
         out!(
             "  PAUSED: {why}; {} tasks set aside. Continue with `autoeval resume {} --fleet {}`",
             budget.parked,

@@ -3,6 +3,7 @@
 //! the results the verifiers record and writes the same `results.jsonl` as
 //! a one-machine run; the command line then writes the summary and report.
 
+mod addresses;
 mod arrivals;
 mod ending;
 mod execute;
@@ -141,39 +142,6 @@ fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-impl FleetArgs {
-    /// Where this fleet is, as a run's directory keeps it (no password).
-    pub fn addresses(&self) -> autoeval_run_dir::FleetAddresses {
-        autoeval_run_dir::FleetAddresses::of(
-            &self.broker.amqp,
-            &self.store.redis,
-            self.broker.fleet_name.as_deref(),
-        )
-    }
-
-    /// These settings, where `given` does not name an address, at the
-    /// addresses `dir`'s run was made on: `status DIR` and `rerun DIR
-    /// --fleet` reach the run's own fleet unless told another.
-    pub fn at_run_addresses(
-        &self,
-        dir: &autoeval_run_dir::RunDir,
-        given: impl Fn(&str) -> bool,
-    ) -> Result<FleetArgs> {
-        let kept = dir.fleet_addresses()?;
-        let mut fleet = self.clone();
-        if let (false, Some(amqp)) = (given("amqp"), kept.amqp) {
-            fleet.broker.amqp = amqp;
-        }
-        if let (false, Some(redis)) = (given("redis"), kept.redis) {
-            fleet.store.redis = redis;
-        }
-        if !given("fleet_name") && kept.fleet_name.is_some() {
-            fleet.broker.fleet_name = kept.fleet_name;
-        }
-        Ok(fleet)
-    }
 }
 
 /// Shared by `status`: a handle on the fleet's broker and a run's store.

@@ -400,6 +400,17 @@ fn a_server_that_stops_mid_run_halts_the_run_on_one_machine_and_on_the_fleet_wit
         );
         assert!(stderr.contains(&hint), "{stderr}");
         said.push(cause(&stderr).to_string());
+        if on_fleet {
+            // `status` says the run halted, and the command that goes on.
+            let out = dir.to_string_lossy().into_owned();
+            let status = fleet.autoeval_output(&["status", &out]);
+            let shown = String::from_utf8_lossy(&status.stdout);
+            assert!(shown.contains("HALTED: stopped after"), "{shown}");
+            assert!(
+                shown.contains(&format!("autoeval rerun {out} --failed --fleet")),
+                "{shown}"
+            );
+        }
         fleet.start_mock(&slow);
     }
     assert_eq!(said[0], said[1], "the same line in both modes");
