@@ -6,6 +6,8 @@
 //! without replacement), so looking after each wave costs no validity.
 //!
 //! - [`sequence`]: the confidence sequence of one stratified mean.
+//! - [`betting`]: confidence sequences and tests by betting, and e-BH, as
+//!   the reference implementation computes them.
 //! - [`allocate`]: how many items of each stratum the next wave draws.
 //! - [`procedure`]: the quantities, the waves and the decisions.
 //! - [`decisions`]: what was decided, as written and printed.
@@ -18,6 +20,7 @@
 //! The crate does no I/O: the run feeds it outcomes and asks it for waves.
 
 pub mod allocate;
+pub mod betting;
 pub mod decisions;
 pub mod foresee;
 pub mod naive;
