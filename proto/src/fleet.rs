@@ -238,6 +238,30 @@ pub fn redact_url(url: &str) -> String {
     parsed.to_string()
 }
 
+/// `url` without the password of its user, nor a query parameter that
+/// names one; `None` for a text that is no URL, which may hold a password
+/// where no parser would find it.
+pub fn without_password(url: &str) -> Option<String> {
+    let mut parsed = url::Url::parse(url).ok()?;
+    let _ = parsed.set_password(None);
+    let secret = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        ["pass", "secret", "token"].iter().any(|s| name.contains(s))
+    };
+    if parsed.query().is_some() {
+        let kept: Vec<(String, String)> = parsed
+            .query_pairs()
+            .filter(|(name, _)| !secret(name))
+            .map(|(n, v)| (n.into_owned(), v.into_owned()))
+            .collect();
+        parsed.set_query(None);
+        if !kept.is_empty() {
+            parsed.query_pairs_mut().extend_pairs(kept);
+        }
+    }
+    Some(parsed.to_string())
+}
+
 /// Routing key of a model's translate tasks.
 pub fn translate_key(model: &str) -> String {
     format!("translate.{}", model_slug(model))

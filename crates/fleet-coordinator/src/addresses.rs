@@ -28,7 +28,7 @@ impl FleetArgs {
         // A kept address is the asked one but for its password (the
         // default's, say): the asked one, password and all, reaches it.
         let other = |asked: &str, kept: &str| {
-            autoeval_run_dir::without_password(asked).as_deref() != Some(kept)
+            autoeval_proto::fleet::without_password(asked).as_deref() != Some(kept)
         };
         match kept.amqp {
             Some(amqp) if !given("amqp") && other(&fleet.broker.amqp, &amqp) => {

@@ -4,6 +4,7 @@
 //! a directory is shared and copied, a password is not.
 
 use crate::{io, Result, RunDir, RunDirError};
+use autoeval_proto::fleet::without_password;
 use serde::{Deserialize, Serialize};
 
 /// Where a fleet run's broker and Redis are, as its directory keeps them.
@@ -30,30 +31,6 @@ impl FleetAddresses {
             fleet_name: fleet_name.map(String::from),
         }
     }
-}
-
-/// `url` without the password of its user, nor a query parameter that
-/// names one; `None` for a text that is no URL, which may hold a password
-/// where no parser would find it.
-pub fn without_password(url: &str) -> Option<String> {
-    let mut parsed = url::Url::parse(url).ok()?;
-    let _ = parsed.set_password(None);
-    let secret = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        ["pass", "secret", "token"].iter().any(|s| name.contains(s))
-    };
-    if parsed.query().is_some() {
-        let kept: Vec<(String, String)> = parsed
-            .query_pairs()
-            .filter(|(name, _)| !secret(name))
-            .map(|(n, v)| (n.into_owned(), v.into_owned()))
-            .collect();
-        parsed.set_query(None);
-        if !kept.is_empty() {
-            parsed.query_pairs_mut().extend_pairs(kept);
-        }
-    }
-    Some(parsed.to_string())
 }
 
 const HEADER: &str = "# This run runs on a fleet. `autoeval status DIR` and `autoeval rerun DIR --failed --fleet`\n\

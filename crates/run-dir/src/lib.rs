@@ -14,7 +14,7 @@ mod store;
 pub use autoeval_run_settings::model_file_name;
 pub use batches::BatchFile;
 pub use chains::{broken_chains, mend_chains_at, name_chains};
-pub use fleet_file::{without_password, FleetAddresses};
+pub use fleet_file::FleetAddresses;
 pub use inputs::{
     count_items, item_batches, load_items, price_table, read_config, read_config_file, resolve,
     stage_settings,

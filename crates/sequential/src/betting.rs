@@ -217,10 +217,12 @@ impl SignTest {
                 self.above *= up;
                 self.below *= down;
             }
-            // No population with a mean difference of 0 is left: both
-            // sides are settled by the draws themselves.
+            // No population with a mean difference of 0 is left: the draws
+            // alone settle the sign, above when they already sum past half
+            // of the whole population (the rest would need a mean below 0).
             None => {
-                let ahead = self.plug_in.sum + x > 0.5 * (self.plug_in.t + 1) as f64;
+                let n = self.population.unwrap_or(0) as f64;
+                let ahead = self.plug_in.sum > 0.5 * n;
                 let (won, lost) = if ahead {
                     (&mut self.above, &mut self.below)
                 } else {
@@ -387,6 +389,25 @@ mod tests {
         );
         assert!((at[29].0 / 19.000060773 - 1.0).abs() < 1e-9, "{:?}", at[29]);
         assert!(at[29].0 < 20.0, "not yet past 1/α at 30 pairs");
+    }
+
+    #[test]
+    fn without_replacement_the_draws_alone_can_settle_the_sign() {
+        // Of 10 pairs, 6 first wins: the mean difference is above 0,
+        // whatever the 4 left are.
+        let mut test = SignTest::new(0.05, Some(10));
+        for _ in 0..6 {
+            test.push(1);
+        }
+        assert!(test.above().is_finite(), "still a gamble after 6 of 10");
+        test.push(-1);
+        assert_eq!((test.above(), test.below()), (f64::INFINITY, 0.0));
+        // And 6 first losses settle it below.
+        let mut test = SignTest::new(0.05, Some(10));
+        for _ in 0..7 {
+            test.push(-1);
+        }
+        assert_eq!((test.above(), test.below()), (0.0, f64::INFINITY));
     }
 
     #[test]
