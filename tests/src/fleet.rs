@@ -398,7 +398,12 @@ impl Drop for Fleet {
         self.verifiers.clear();
         self.mock.take();
         let topology = self.topology();
-        let (run, queue) = (self.run(), topology.translate_queue(&self.model));
+        let run = self.run();
+        // A worker declares its model's translate and judge queues.
+        let queues = [
+            topology.translate_queue(&self.model),
+            topology.judge_queue(&self.model),
+        ];
         let (redis, amqp) = (self.redis.clone(), self.amqp.clone());
         self.runtime.block_on(async {
             if let Ok(conn) = autoeval_redis_store::connect(&redis).await {
@@ -406,7 +411,9 @@ impl Drop for Fleet {
             }
             if let Ok(b) = Broker::connect(&amqp, &topology, "autoeval-test-cleanup").await {
                 let _ = b.take_dead_letters(&run).await;
-                let _ = b.delete_queue(&queue).await;
+                for queue in &queues {
+                    let _ = b.delete_queue(queue).await;
+                }
                 b.close().await;
             }
         });

@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod deploy;
 pub mod fleet;
 pub mod progress;
+mod sweep;
 pub mod tls;
 mod turn;
 

@@ -4,7 +4,7 @@
 //! turn: tests of one module run together (as many as the harness runs at
 //! once), tests of two modules never do.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, Once};
 
 /// Which module has the turn, and how many of its tests are running.
 struct Turns {
@@ -17,6 +17,7 @@ static TURNS: Mutex<Turns> = Mutex::new(Turns {
     running: 0,
 });
 static CHANGED: Condvar = Condvar::new();
+static SWEPT: Once = Once::new();
 
 /// A test's hold on its module's turn, given up when dropped (also when
 /// the test panics).
@@ -26,6 +27,7 @@ pub struct Turn(());
 /// Waits until the module of `module_path` (the test's `module_path!()`)
 /// has the turn, and holds it for the caller.
 pub fn turn(module_path: &str) -> Turn {
+    SWEPT.call_once(crate::sweep::leftover_queues);
     let module = top_module(module_path).to_string();
     let mut turns = lock();
     while turns.module.as_ref().is_some_and(|m| *m != module) {

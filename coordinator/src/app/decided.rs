@@ -81,6 +81,10 @@ impl<'a> Sequence<'a> {
         }
         let generate_s = t0.elapsed().as_secs_f64();
         let plan = &settings.plan;
+        let design = Design {
+            min_wave: least_wave(settings),
+            ..design
+        };
         let procedure = Procedure::new(design, plan.models.len(), draw_order(plan, &items));
         if display != Display::Quiet {
             eprintln!(
@@ -283,6 +287,19 @@ pub fn execute(
         display,
     )?;
     sequence.tell_decided()
+}
+
+/// The fewest items a wave draws: enough units to keep the run's
+/// concurrency busy (a setting, so one machine and the fleet draw the
+/// same waves).
+fn least_wave(settings: &Resolved) -> usize {
+    let plan = &settings.plan;
+    let units_per_item = plan.models.len() * plan.prompts.len() * plan.repeats as usize;
+    settings
+        .calls
+        .concurrency
+        .div_ceil(units_per_item.max(1))
+        .max(1)
 }
 
 /// The models' and datasets' names, for what is decided.

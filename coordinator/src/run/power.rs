@@ -29,7 +29,7 @@ const ASSUMED_DIFFERENCE: f64 = 0.05;
 /// at which its intervals would decide a level near the baseline and order
 /// two models `--detect` apart, and the share of the plan that makes.
 pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
-    use autoeval_sequential::{foresee, Decide};
+    use autoeval_sequential::foresee;
     let Some(design) = settings.until.design() else {
         return String::new();
     };
@@ -46,7 +46,7 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
     let _ = writeln!(
         out,
         "\nuntil decided: items each dataset is likely to draw, by the run's own intervals (α = {}), \
-         models near {:.0}% accuracy (--baseline), a pair {:.1} pp apart ({}); a wave may overshoot by a quarter",
+         models near {:.0}% accuracy (--baseline), a pair {:.1} pp apart ({}); a wave may overshoot by a tenth",
         design.alpha,
         100.0 * ask.baseline,
         100.0 * difference,
@@ -63,12 +63,12 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
     );
     let (mut drawn, mut planned) = (0usize, 0usize);
     for (dataset, &n) in &per_dataset {
-        let level = (design.decide != Decide::Order).then(|| {
-            foresee::items_for_level(ask.baseline, design.precision, design.alpha, n).unwrap_or(n)
-        });
-        let order = (design.decide != Decide::Accuracy).then(|| {
-            foresee::items_for_order(ask.baseline, difference, design.alpha / pairs as f64, n)
-                .unwrap_or(n)
+        let level = design
+            .decide
+            .levels()
+            .then(|| foresee::items_for_level(&design, ask.baseline, n).unwrap_or(n));
+        let order = design.decide.pairs().then(|| {
+            foresee::items_for_order(&design, ask.baseline, difference, pairs, n).unwrap_or(n)
         });
         let needed = level.unwrap_or(0).max(order.unwrap_or(0)).min(n);
         drawn += needed;
@@ -82,12 +82,33 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
             100.0 * needed as f64 / n.max(1) as f64
         );
     }
+    let share = drawn as f64 / planned.max(1) as f64;
     let _ = writeln!(
         out,
         "likely: {drawn} of the plan's {planned} items, so about {:.0}% of its units, requests and cost",
-        100.0 * drawn as f64 / planned.max(1) as f64
+        100.0 * share
     );
+    if share >= 0.9 {
+        let _ = writeln!(out, "{}", fewer_hint(&design));
+    }
     out
+}
+
+/// What draws fewer items when a decided run is likely to spend its plan.
+fn fewer_hint(design: &autoeval_sequential::Design) -> String {
+    use autoeval_sequential::Decide;
+    let wider = format!(
+        "a wider --precision than ±{:.1} pp",
+        100.0 * design.precision
+    );
+    match design.decide {
+        Decide::Both => format!(
+            "hint: levels to ±{:.1} pp need most of this plan; `--decide order` (the pairs only) or `--decide best` draws fewer, as does {wider}",
+            100.0 * design.precision
+        ),
+        Decide::Accuracy => format!("hint: {wider} draws fewer, or a larger plan leaves more unspent"),
+        Decide::Order | Decide::Best => "hint: pairs this close need most of this plan; `--decide best` asks less, and a larger plan leaves more unspent".to_string(),
+    }
 }
 
 /// The power lines of the plan of `items`.
@@ -121,9 +142,17 @@ pub fn lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
     );
     for (dataset, (n, values)) in &per_dataset {
         let per_value = n / values.len().max(1);
-        let shown = |items: usize, alpha: f64| {
-            detectable_difference(items, ask.baseline, alpha, POWER)
-                .map_or("–".into(), |d| format!("±{:.1} pp", 100.0 * d))
+        // A difference of accuracies is at most 100 pp: past that, the
+        // items are too few to detect any.
+        let shown = |items: usize, alpha: f64| match detectable_difference(
+            items,
+            ask.baseline,
+            alpha,
+            POWER,
+        ) {
+            Some(d) if d <= 1.0 => format!("±{:.1} pp", 100.0 * d),
+            Some(_) => "none (too few)".into(),
+            None => "–".into(),
         };
         let _ = writeln!(
             out,

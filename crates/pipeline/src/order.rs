@@ -24,21 +24,21 @@ pub fn draw_order(plan: &RunPlan, items: &[Item]) -> Vec<DatasetPlan> {
                     .or_default()
                     .push(item.id.clone());
             }
-            DatasetPlan {
-                name: kind.name().to_string(),
-                strata: strata
-                    .into_iter()
-                    .map(|(complexity, items)| StratumPlan { complexity, items })
-                    .collect(),
-            }
+            let strata = strata
+                .into_iter()
+                .map(|(complexity, items)| StratumPlan { complexity, items })
+                .collect();
+            DatasetPlan::new(kind.name().to_string(), strata, 0)
         })
         .collect();
     shuffled_strata(datasets, plan.seed)
 }
 
 /// `datasets` with each stratum sorted by id and then shuffled by the
-/// stream of (`seed`, dataset, complexity value): the order does not
-/// depend on the order the items came in.
+/// stream of (`seed`, dataset, complexity value), and the strata's turns
+/// interleaved by the stream of (`seed`, dataset): the order does not
+/// depend on the order the items came in, and it is one uniformly random
+/// order of each dataset's items.
 pub fn shuffled_strata(mut datasets: Vec<DatasetPlan>, seed: u64) -> Vec<DatasetPlan> {
     for dataset in &mut datasets {
         let tag = format!("draw:{}", dataset.name);
@@ -48,6 +48,8 @@ pub fn shuffled_strata(mut datasets: Vec<DatasetPlan>, seed: u64) -> Vec<Dataset
             let order = rng.sample_indices(stratum.items.len(), stratum.items.len());
             stratum.items = order.iter().map(|&i| stratum.items[i].clone()).collect();
         }
+        let mut rng = Rng::new(seed, &format!("turns:{}", dataset.name), 0);
+        dataset.interleave(rng.below(usize::MAX) as u64);
     }
     datasets
 }

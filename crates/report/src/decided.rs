@@ -30,26 +30,18 @@ pub fn html(out: &mut String, decisions: &Decisions) {
     let share = 100.0 * decisions.units as f64 / decisions.plan_units.max(1) as f64;
     let _ = write!(
         out,
-        r#"<h2 id="decided">Decided with fewer calls</h2><p>{} after {} waves: <b>{} of the plan's {} units ({share:.1}%)</b>. Asked: {}, at α = {}{}. The intervals of this panel are <b>anytime-valid</b> (confidence sequences for the plan's own figures, valid at every wave at once; docs/METRICS.md); every other interval of this report is <b>fixed-time</b>, computed as if the items drawn had been fixed in advance.</p>{}"#,
+        r#"<h2 id="decided">Decided with fewer calls</h2><p>{} after {} wave{}: <b>{} of the plan's {} units ({share:.1}%)</b>. Asked: {}. The intervals of this panel are <b>anytime-valid</b> confidence sequences for <b>the plan's own figures</b> (each figure's mean over the plan's items), valid at every wave at once (docs/METRICS.md); every other interval of this report is <b>fixed-time</b> and speaks of the models beyond these items, computed as if the items drawn had been fixed in advance. A question marked <i>spent</i> was decided only because every item was drawn: its figure is the full plan's, exact for these items, and the pairwise table's test says whether it holds beyond them.</p>{}{}"#,
         if decisions.all_decided {
             "Everything asked was decided"
         } else {
             "Not everything asked was decided before the plan was spent"
         },
         decisions.waves,
+        if decisions.waves == 1 { "" } else { "s" },
         decisions.units,
         decisions.plan_units,
-        match decisions.design.decide {
-            autoeval_sequential::Decide::Accuracy => "A2 and A3 per model",
-            autoeval_sequential::Decide::Order => "the order of every pair",
-            autoeval_sequential::Decide::Both => "A2 and A3 per model and the order of every pair",
-        },
-        decisions.design.alpha,
-        if decisions.design.decide == autoeval_sequential::Decide::Order {
-            String::new()
-        } else {
-            format!(", levels to ±{:.1} pp", 100.0 * decisions.design.precision)
-        },
+        escape(&decisions.design.line()),
+        best(decisions),
         decisions.spend.as_ref().map_or(String::new(), |s| format!(
             "<p>Paid: {}; the full plan's figures are each model's rate per unit times its plan.</p>",
             escape(&s.line())
@@ -70,6 +62,7 @@ pub fn html(out: &mut String, decisions: &Decisions) {
             ),
         };
         let when = match (d.decided_after_wave, d.decided_after_items) {
+            (Some(w), Some(i)) if d.spent => format!("wave {w} ({i} items; <i>spent</i>)"),
             (Some(w), Some(i)) => format!("wave {w} ({i} items)"),
             _ => "undecided".to_string(),
         };
@@ -92,4 +85,23 @@ pub fn html(out: &mut String, decisions: &Decisions) {
         );
     }
     out.push_str(r#"</table><p class="note">Levels in %, differences of A3 in percentage points (the bar's tick is 0). A question stays decided once decided; its interval keeps narrowing while its models answer other questions' waves.</p>"#);
+}
+
+/// The best model of each dataset, under `--decide best`.
+fn best(decisions: &Decisions) -> String {
+    if decisions.best.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = decisions
+        .best
+        .iter()
+        .map(|b| {
+            format!(
+                "{}: <b>{}</b>",
+                escape(&b.dataset),
+                escape(b.model.as_deref().unwrap_or("undecided"))
+            )
+        })
+        .collect();
+    format!("<p>Best by A3: {}.</p>", named.join("; "))
 }

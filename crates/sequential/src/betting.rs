@@ -15,10 +15,9 @@
 //!   bet against the mean of what is left, μ_t = (N·m − S_{t−1})/(N − t + 1),
 //!   and the interval closes on the population's mean when all is drawn.
 //!
-//! [`SignTest`] is the same gamble at m = ½ on a paired difference
-//! d ∈ {−1, 0, +1} read as (d + 1)/2: an e-process for "the first model is
-//! no better", and one for "no worse". [`e_bh`] combines the e-values of a
-//! family of hypotheses under any dependence between them.
+//! On a paired difference d ∈ {−1, 0, +1} read as (d + 1)/2, the two
+//! gamblers of m = ½ are e-processes for "the first model is no better"
+//! and "no worse" ([`HedgedSequence::evidence`]).
 
 /// Bets past this share of the capital are never made (`trunc_scale`).
 const TRUNCATION: f64 = 0.5;
@@ -58,6 +57,13 @@ impl PlugIn {
         }
     }
 
+    /// The bet of a gambler against a mean `aim` away from the truth, on
+    /// the variance so far: ε/(σ̂² + ε²), what grows the capital of such a
+    /// candidate fastest (the Kelly bet of the aGRAPA rule at m = μ̂ − ε).
+    fn aimed(&self, aim: f64) -> f64 {
+        aim / (self.variance + aim * aim)
+    }
+
     /// Takes in `x`: a regularised mean and variance that include it.
     fn observe(&mut self, x: f64) {
         self.t += 1;
@@ -82,26 +88,88 @@ fn target(m: f64, population: Option<u64>, drawn: u64, sum: f64) -> Option<f64> 
     (0.0..=1.0).contains(&mu).then_some(mu)
 }
 
-/// One gamble's factors on `x` against `mu`, with bets `up` and `down`.
-fn factors(x: f64, mu: f64, up: f64, down: f64) -> (f64, f64) {
-    let up = up.min(TRUNCATION / mu);
-    let down = down.min(TRUNCATION / (1.0 - mu));
+/// One gamble's factors on `x` against `mu`, with bets `up` and `down`,
+/// neither risking more than `c` of the capital.
+fn factors(x: f64, mu: f64, up: f64, down: f64, c: f64) -> (f64, f64) {
+    let up = up.min(c / mu);
+    let down = down.min(c / (1.0 - mu));
     (1.0 + up * (x - mu), 1.0 - down * (x - mu))
+}
+
+/// One candidate mean's two gamblers: their capital now and the most
+/// each has ever held (the running intersection of the sequence is the
+/// set of candidates whose peaks stay below the threshold).
+#[derive(Clone, Copy, Debug)]
+struct Gamblers {
+    plus: f64,
+    minus: f64,
+    peak_plus: f64,
+    peak_minus: f64,
+}
+
+impl Gamblers {
+    const START: Gamblers = Gamblers {
+        plus: 1.0,
+        minus: 1.0,
+        peak_plus: 1.0,
+        peak_minus: 1.0,
+    };
+
+    /// Both gamblers' capital times these factors.
+    fn times(self, (up, down): (f64, f64)) -> Gamblers {
+        let (plus, minus) = (self.plus * up, self.minus * down);
+        Gamblers {
+            plus,
+            minus,
+            peak_plus: self.peak_plus.max(plus),
+            peak_minus: self.peak_minus.max(minus),
+        }
+    }
+
+    /// The candidate settled for good by the draws: the gambler on the
+    /// side the draws already prove wins everything.
+    fn settled(self, above: bool) -> Gamblers {
+        let mut g = self;
+        if above {
+            g.peak_plus = f64::INFINITY;
+        } else {
+            g.peak_minus = f64::INFINITY;
+        }
+        g
+    }
+
+    /// The hedged peak: the larger of θ·K⁺ and (1−θ)·K⁻ at their highest.
+    fn hedged_peak(&self, theta: f64) -> f64 {
+        (theta * self.peak_plus).max((1.0 - theta) * self.peak_minus)
+    }
 }
 
 /// The hedged-capital confidence sequence of the mean of observations in
 /// [0, 1], with or without replacement, as `confseq.betting.hedged_cs`
-/// computes it with its defaults (θ = ½, c = ½, 1000 breaks, the running
-/// intersection).
+/// computes it (θ = ½, 1000 breaks, the running intersection; the
+/// truncation c = ½ unless [`HedgedSequence::with_truncation`] says).
+///
+/// It is read at its own level α or at any larger one (a narrower
+/// interval): a candidate whose capital ever passed 1/α can stand at no
+/// level it is read at, and is dropped. The candidate m = ½ is followed
+/// to the end whatever happens to it: its two gamblers are the e-processes
+/// of "the mean is at most ½" and "at least ½" ([`HedgedSequence::evidence`]).
 #[derive(Clone, Debug)]
 pub struct HedgedSequence {
     alpha: f64,
     theta: f64,
+    truncation: f64,
+    /// The half-width the bets aim to reach, if any (else the predictable
+    /// mixture's bets).
+    aim: Option<f64>,
     population: Option<u64>,
     plug_in: PlugIn,
-    /// K⁺ and K⁻ of each candidate on the grid; `None` once refuted for good.
-    capital: Vec<Option<(f64, f64)>>,
-    bounds: (f64, f64),
+    /// The gamblers of each candidate on the grid; `None` once refuted at α.
+    grid: Vec<Option<Gamblers>>,
+    /// The first and last grid index that may still stand.
+    span: (usize, usize),
+    /// The gamblers of m = ½.
+    half: Gamblers,
 }
 
 impl HedgedSequence {
@@ -111,11 +179,29 @@ impl HedgedSequence {
         HedgedSequence {
             alpha,
             theta: 0.5,
+            truncation: TRUNCATION,
+            aim: None,
             population,
             plug_in: PlugIn::new(),
-            capital: vec![Some((1.0, 1.0)); BREAKS as usize + 1],
-            bounds: (0.0, 1.0),
+            grid: vec![Some(Gamblers::START); BREAKS as usize + 1],
+            span: (0, BREAKS as usize),
+            half: Gamblers::START,
         }
+    }
+
+    /// The same sequence with no bet past `c` of the capital (`trunc_scale`, in (0, 1]).
+    pub fn with_truncation(mut self, c: f64) -> HedgedSequence {
+        self.truncation = c.clamp(f64::MIN_POSITIVE, 1.0);
+        self
+    }
+
+    /// The same sequence betting to reach a half-width of `aim` fastest
+    /// (every candidate with the same bet, so the capital still falls as
+    /// the candidate rises, and one e-process serves every candidate on
+    /// one side).
+    pub fn aimed_at(mut self, aim: f64) -> HedgedSequence {
+        self.aim = Some(aim);
+        self
     }
 
     /// Observations taken so far.
@@ -123,45 +209,82 @@ impl HedgedSequence {
         self.plug_in.t
     }
 
+    /// The mean of the observations so far (½ before any).
+    pub fn mean(&self) -> f64 {
+        if self.plug_in.t == 0 {
+            0.5
+        } else {
+            self.plug_in.sum / self.plug_in.t as f64
+        }
+    }
+
     /// Takes in the next observation, in [0, 1].
     pub fn push(&mut self, x: f64) {
+        let x = x.clamp(0.0, 1.0);
         let (drawn, sum) = (self.plug_in.t, self.plug_in.sum);
-        let up = self.plug_in.bet(self.alpha * self.theta);
-        let down = self.plug_in.bet(self.alpha * (1.0 - self.theta));
-        for (i, slot) in self.capital.iter_mut().enumerate() {
-            let Some((plus, minus)) = *slot else {
+        let (up, down) = match self.aim {
+            Some(aim) => (self.plug_in.aimed(aim), self.plug_in.aimed(aim)),
+            None => (
+                self.plug_in.bet(self.alpha * self.theta),
+                self.plug_in.bet(self.alpha * (1.0 - self.theta)),
+            ),
+        };
+        let (c, theta, refuted) = (self.truncation, self.theta, 1.0 / self.alpha);
+        let step = 1.0 / f64::from(BREAKS);
+        for i in self.span.0..=self.span.1 {
+            let Some(gamblers) = self.grid[i] else {
                 continue;
             };
-            let m = i as f64 * (1.0 / f64::from(BREAKS));
-            *slot = target(m, self.population, drawn, sum).map(|mu| {
-                let (f_plus, f_minus) = factors(x, mu, up, down);
-                (plus * f_plus, minus * f_minus)
-            });
+            self.grid[i] = target(i as f64 * step, self.population, drawn, sum)
+                .map(|mu| gamblers.times(factors(x, mu, up, down, c)))
+                .filter(|g| g.hedged_peak(theta) <= refuted);
         }
-        self.plug_in.observe(x);
-        let (lower, upper) = self.raw_bounds();
-        self.bounds = (self.bounds.0.max(lower), self.bounds.1.min(upper));
-    }
-
-    /// Whether the candidate at grid index `i` still stands: its hedged
-    /// capital at most 1/α.
-    fn stands(&self, i: usize) -> bool {
-        self.capital[i].is_some_and(|(plus, minus)| {
-            (self.theta * plus).max((1.0 - self.theta) * minus) <= 1.0 / self.alpha
-        })
-    }
-
-    /// This step's interval before the running intersection: the standing
-    /// candidates padded by a break, and what the draws alone prove.
-    fn raw_bounds(&self) -> (f64, f64) {
-        let step = 1.0 / f64::from(BREAKS);
-        let grid = |i: usize| i as f64 * step;
-        let first = (0..self.capital.len()).find(|&i| self.stands(i));
-        let last = (0..self.capital.len()).rev().find(|&i| self.stands(i));
-        let (mut lower, mut upper) = match (first, last) {
-            (Some(first), Some(last)) => {
-                ((grid(first) - step).max(0.0), (grid(last) + step).min(1.0))
+        while self.span.0 < self.span.1 && self.grid[self.span.0].is_none() {
+            self.span.0 += 1;
+        }
+        while self.span.1 > self.span.0 && self.grid[self.span.1].is_none() {
+            self.span.1 -= 1;
+        }
+        self.half = match target(0.5, self.population, drawn, sum) {
+            Some(mu) => self.half.times(factors(x, mu, up, down, c)),
+            // No population with mean ½ is left: the draws alone settle
+            // which side the mean is on.
+            None => {
+                let n = self.population.unwrap_or(0) as f64;
+                self.half.settled(sum > 0.5 * n)
             }
+        };
+        self.plug_in.observe(x);
+    }
+
+    /// A draw that can never be observed: the population it was drawn
+    /// from shrinks by one (without replacement; nothing with).
+    pub fn skip(&mut self) {
+        if let Some(n) = &mut self.population {
+            *n = n.saturating_sub(1).max(self.plug_in.t);
+        }
+    }
+
+    /// The interval at the sequence's level α: every step's, intersected.
+    pub fn interval(&self) -> (f64, f64) {
+        self.interval_at(self.alpha)
+    }
+
+    /// The interval at level `level` (at least the sequence's α): the
+    /// candidates whose hedged capital never passed 1/level, padded by a
+    /// break, within what the draws alone prove.
+    pub fn interval_at(&self, level: f64) -> (f64, f64) {
+        let threshold = 1.0 / level.max(self.alpha);
+        let theta = self.theta;
+        let stands = |i: &usize| self.grid[*i].is_some_and(|g| g.hedged_peak(theta) <= threshold);
+        let step = 1.0 / f64::from(BREAKS);
+        let first = (self.span.0..=self.span.1).find(stands);
+        let last = (self.span.0..=self.span.1).rev().find(stands);
+        let (mut lower, mut upper) = match (first, last) {
+            (Some(first), Some(last)) => (
+                (first as f64 * step - step).max(0.0),
+                (last as f64 * step + step).min(1.0),
+            ),
             _ => (0.0, 1.0),
         };
         if let Some(n) = self.population {
@@ -169,100 +292,17 @@ impl HedgedSequence {
             lower = lower.max(sum / n as f64);
             upper = upper.min(1.0 - (t - sum) / n as f64);
         }
-        (lower, upper)
+        (lower, upper.max(lower))
     }
 
-    /// The interval: every step's, intersected.
-    pub fn interval(&self) -> (f64, f64) {
-        self.bounds
+    /// The e-values, at their highest so far, against "the mean is at most
+    /// ½" and against "the mean is at least ½": each gambler's capital at
+    /// m = ½, which no bet can make pass 1/a with probability over a
+    /// under its null (the capital of any mean on the null's side is at
+    /// least as large, and is a test martingale).
+    pub fn evidence(&self) -> (f64, f64) {
+        (self.half.peak_plus, self.half.peak_minus)
     }
-}
-
-/// An e-process for the sign of a paired difference d ∈ {−1, 0, +1}:
-/// the capital of betting that its mean is above 0 ([`SignTest::above`]),
-/// and of betting that it is below ([`SignTest::below`]), each with the
-/// plug-in bet at level α (not halved: each is a one-sided test). Either
-/// passing 1/α rejects, with error at most α, its null ("no above", "no
-/// below") at that moment or any later one.
-#[derive(Clone, Debug)]
-pub struct SignTest {
-    alpha: f64,
-    population: Option<u64>,
-    plug_in: PlugIn,
-    above: f64,
-    below: f64,
-}
-
-impl SignTest {
-    /// A test at level `alpha`, on pairs drawn with replacement (`None`) or
-    /// without, from a population of `population` pairs.
-    pub fn new(alpha: f64, population: Option<u64>) -> SignTest {
-        SignTest {
-            alpha,
-            population,
-            plug_in: PlugIn::new(),
-            above: 1.0,
-            below: 1.0,
-        }
-    }
-
-    /// Takes in the next difference, −1, 0 or +1.
-    pub fn push(&mut self, d: i8) {
-        let x = (f64::from(d) + 1.0) / 2.0;
-        let bet = self.plug_in.bet(self.alpha);
-        let mu = target(0.5, self.population, self.plug_in.t, self.plug_in.sum);
-        match mu {
-            Some(mu) => {
-                let (up, down) = factors(x, mu, bet, bet);
-                self.above *= up;
-                self.below *= down;
-            }
-            // No population with a mean difference of 0 is left: the draws
-            // alone settle the sign, above when they already sum past half
-            // of the whole population (the rest would need a mean below 0).
-            None => {
-                let n = self.population.unwrap_or(0) as f64;
-                let ahead = self.plug_in.sum > 0.5 * n;
-                let (won, lost) = if ahead {
-                    (&mut self.above, &mut self.below)
-                } else {
-                    (&mut self.below, &mut self.above)
-                };
-                *won = f64::INFINITY;
-                *lost = 0.0;
-            }
-        }
-        self.plug_in.observe(x);
-    }
-
-    /// The e-value against "the mean difference is at most 0".
-    pub fn above(&self) -> f64 {
-        self.above
-    }
-
-    /// The e-value against "the mean difference is at least 0".
-    pub fn below(&self) -> f64 {
-        self.below
-    }
-}
-
-/// e-BH (Wang & Ramdas 2022) at level `alpha`: which of the hypotheses
-/// whose e-values are `e` are rejected, the false discovery rate at most
-/// α under any dependence. The k* largest are rejected, k* the largest k
-/// with e_(k) ≥ K/(kα).
-pub fn e_bh(e: &[f64], alpha: f64) -> Vec<bool> {
-    let k = e.len();
-    let mut order: Vec<usize> = (0..k).collect();
-    order.sort_by(|&a, &b| e[b].total_cmp(&e[a]));
-    let cut = (1..=k)
-        .filter(|&r| e[order[r - 1]] >= k as f64 / (r as f64 * alpha))
-        .max()
-        .unwrap_or(0);
-    let mut rejected = vec![false; k];
-    for &i in &order[..cut] {
-        rejected[i] = true;
-    }
-    rejected
 }
 
 #[cfg(test)]
@@ -364,68 +404,63 @@ mod tests {
             for x in fixed().into_iter().take(20) {
                 cs.push(x);
             }
-            let (k_plus, k_minus) = cs.capital[(BREAKS / 2) as usize].unwrap();
+            let (k_plus, k_minus) = (cs.half.plus, cs.half.minus);
             assert!((k_plus / plus - 1.0).abs() < 1e-9, "{k_plus} {plus}");
             assert!((k_minus / minus - 1.0).abs() < 1e-9, "{k_minus} {minus}");
+            // The grid's candidate ½ is the same gamble, until refuted.
+            if let Some(g) = cs.grid[(BREAKS / 2) as usize] {
+                assert_eq!((g.plus, g.minus), (k_plus, k_minus));
+            }
+            assert_eq!(cs.evidence().0, k_plus, "K⁺ at ½ is at its highest yet");
         }
-    }
-
-    #[test]
-    fn the_sign_test_is_the_reference_implementations_capital() {
-        // `betting_mart((d+1)/2, 0.5, alpha=0.05, theta=1)` and `theta=0`.
-        let pattern = [1, 1, 0, -1, 1, 1, -1, 1, 0, 1];
-        let mut test = SignTest::new(0.05, None);
-        let mut at = Vec::new();
-        for i in 0..30 {
-            test.push(pattern[i % 10]);
-            at.push((test.above(), test.below()));
-        }
-        assert!((at[0].0 - 1.5).abs() < 1e-12 && (at[0].1 - 0.5).abs() < 1e-12);
-        assert!((at[19].0 / 7.5722394853 - 1.0).abs() < 1e-9, "{:?}", at[19]);
-        assert!(
-            (at[19].1 / 1.760651958e-03 - 1.0).abs() < 1e-8,
-            "{:?}",
-            at[19]
-        );
-        assert!((at[29].0 / 19.000060773 - 1.0).abs() < 1e-9, "{:?}", at[29]);
-        assert!(at[29].0 < 20.0, "not yet past 1/α at 30 pairs");
     }
 
     #[test]
     fn without_replacement_the_draws_alone_can_settle_the_sign() {
-        // Of 10 pairs, 6 first wins: the mean difference is above 0,
+        // Of 10 pairs, 6 first wins ((d+1)/2 = 1): the mean is above ½
         // whatever the 4 left are.
-        let mut test = SignTest::new(0.05, Some(10));
+        let mut cs = HedgedSequence::new(0.05, Some(10));
         for _ in 0..6 {
-            test.push(1);
+            cs.push(1.0);
         }
-        assert!(test.above().is_finite(), "still a gamble after 6 of 10");
-        test.push(-1);
-        assert_eq!((test.above(), test.below()), (f64::INFINITY, 0.0));
+        assert!(cs.evidence().0.is_finite(), "still a gamble after 6 of 10");
+        cs.push(0.0);
+        assert_eq!(cs.evidence().0, f64::INFINITY);
+        assert!(cs.interval().0 > 0.5, "{:?}", cs.interval());
         // And 6 first losses settle it below.
-        let mut test = SignTest::new(0.05, Some(10));
+        let mut cs = HedgedSequence::new(0.05, Some(10));
         for _ in 0..7 {
-            test.push(-1);
+            cs.push(0.0);
         }
-        assert_eq!((test.above(), test.below()), (0.0, f64::INFINITY));
+        assert_eq!(cs.evidence().1, f64::INFINITY);
+        assert!(cs.interval().1 < 0.5, "{:?}", cs.interval());
     }
 
     #[test]
-    fn e_bh_rejects_as_its_definition_says() {
-        let e = [50.0, 30.0, 12.0, 8.0, 2.0, 1.0, 0.5, 0.2];
-        let at = |alpha| -> Vec<f64> {
-            e_bh(&e, alpha)
-                .iter()
-                .zip(e)
-                .filter(|(r, _)| **r)
-                .map(|(_, v)| v)
-                .collect()
-        };
-        assert_eq!(at(0.2), [50.0, 30.0]);
-        assert!(at(0.1).is_empty());
-        // Order does not matter.
-        let shuffled = [2.0, 50.0, 0.2, 30.0];
-        assert_eq!(e_bh(&shuffled, 0.1), [false, true, false, true]);
+    fn a_larger_level_reads_a_narrower_interval_of_the_same_bets() {
+        let mut cs = HedgedSequence::new(0.01, Some(200));
+        for x in fixed().into_iter().take(60) {
+            cs.push(x);
+        }
+        let (wide, narrow) = (cs.interval(), cs.interval_at(0.1));
+        assert!(
+            wide.0 <= narrow.0 && narrow.1 <= wide.1,
+            "{wide:?} {narrow:?}"
+        );
+        assert!(narrow.1 - narrow.0 < wide.1 - wide.0, "{wide:?} {narrow:?}");
+        // Below its own level it reads at its own.
+        assert_eq!(cs.interval_at(0.001), wide);
+    }
+
+    #[test]
+    fn a_draw_never_observed_shrinks_the_population() {
+        let mut cs = HedgedSequence::new(0.05, Some(4));
+        cs.push(1.0);
+        cs.skip();
+        cs.push(1.0);
+        cs.push(1.0);
+        // Three of what are now three: the mean is known.
+        assert_eq!(cs.interval(), (1.0, 1.0));
     }
 
     #[test]

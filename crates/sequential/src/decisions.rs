@@ -2,7 +2,7 @@
 //! terminal prints it.
 
 use crate::procedure::{Design, Level, Measure, Procedure};
-use crate::sequence::{Estimator, Interval};
+use crate::sequence::Interval;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -40,6 +40,23 @@ pub struct Decision {
     pub decided_after_wave: Option<usize>,
     /// Its dataset's items drawn by then.
     pub decided_after_items: Option<usize>,
+    /// Decided only because the plan was spent: the full plan's own
+    /// figure, exact for its items, silent about items beyond them.
+    #[serde(default)]
+    pub spent: bool,
+    /// The level its interval is read at (a decided pair's: the level of
+    /// its decision).
+    #[serde(default)]
+    pub level: f64,
+}
+
+/// A dataset's best model under `--decide best`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Best {
+    /// The dataset.
+    pub dataset: String,
+    /// The best model, once decided.
+    pub model: Option<String>,
 }
 
 /// Everything a run `--until decided` decided, and what it used.
@@ -61,6 +78,9 @@ pub struct Decisions {
     pub plan_units: usize,
     /// Each quantity.
     pub quantities: Vec<Decision>,
+    /// Under `--decide best`, each dataset's best model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub best: Vec<Best>,
     /// Calls, tokens and cost used, beside the full plan's, when the
     /// records were read for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,11 +90,7 @@ pub struct Decisions {
 impl Decisions {
     /// What `procedure` decided, with `names` for its indices and
     /// `units_per_answer` units (prompt styles × repeats) per item answer.
-    pub fn of<E: Estimator>(
-        procedure: &Procedure<E>,
-        names: &Names,
-        units_per_answer: usize,
-    ) -> Decisions {
+    pub fn of(procedure: &Procedure, names: &Names, units_per_answer: usize) -> Decisions {
         let name = |m: usize| {
             names
                 .models
@@ -123,10 +139,25 @@ impl Decisions {
                     order,
                     decided_after_wave: q.decided.map(|d| d.wave),
                     decided_after_items: q.decided.map(|d| d.items),
+                    spent: q.decided.is_some_and(|d| d.spent),
+                    level: q.level,
                 }
             })
             .collect();
         let plan_answers = procedure.plan_answers();
+        let best = if procedure.design().decide == crate::Decide::Best {
+            names
+                .datasets
+                .iter()
+                .enumerate()
+                .map(|(d, dataset)| Best {
+                    dataset: dataset.clone(),
+                    model: procedure.best(d).map(name),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Decisions {
             design: procedure.design().clone(),
             all_decided: procedure.finished(),
@@ -136,58 +167,89 @@ impl Decisions {
             units: procedure.answers() * units_per_answer,
             plan_units: plan_answers * units_per_answer,
             quantities,
+            best,
             spend: None,
         }
     }
 
-    /// The lines the terminal prints: what was decided, after how much.
+    /// The lines the terminal prints: what was decided, after how much,
+    /// and about what.
     pub fn terminal(&self) -> String {
         let mut out = String::new();
         let share = self.units as f64 / self.plan_units.max(1) as f64;
         let _ = writeln!(
             out,
-            "decided: {} after {} waves, {} of the plan's {} units ({:.1}%)",
+            "decided: {} after {} wave{}, {} of the plan's {} units ({:.1}%)",
             if self.all_decided {
                 "everything asked"
             } else {
                 "not everything asked (the plan was spent first)"
             },
             self.waves,
+            if self.waves == 1 { "" } else { "s" },
             self.units,
             self.plan_units,
             100.0 * share
         );
+        let _ = writeln!(
+            out,
+            "  of what: each figure is the plan's own (its mean over the plan's items), its interval \
+             holding it with probability {} at every wave at once, the pairs' orders all at once; \
+             the report's pairwise table tests the models beyond these items",
+            1.0 - self.design.alpha
+        );
         if let Some(spend) = &self.spend {
             let _ = writeln!(out, "  paid: {}", spend.line());
         }
+        for best in &self.best {
+            let _ = writeln!(
+                out,
+                "  {:<10} best: {}",
+                best.dataset,
+                best.model.as_deref().unwrap_or("undecided")
+            );
+        }
         for d in self.quantities.iter().filter(|d| d.asked) {
-            let when = match (d.decided_after_wave, d.decided_after_items) {
-                (Some(w), Some(i)) => format!("after wave {w} ({i} items)"),
-                _ => "undecided".to_string(),
-            };
-            let _ = match &d.versus {
-                None => writeln!(
-                    out,
-                    "  {:<10} {} {:<28} {:5.1}% [{:5.1}, {:5.1}]  {when}",
-                    d.dataset,
-                    d.what,
-                    d.model,
-                    100.0 * d.estimate,
-                    100.0 * d.interval.lower,
-                    100.0 * d.interval.upper
-                ),
-                Some(v) => writeln!(
-                    out,
-                    "  {:<10} {} {} {v}  by {:+.1} pp [{:+.1}, {:+.1}]  {when}",
-                    d.dataset,
-                    d.model,
-                    d.order.as_deref().unwrap_or("?"),
-                    100.0 * d.estimate,
-                    100.0 * d.interval.lower,
-                    100.0 * d.interval.upper
-                ),
-            };
+            let _ = writeln!(out, "  {}", d.line());
+        }
+        if self.quantities.iter().any(|d| d.asked && d.spent) {
+            let _ = writeln!(
+                out,
+                "  (spent) the plan was spent: the full plan's figure, exact for these items; \
+                 whether it holds beyond them is the report's pairwise test"
+            );
         }
         out
+    }
+}
+
+impl Decision {
+    /// Its line in the terminal.
+    fn line(&self) -> String {
+        let when = match (self.decided_after_wave, self.decided_after_items) {
+            (Some(w), Some(i)) if self.spent => format!("after wave {w} ({i} items; spent)"),
+            (Some(w), Some(i)) => format!("after wave {w} ({i} items)"),
+            _ => "undecided".to_string(),
+        };
+        match &self.versus {
+            None => format!(
+                "{:<10} {} {:<28} {:5.1}% [{:5.1}, {:5.1}]  {when}",
+                self.dataset,
+                self.what,
+                self.model,
+                100.0 * self.estimate,
+                100.0 * self.interval.lower,
+                100.0 * self.interval.upper
+            ),
+            Some(v) => format!(
+                "{:<10} {} {} {v}  by {:+.1} pp [{:+.1}, {:+.1}]  {when}",
+                self.dataset,
+                self.model,
+                self.order.as_deref().unwrap_or("?"),
+                100.0 * self.estimate,
+                100.0 * self.interval.lower,
+                100.0 * self.interval.upper
+            ),
+        }
     }
 }

@@ -6,25 +6,25 @@
 //! procedure's bound at that shape, not an approximation of it.
 
 use crate::procedure::Design;
-use crate::sequence::{Estimator, StratifiedSequence};
+use crate::sequence::Estimator;
 
 /// The outcome shares of a stream: `(value, share)` pairs summing to 1.
 type Shape = [(f64, f64)];
 
-/// Items a sequence at level `alpha` over a population of `population`
-/// values shaped `shape` draws until `done` says its interval decides;
-/// `None` when even the whole population does not.
+/// Items the procedure's sequence at level `alpha` over a population of
+/// `population` values shaped `shape` draws, in the waves `design` sets,
+/// until `done` says it decides; `None` when even the whole population
+/// does not.
 fn items_until(
+    design: &Design,
     shape: &Shape,
-    alpha: f64,
+    (alpha, aim): (f64, Option<f64>),
     population: usize,
-    done: impl Fn(f64, f64) -> bool,
+    done: impl Fn(&mut dyn Estimator) -> bool,
 ) -> Option<usize> {
-    let mut sequence = StratifiedSequence::start(&[population], alpha);
+    let mut sequence = design.method.start(&[population], alpha, aim);
     let mut drawn = 0usize;
     let mut seen = vec![0usize; shape.len()];
-    // The waves a run draws: one stratum here.
-    let design = Design::default();
     while drawn < population {
         let take = design
             .wave_size(drawn, population, 1)
@@ -41,8 +41,7 @@ fn items_until(
             seen[k] += 1;
             sequence.observe(0, Some(shape[k].0));
         }
-        let interval = sequence.interval();
-        if done(interval.lower, interval.upper) {
+        if drawn < population && done(sequence.as_mut()) {
             return Some(drawn);
         }
     }
@@ -50,26 +49,23 @@ fn items_until(
 }
 
 /// Items at which a level near `baseline` (a share in (0, 1)) is decided
-/// to a half-width of `precision`, at level `alpha`, out of `population`.
-pub fn items_for_level(
-    baseline: f64,
-    precision: f64,
-    alpha: f64,
-    population: usize,
-) -> Option<usize> {
+/// to `design`'s precision at its α, out of `population`.
+pub fn items_for_level(design: &Design, baseline: f64, population: usize) -> Option<usize> {
     let shape = [(1.0, baseline), (0.0, 1.0 - baseline)];
-    items_until(&shape, alpha, population, |lo, hi| {
-        (hi - lo) / 2.0 <= precision
+    let aimed = (design.alpha, Some(design.precision));
+    items_until(design, &shape, aimed, population, |e| {
+        e.interval().half_width() <= design.precision
     })
 }
 
 /// Items at which two models near `baseline`, `difference` apart and
-/// wrong independently of each other, are ordered at level `alpha`, out of
-/// `population`.
+/// wrong independently of each other, are ordered by `design`'s method
+/// with α split over `pairs` pairs, out of `population`.
 pub fn items_for_order(
+    design: &Design,
     baseline: f64,
     difference: f64,
-    alpha: f64,
+    pairs: usize,
     population: usize,
 ) -> Option<usize> {
     let (a, b) = (
@@ -82,7 +78,17 @@ pub fn items_for_order(
         (0.0, b * (1.0 - a)),
         (0.5, a * b + (1.0 - a) * (1.0 - b)),
     ];
-    items_until(&shape, alpha, population, |lo, hi| lo > 0.5 || hi < 0.5)
+    let alpha = design.alpha / pairs.max(1) as f64;
+    items_until(design, &shape, (alpha, None), population, |e| {
+        match e.evidence() {
+            // The first pair the family decides needs 2·pairs/α (e-Holm).
+            Some((up, down)) => up.max(down) >= 2.0 / alpha,
+            None => {
+                let i = e.interval();
+                i.lower > 0.5 || i.upper < 0.5
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -91,16 +97,21 @@ mod tests {
 
     #[test]
     fn wider_precision_and_larger_differences_need_fewer_items() {
-        let tight = items_for_level(0.5, 0.02, 0.05, 100_000).unwrap();
-        let loose = items_for_level(0.5, 0.05, 0.05, 100_000).unwrap();
+        let design = Design::default();
+        let at = |precision| Design {
+            precision,
+            ..Design::default()
+        };
+        let tight = items_for_level(&at(0.02), 0.5, 100_000).unwrap();
+        let loose = items_for_level(&at(0.05), 0.5, 100_000).unwrap();
         assert!(loose < tight, "{loose} vs {tight}");
-        let near = items_for_order(0.7, 0.03, 0.05, 100_000).unwrap();
-        let far = items_for_order(0.7, 0.2, 0.05, 100_000).unwrap();
+        let near = items_for_order(&design, 0.7, 0.03, 1, 100_000).unwrap();
+        let far = items_for_order(&design, 0.7, 0.2, 1, 100_000).unwrap();
         assert!(far < near, "{far} vs {near}");
         // A fixed-time interval of ±2 pp at 50% needs 2,401 items; the
         // anytime-valid one more.
         assert!(tight > 2_401, "{tight}");
         // No difference is never ordered before the plan is spent.
-        assert_eq!(items_for_order(0.7, 0.0, 0.05, 5_000), None);
+        assert_eq!(items_for_order(&design, 0.7, 0.0, 1, 5_000), None);
     }
 }

@@ -25,8 +25,9 @@ pub struct FixedSample {
     strata: Vec<Sums>,
 }
 
-impl Estimator for FixedSample {
-    fn start(sizes: &[usize], alpha: f64) -> Self {
+impl FixedSample {
+    /// The interval of a population whose strata hold `sizes` values, at level 1 − `alpha`.
+    pub fn new(sizes: &[usize], alpha: f64) -> Self {
         FixedSample {
             z: Normal::standard().inverse_cdf(1.0 - alpha / 2.0),
             weights: weights(sizes),
@@ -39,7 +40,9 @@ impl Estimator for FixedSample {
                 .collect(),
         }
     }
+}
 
+impl Estimator for FixedSample {
     fn begin_wave(&mut self, _counts: &[usize]) {}
 
     fn observe(&mut self, h: usize, x: Option<f64>) {
@@ -99,5 +102,9 @@ impl Estimator for FixedSample {
 
     fn complete(&self) -> bool {
         self.strata.iter().all(|s| s.drawn >= s.size)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn Estimator> {
+        Box::new(self.clone())
     }
 }

@@ -11,84 +11,10 @@
 //! difference of its two models' shares.
 
 use crate::allocate::{allocate, StratumShare};
-use crate::sequence::{Estimator, Interval, StratifiedSequence};
+use crate::sequence::{Estimator, Interval};
 use serde::{Deserialize, Serialize};
 
-/// What `--until decided` is asked to decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Decide {
-    /// Each model's compliance and accuracy per dataset, to the precision.
-    Accuracy,
-    /// The order of every pair of models per dataset.
-    Order,
-    /// Both.
-    #[default]
-    Both,
-}
-
-/// The procedure's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Design {
-    /// Each level's intervals miss with probability at most this; the
-    /// family of pair orders errs anywhere with probability at most this.
-    pub alpha: f64,
-    /// The half-width a level is decided at, as a fraction.
-    pub precision: f64,
-    /// What is to be decided.
-    pub decide: Decide,
-    /// A stratum's least share of a wave, as a fraction of its proportional share.
-    pub min_share: f64,
-    /// A dataset's first wave, as a fraction of its items.
-    pub first_wave: f64,
-    /// Each later wave, as a fraction of the dataset's items drawn so far.
-    pub growth: f64,
-}
-
-impl Design {
-    /// The items of a dataset's next wave, `drawn` of its `total` items
-    /// drawn so far over `strata` strata (at least two per stratum).
-    pub fn wave_size(&self, drawn: usize, total: usize, strata: usize) -> usize {
-        let size = if drawn == 0 {
-            self.first_wave * total as f64
-        } else {
-            self.growth * drawn as f64
-        };
-        (size.ceil() as usize).max(2 * strata)
-    }
-}
-
-impl Default for Design {
-    fn default() -> Self {
-        Design {
-            alpha: 0.05,
-            precision: 0.02,
-            decide: Decide::Both,
-            min_share: 0.5,
-            first_wave: 0.01,
-            growth: 0.25,
-        }
-    }
-}
-
-/// One dataset of the plan: its strata, each holding its items in the
-/// order they are to be drawn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DatasetPlan {
-    /// The dataset's name.
-    pub name: String,
-    /// Its strata (one per complexity value).
-    pub strata: Vec<StratumPlan>,
-}
-
-/// One stratum of a dataset.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StratumPlan {
-    /// The complexity value its items share.
-    pub complexity: u32,
-    /// Its items' ids, in draw order.
-    pub items: Vec<String>,
-}
+pub use crate::design::{DatasetPlan, Decide, Design, StratumPlan};
 
 /// What one model's units of one item came to: the share of them
 /// compliant and the share accurate, among those measured (`None` when an
@@ -142,13 +68,17 @@ impl Measure {
     }
 }
 
-/// When a quantity was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// When a quantity was decided, and on what.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decided {
     /// The wave after which it was.
     pub wave: usize,
     /// Its dataset's items drawn by then.
     pub items: usize,
+    /// Decided only because every item was drawn: the figure is then the
+    /// plan's own, exact for its items and silent beyond them.
+    #[serde(default)]
+    pub spent: bool,
 }
 
 /// One quantity and where it stands.
@@ -160,13 +90,21 @@ pub struct Quantity {
     pub measure: Measure,
     /// Whether it was asked for (the others are followed all the same).
     pub asked: bool,
-    /// Its point estimate (stratified), on its own scale: a level in [0, 1],
-    /// a difference in [−1, 1].
+    /// Its point estimate, on its own scale: a level in [0, 1], a
+    /// difference in [−1, 1].
     pub estimate: f64,
     /// Its anytime-valid interval, on the same scale.
     pub interval: Interval,
+    /// The level its interval is read at: α for a level; for a pair, the
+    /// level its decision was taken at (α over the family before).
+    #[serde(default)]
+    pub level: f64,
     /// When it was decided, if it was.
     pub decided: Option<Decided>,
+    /// For a decided pair: the first model above (`Greater`), below, or
+    /// tied over the whole plan (`Equal`).
+    #[serde(skip)]
+    pub direction: Option<std::cmp::Ordering>,
 }
 
 impl Quantity {
@@ -194,8 +132,24 @@ impl Quantity {
 
     /// For a pair: which way the order went, once decided.
     pub fn order(&self) -> Option<std::cmp::Ordering> {
+        self.direction
+    }
+
+    /// Whether it is a pair of `model` and another: the other, and
+    /// whether `model` is the pair's first.
+    fn pair_of(&self, model: usize) -> Option<(usize, bool)> {
         match self.measure {
-            Measure::Order { .. } if self.decided.is_some() => Some(self.interval.side_of_zero()),
+            Measure::Order { first, second } if first == model => Some((second, true)),
+            Measure::Order { first, second } if second == model => Some((first, false)),
+            _ => None,
+        }
+    }
+
+    /// For a decided pair, the model above (`None` when tied or undecided).
+    fn winner(&self) -> Option<usize> {
+        match (self.measure, self.direction?) {
+            (Measure::Order { first, .. }, std::cmp::Ordering::Greater) => Some(first),
+            (Measure::Order { second, .. }, std::cmp::Ordering::Less) => Some(second),
             _ => None,
         }
     }
@@ -208,7 +162,7 @@ pub struct WavePart {
     pub dataset: usize,
     /// The models that answer it.
     pub models: Vec<usize>,
-    /// Its items, each with its stratum's index.
+    /// Its items, each with its stratum's index, in draw order.
     pub items: Vec<(usize, String)>,
 }
 
@@ -221,11 +175,9 @@ pub struct Wave {
     pub parts: Vec<WavePart>,
 }
 
-/// The procedure (see the module's doc), its intervals from `E`: the
-/// confidence sequence in every run, the naive interval in the simulation
-/// that shows why.
+/// The procedure (see the module's doc).
 #[derive(Clone, Debug)]
-pub struct Procedure<E: Estimator = StratifiedSequence> {
+pub struct Procedure {
     design: Design,
     models: usize,
     datasets: Vec<DatasetPlan>,
@@ -233,7 +185,10 @@ pub struct Procedure<E: Estimator = StratifiedSequence> {
     drawn: Vec<Vec<usize>>,
     quantities: Vec<Quantity>,
     /// Each quantity's interval method, in the same order.
-    estimators: Vec<E>,
+    estimators: Vec<Box<dyn Estimator>>,
+    /// The pairs' one-sided hypotheses ("no better", "no worse") in the
+    /// family e-Holm controls, and how many it has rejected.
+    family: crate::family::Family,
     waves: usize,
     /// Item answers (an item asked of a model) the waves handed out.
     answers: usize,
@@ -241,19 +196,28 @@ pub struct Procedure<E: Estimator = StratifiedSequence> {
     pending: bool,
 }
 
-impl<E: Estimator> Procedure<E> {
+impl Procedure {
     /// The procedure for `models` models over `datasets`.
-    pub fn new(design: Design, models: usize, datasets: Vec<DatasetPlan>) -> Self {
-        let pairs = models * models.saturating_sub(1) / 2;
-        let pair_alpha = design.alpha / (pairs * datasets.len()).max(1) as f64;
-        let levels_asked = design.decide != Decide::Order;
-        let orders_asked = design.decide != Decide::Accuracy;
+    pub fn new(design: Design, models: usize, mut datasets: Vec<DatasetPlan>) -> Self {
+        for dataset in &mut datasets {
+            if dataset.turns.len() != dataset.len() {
+                dataset.interleave(0);
+            }
+        }
+        let pairs = models * models.saturating_sub(1) / 2 * datasets.len();
+        let family = crate::family::Family::new(if design.decide.pairs() { 2 * pairs } else { 0 });
+        // A pair's interval is read at α over the family's pairs until it is decided.
+        let pair_alpha = design.alpha / pairs.max(1) as f64;
         let mut quantities = Vec::new();
         let mut estimators = Vec::new();
         for (d, dataset) in datasets.iter().enumerate() {
             let sizes: Vec<usize> = dataset.strata.iter().map(|s| s.items.len()).collect();
             let mut add = |measure: Measure, asked, alpha| {
-                let mut estimator = E::start(&sizes, alpha);
+                let aim = match measure {
+                    Measure::Level { .. } => Some(design.precision),
+                    Measure::Order { .. } => None,
+                };
+                let mut estimator = design.method.start(&sizes, alpha, aim);
                 let (scale, shift) = measure.scale();
                 quantities.push(Quantity {
                     dataset: d,
@@ -261,18 +225,28 @@ impl<E: Estimator> Procedure<E> {
                     asked,
                     estimate: scale * estimator.estimate() + shift,
                     interval: estimator.interval().affine(scale, shift),
+                    level: alpha,
                     decided: None,
+                    direction: None,
                 });
                 estimators.push(estimator);
             };
             for model in 0..models {
                 for level in [Level::Compliance, Level::Accuracy] {
-                    add(Measure::Level { model, level }, levels_asked, design.alpha);
+                    add(
+                        Measure::Level { model, level },
+                        design.decide.levels(),
+                        design.alpha,
+                    );
                 }
             }
             for first in 0..models {
                 for second in first + 1..models {
-                    add(Measure::Order { first, second }, orders_asked, pair_alpha);
+                    add(
+                        Measure::Order { first, second },
+                        design.decide.pairs(),
+                        pair_alpha,
+                    );
                 }
             }
         }
@@ -283,6 +257,7 @@ impl<E: Estimator> Procedure<E> {
             datasets,
             quantities,
             estimators,
+            family,
             waves: 0,
             answers: 0,
             pending: false,
@@ -306,24 +281,12 @@ impl<E: Estimator> Procedure<E> {
 
     /// Item answers of the whole plan.
     pub fn plan_answers(&self) -> usize {
-        (0..self.datasets.len())
-            .map(|d| self.items_drawn(d).1)
-            .sum::<usize>()
-            * self.models
+        self.datasets.iter().map(DatasetPlan::len).sum::<usize>() * self.models
     }
 
     /// The settings in one line, for the run's first words.
     pub fn design_line(&self) -> String {
-        let asked = match self.design.decide {
-            Decide::Accuracy => "A2 and A3 per model",
-            Decide::Order => "the order of every pair",
-            Decide::Both => "A2 and A3 per model and the order of every pair",
-        };
-        format!(
-            "{asked}, to ±{:.1} pp at α = {}",
-            100.0 * self.design.precision,
-            self.design.alpha
-        )
+        self.design.line()
     }
 
     /// What a wave asks, in one line: `tasks` units still to run of it.
@@ -333,17 +296,28 @@ impl<E: Estimator> Procedure<E> {
             .iter()
             .map(|p| p.items.len() * p.models.len())
             .sum();
-        let open = self
-            .quantities
-            .iter()
-            .filter(|q| q.asked && q.decided.is_none())
-            .count();
+        let open = self.open_questions();
         format!(
-            "wave {}: {} items, {} units ({tasks} to run); {open} questions open",
+            "wave {}: {} items, {} units ({tasks} to run); {open} question{} open",
             wave.number,
             wave.parts.iter().map(|p| p.items.len()).sum::<usize>(),
             answers * units_per_answer,
+            if open == 1 { "" } else { "s" }
         )
+    }
+
+    /// Questions still open: undecided asked quantities, or under
+    /// `--decide best` each dataset whose best is not decided.
+    pub fn open_questions(&self) -> usize {
+        if self.design.decide == Decide::Best {
+            return (0..self.datasets.len())
+                .filter(|&d| self.best(d).is_none())
+                .count();
+        }
+        self.quantities
+            .iter()
+            .filter(|q| q.asked && q.decided.is_none())
+            .count()
     }
 
     /// Item answers (an item asked of a model) the waves so far handed out.
@@ -353,26 +327,81 @@ impl<E: Estimator> Procedure<E> {
 
     /// Items drawn so far in dataset `d`, and how many it has.
     pub fn items_drawn(&self, d: usize) -> (usize, usize) {
-        let total = self.datasets[d].strata.iter().map(|s| s.items.len()).sum();
-        (self.drawn[d].iter().sum(), total)
+        (self.drawn[d].iter().sum(), self.datasets[d].len())
     }
 
     /// Whether everything asked is decided.
     pub fn finished(&self) -> bool {
-        self.quantities
-            .iter()
-            .all(|q| !q.asked || q.decided.is_some())
+        (0..self.datasets.len()).all(|d| self.needed(d).is_empty())
     }
 
-    /// The models dataset `d` still needs: those of its undecided asked quantities.
+    /// Under `--decide best`, dataset `d`'s best model once decided: the
+    /// one model no decided pair puts below another, decided above every
+    /// other model by its own pair.
+    pub fn best(&self, d: usize) -> Option<usize> {
+        let candidates = self.candidates(d);
+        let &[best] = candidates.as_slice() else {
+            return None;
+        };
+        let above_all = self
+            .pairs_of(d, best)
+            .all(|(q, _)| q.winner() == Some(best));
+        above_all.then_some(best)
+    }
+
+    /// Dataset `d`'s models that no decided pair puts below another.
+    fn candidates(&self, d: usize) -> Vec<usize> {
+        let mut beaten = vec![false; self.models];
+        for q in self.quantities.iter().filter(|q| q.dataset == d) {
+            if let (Some(winner), Measure::Order { first, second }) = (q.winner(), q.measure) {
+                beaten[if winner == first { second } else { first }] = true;
+            }
+        }
+        (0..self.models).filter(|&m| !beaten[m]).collect()
+    }
+
+    /// Dataset `d`'s pairs of `model`, each with the other model.
+    fn pairs_of(&self, d: usize, model: usize) -> impl Iterator<Item = (&Quantity, usize)> {
+        self.quantities
+            .iter()
+            .filter(move |q| q.dataset == d)
+            .filter_map(move |q| q.pair_of(model).map(|(other, _)| (q, other)))
+    }
+
+    /// The models dataset `d` still needs (none once all it is asked is
+    /// decided, or its items are all drawn).
     fn needed(&self, d: usize) -> Vec<usize> {
+        let (drawn, total) = self.items_drawn(d);
         let mut models = vec![false; self.models];
-        for q in self.undecided(d) {
-            for m in q.models() {
-                models[m] = true;
+        if drawn < total {
+            if self.design.decide == Decide::Best {
+                self.needed_for_best(d, &mut models);
+            } else {
+                for q in self.undecided(d) {
+                    for m in q.models() {
+                        models[m] = true;
+                    }
+                }
             }
         }
         (0..self.models).filter(|&m| models[m]).collect()
+    }
+
+    /// Marks the models the best of dataset `d` still needs: every
+    /// candidate, and each model a candidate's pair with is undecided.
+    /// (The set only shrinks, so no sequence misses a draw and resumes.)
+    fn needed_for_best(&self, d: usize, models: &mut [bool]) {
+        if self.best(d).is_some() {
+            return;
+        }
+        for c in self.candidates(d) {
+            models[c] = true;
+            for (q, other) in self.pairs_of(d, c) {
+                if q.decided.is_none() {
+                    models[other] = true;
+                }
+            }
+        }
     }
 
     fn undecided(&self, d: usize) -> impl Iterator<Item = &Quantity> {
@@ -391,12 +420,20 @@ impl<E: Estimator> Procedure<E> {
         let mut parts = Vec::new();
         for d in 0..self.datasets.len() {
             let models = self.needed(d);
-            let (drawn, total) = self.items_drawn(d);
-            if models.is_empty() || drawn >= total {
+            if models.is_empty() {
                 continue;
             }
-            let counts = self.split(d, drawn, total);
-            let items = self.take(d, &counts);
+            let items = if self.design.method.bets() {
+                self.take_turns(d)
+            } else {
+                let (drawn, total) = self.items_drawn(d);
+                let counts = self.split(d, drawn, total);
+                self.take(d, &counts)
+            };
+            let mut counts = vec![0; self.datasets[d].strata.len()];
+            for (h, _) in &items {
+                counts[*h] += 1;
+            }
             for (q, e) in self.quantities.iter().zip(&mut self.estimators) {
                 if q.dataset == d && q.models().iter().all(|m| models.contains(m)) {
                     e.begin_wave(&counts);
@@ -418,6 +455,23 @@ impl<E: Estimator> Procedure<E> {
             number: self.waves,
             parts,
         })
+    }
+
+    /// The next items of dataset `d` in its one uniform order: the strata
+    /// in their turns, each stratum's items in its own order.
+    fn take_turns(&mut self, d: usize) -> Vec<(usize, String)> {
+        let (drawn, total) = self.items_drawn(d);
+        let size = self
+            .design
+            .wave_size(drawn, total, self.datasets[d].strata.len())
+            .min(total - drawn);
+        let plan = &self.datasets[d];
+        let mut items = Vec::with_capacity(size);
+        for &h in &plan.turns[drawn..drawn + size] {
+            items.push((h, plan.strata[h].items[self.drawn[d][h]].clone()));
+            self.drawn[d][h] += 1;
+        }
+        items
     }
 
     /// How many items of each stratum dataset `d`'s next wave draws.
@@ -469,10 +523,9 @@ impl<E: Estimator> Procedure<E> {
     pub fn observe(&mut self, wave: &Wave, outcome: impl Fn(usize, &str) -> ItemOutcome) {
         self.pending = false;
         for part in &wave.parts {
-            let d = part.dataset;
-            let (drawn, _) = self.items_drawn(d);
             for (q, e) in self.quantities.iter_mut().zip(&mut self.estimators) {
-                if q.dataset != d || !q.models().iter().all(|m| part.models.contains(m)) {
+                if q.dataset != part.dataset || !q.models().iter().all(|m| part.models.contains(m))
+                {
                     continue;
                 }
                 for (h, item) in &part.items {
@@ -481,17 +534,75 @@ impl<E: Estimator> Procedure<E> {
                 let (scale, shift) = q.measure.scale();
                 q.estimate = scale * e.estimate() + shift;
                 q.interval = e.interval().affine(scale, shift);
-                let settled = e.complete()
-                    || match q.measure {
-                        Measure::Level { .. } => q.interval.half_width() <= self.design.precision,
-                        Measure::Order { .. } => q.interval.side_of_zero().is_ne(),
-                    };
-                if settled && q.decided.is_none() {
-                    q.decided = Some(Decided {
-                        wave: wave.number,
-                        items: drawn,
-                    });
+            }
+        }
+        self.settle(wave.number);
+    }
+
+    /// Decides every pair the family's e-Holm now rejects, after wave
+    /// `wave`; each is read from then on at the level of its decision.
+    fn reject_pairs(&mut self, wave: usize) {
+        loop {
+            let evidence = self
+                .quantities
+                .iter()
+                .zip(&self.estimators)
+                .enumerate()
+                .filter(|(_, (q, _))| {
+                    q.asked && q.decided.is_none() && matches!(q.measure, Measure::Order { .. })
+                })
+                .filter_map(|(i, (_, e))| e.evidence().map(|(up, down)| (i, up, down)));
+            let Some(rejection) = self.family.next(self.design.alpha, evidence) else {
+                return;
+            };
+            let (q, e) = (
+                &mut self.quantities[rejection.pair],
+                &mut self.estimators[rejection.pair],
+            );
+            e.read_at(rejection.level);
+            let (scale, shift) = q.measure.scale();
+            q.interval = e.interval().affine(scale, shift);
+            q.level = rejection.level;
+            q.direction = Some(rejection.direction);
+            q.decided = Some(Decided {
+                wave,
+                items: self.drawn[q.dataset].iter().sum(),
+                spent: false,
+            });
+        }
+    }
+
+    /// Marks what the intervals and e-values now settle, after wave `wave`.
+    fn settle(&mut self, wave: usize) {
+        if self.design.method.bets() {
+            self.reject_pairs(wave);
+        }
+        for (q, e) in self.quantities.iter_mut().zip(&self.estimators) {
+            if q.decided.is_some() {
+                continue;
+            }
+            let items = self.drawn[q.dataset].iter().sum();
+            let decided = |spent| Some(Decided { wave, items, spent });
+            if e.complete() {
+                q.decided = decided(true);
+                if matches!(q.measure, Measure::Order { .. }) {
+                    q.direction = Some(q.interval.side_of_zero());
                 }
+                continue;
+            }
+            match q.measure {
+                Measure::Level { .. } if q.interval.half_width() <= self.design.precision => {
+                    q.decided = decided(false);
+                }
+                // Without bets, a pair is decided once its interval (at α
+                // over the pairs: Bonferroni) leaves zero.
+                Measure::Order { .. }
+                    if !self.design.method.bets() && q.interval.side_of_zero().is_ne() =>
+                {
+                    q.decided = decided(false);
+                    q.direction = Some(q.interval.side_of_zero());
+                }
+                _ => {}
             }
         }
     }

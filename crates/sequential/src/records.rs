@@ -77,12 +77,12 @@ impl ItemOutcomes {
         }
         datasets
             .into_iter()
-            .map(|(name, strata)| DatasetPlan {
-                name: name.to_string(),
-                strata: strata
+            .map(|(name, strata)| {
+                let strata = strata
                     .into_iter()
                     .map(|(complexity, items)| StratumPlan { complexity, items })
-                    .collect(),
+                    .collect();
+                DatasetPlan::new(name.to_string(), strata, 0)
             })
             .collect()
     }

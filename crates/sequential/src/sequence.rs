@@ -152,16 +152,14 @@ impl Stratum {
     }
 }
 
-/// What the procedure needs of an interval method, so that the valid one
+/// What the procedure needs of an interval method, so that the valid ones
 /// and the naive one it is compared with run the same waves.
-pub trait Estimator: Clone {
-    /// The method for a population whose strata hold `sizes` values, at level 1 − `alpha`.
-    fn start(sizes: &[usize], alpha: f64) -> Self;
+pub trait Estimator: std::fmt::Debug + Send {
     /// A wave is about to draw `counts[h]` values of stratum h.
     fn begin_wave(&mut self, counts: &[usize]);
     /// One drawn value of stratum `h`; `None` can never be observed.
     fn observe(&mut self, h: usize, x: Option<f64>);
-    /// The stratified point estimate.
+    /// The point estimate.
     fn estimate(&self) -> f64;
     /// The interval after the values seen so far.
     fn interval(&mut self) -> Interval;
@@ -169,6 +167,22 @@ pub trait Estimator: Clone {
     fn stratum_sd(&self, h: usize) -> f64;
     /// Whether every value has been drawn (the mean is then known).
     fn complete(&self) -> bool;
+    /// The e-values against "the mean is at most ½" and "at least ½",
+    /// when the method bets; `None` when it only gives intervals.
+    fn evidence(&self) -> Option<(f64, f64)> {
+        None
+    }
+    /// From now on, gives its interval at level `level` (a method that
+    /// bets; others keep theirs).
+    fn read_at(&mut self, _level: f64) {}
+    /// A copy of it.
+    fn boxed_clone(&self) -> Box<dyn Estimator>;
+}
+
+impl Clone for Box<dyn Estimator> {
+    fn clone(&self) -> Self {
+        self.boxed_clone()
+    }
 }
 
 /// The confidence sequence of one pooled mean (see the module's doc).
@@ -182,8 +196,9 @@ pub struct StratifiedSequence {
     kept: Interval,
 }
 
-impl Estimator for StratifiedSequence {
-    fn start(sizes: &[usize], alpha: f64) -> Self {
+impl StratifiedSequence {
+    /// The sequence of a population whose strata hold `sizes` values, at level 1 − `alpha`.
+    pub fn new(sizes: &[usize], alpha: f64) -> Self {
         let weights = weights(sizes);
         StratifiedSequence {
             alpha,
@@ -201,7 +216,9 @@ impl Estimator for StratifiedSequence {
             },
         }
     }
+}
 
+impl Estimator for StratifiedSequence {
     /// Sets the bets of a wave that draws `counts[h]` values of stratum h,
     /// before any of them is seen: each stratum's `B_h` grows by the same
     /// multiple of its weight, as large as the tuned bet allows.
@@ -299,6 +316,10 @@ impl Estimator for StratifiedSequence {
 
     fn complete(&self) -> bool {
         self.strata.iter().all(Stratum::drawn_out)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn Estimator> {
+        Box::new(self.clone())
     }
 }
 

@@ -37,7 +37,8 @@ pub struct UntilArgs {
 pub struct DecideArgs {
     /// What --until decided decides per dataset: each model's compliance
     /// and accuracy to --precision (`accuracy`), the order of every pair of
-    /// models (`order`), or `both`.
+    /// models (`order`), `both`, or the best model by accuracy and its
+    /// margin over each other (`best`, the fewest items).
     #[arg(long, value_enum, default_value_t = Decide::Both)]
     pub decide: Decide,
     /// The half-width, in percentage points, at which a model's compliance
