@@ -113,7 +113,7 @@ enum Command {
     BenchFleet(bench::fleet::Args),
     /// Run one fleet run under a random mix of faults for a given time, then count its units, rounds, rounds missing or recorded twice, and calls per call needed.
     BenchSoak(bench::soak::Args),
-    /// Replay `run --until decided` over a finished run's records, in many draw orders: coverage, wrong orders and units used, beside a naive fixed-sample test.
+    /// Replay `run --until decided` over a finished run's records, in many draw orders: coverage, wrong orders and units used, each question against the fixed-time oracle, beside the procedure it replaced and a naive fixed-sample test.
     BenchDecided(bench::decided::Args),
     /// Serve a built-in model (the reference model, or its noisy, chatty or judge forms) over every API the model client speaks: OpenAI's chat completions and Responses, Azure OpenAI, Anthropic, Gemini and Bedrock, and their batch APIs.
     MockLlm(mock_llm::Args),

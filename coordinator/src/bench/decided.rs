@@ -205,13 +205,20 @@ fn oracle_table(
 /// One procedure's figures: coverage and wrong orders, each marked against α.
 fn line(name: &str, r: &Replays, alpha: f64) -> String {
     let mark = |ok: bool| if ok { "ok" } else { "FAILS" };
-    let covered = |share: f64| format!("{share:.3} {:<5}", mark(share >= 1.0 - alpha));
+    // A kind of question none of which was asked has no coverage to show.
+    let covered = |(held, all): (usize, usize)| {
+        if all == 0 {
+            return "–".to_string();
+        }
+        let share = held as f64 / all as f64;
+        format!("{share:.3} {:<5}", mark(share >= 1.0 - alpha))
+    };
     format!(
         "{:<34} {:>14} {:>14} {:>14} {:>8.3} {:<5} {:>11.1}% {:>11.1}% {:>9.2}×",
         name,
-        covered(r.coverage()),
-        covered(r.pair_coverage()),
-        covered(r.held_share()),
+        covered(r.covered),
+        covered(r.covered_pairs),
+        covered(r.held_throughout),
         r.wrong_order_share(),
         mark(r.wrong_order_share() <= alpha),
         100.0 * r.answers_share(0.5),

@@ -81,21 +81,6 @@ fn median(values: &[usize]) -> usize {
 }
 
 impl Replays {
-    /// The share of the levels' stopped intervals that held the truth.
-    pub fn coverage(&self) -> f64 {
-        self.covered.0 as f64 / self.covered.1.max(1) as f64
-    }
-
-    /// The share of the pairs' stopped intervals that held the truth.
-    pub fn pair_coverage(&self) -> f64 {
-        self.covered_pairs.0 as f64 / self.covered_pairs.1.max(1) as f64
-    }
-
-    /// The share of asked quantities whose interval held the truth at every wave.
-    pub fn held_share(&self) -> f64 {
-        self.held_throughout.0 as f64 / self.held_throughout.1.max(1) as f64
-    }
-
     /// The share of replays with a pair ordered wrongly.
     pub fn wrong_order_share(&self) -> f64 {
         self.wrong_order_runs as f64 / self.runs.max(1) as f64
