@@ -177,14 +177,22 @@ impl Decisions {
     pub fn terminal(&self) -> String {
         let mut out = String::new();
         let share = self.units as f64 / self.plan_units.max(1) as f64;
+        let spent = self
+            .quantities
+            .iter()
+            .filter(|d| d.asked && d.spent)
+            .count();
+        let what = match (self.all_decided, spent) {
+            (false, _) => "not everything asked (the plan was spent first)".to_string(),
+            (true, 0) => "everything asked".to_string(),
+            (true, n) => format!(
+                "everything asked ({n} question{} only as the plan was spent)",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
         let _ = writeln!(
             out,
-            "decided: {} after {} wave{}, {} of the plan's {} units ({:.1}%)",
-            if self.all_decided {
-                "everything asked"
-            } else {
-                "not everything asked (the plan was spent first)"
-            },
+            "decided: {what} after {} wave{}, {} of the plan's {} units ({:.1}%)",
             self.waves,
             if self.waves == 1 { "" } else { "s" },
             self.units,
@@ -251,5 +259,70 @@ impl Decision {
                 100.0 * self.interval.upper
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(spent: bool) -> Decision {
+        Decision {
+            dataset: "plogic".into(),
+            what: "A3".into(),
+            model: "m".into(),
+            versus: None,
+            asked: true,
+            estimate: 0.9,
+            interval: Interval {
+                lower: 0.9,
+                upper: 0.9,
+            },
+            order: None,
+            decided_after_wave: Some(1),
+            decided_after_items: Some(80),
+            spent,
+            level: 0.05,
+        }
+    }
+
+    #[test]
+    fn the_terminal_says_what_was_decided_only_because_the_plan_was_spent() {
+        let mut decisions = Decisions {
+            design: Design::default(),
+            all_decided: true,
+            waves: 1,
+            answers: 80,
+            plan_answers: 80,
+            units: 160,
+            plan_units: 160,
+            quantities: vec![level(true), level(false)],
+            best: Vec::new(),
+            spend: None,
+        };
+        let said = decisions.terminal();
+        assert!(
+            said.starts_with(
+                "decided: everything asked (1 question only as the plan was spent) after 1 wave, 160"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("(80 items; spent)"), "{said}");
+        assert!(
+            said.contains("the plan was spent: the full plan's figure"),
+            "{said}"
+        );
+        assert!(
+            said.contains("of what: each figure is the plan's own"),
+            "{said}"
+        );
+        decisions.quantities = vec![level(false)];
+        decisions.waves = 3;
+        let said = decisions.terminal();
+        assert!(
+            said.starts_with("decided: everything asked after 3 waves"),
+            "{said}"
+        );
+        assert!(!said.contains("the plan was spent"), "{said}");
     }
 }
