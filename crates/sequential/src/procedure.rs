@@ -3,12 +3,16 @@
 //! decided.
 //!
 //! Every model still needed answers the same items, so a pair's comparison
-//! stays paired. Each dataset draws on its own: its items, stratum by
-//! stratum in the order the caller shuffled them (from the run's seed), in
-//! waves whose split among strata [`crate::allocate`] decides. A quantity's
-//! value per item is the share of the item's units (prompt styles and
-//! repeats) that succeeded, so an item is one draw; a pair's is the
-//! difference of its two models' shares.
+//! stays paired. Each dataset draws on its own. With betting (what a run
+//! uses) its items come in one uniformly random order: each stratum in the
+//! order the caller shuffled it (from the run's seed), the strata in the
+//! plan's random turns. The methods kept for comparison split each wave
+//! among strata as [`crate::allocate`] decides. A quantity's value per item
+//! is the share of the item's units (prompt styles and repeats) that
+//! succeeded, so an item is one draw; a pair's is the difference of its two
+//! models' shares. Levels are decided at the precision, pairs by e-Holm
+//! over their e-processes ([`crate::family`]), and under `--decide best`
+//! each dataset once its best is.
 
 use crate::allocate::{allocate, StratumShare};
 use crate::sequence::{Estimator, Interval};
