@@ -62,6 +62,8 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
         "share of plan"
     );
     let (mut drawn, mut planned) = (0usize, 0usize);
+    // Which question is likely to need most of some dataset's plan.
+    let (mut levels_heavy, mut pairs_heavy) = (false, false);
     for (dataset, &n) in &per_dataset {
         let level = design
             .decide
@@ -70,6 +72,9 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
         let order = design.decide.pairs().then(|| {
             foresee::items_for_order(&design, ask.baseline, difference, pairs, n).unwrap_or(n)
         });
+        let heavy = |k: Option<usize>| k.is_some_and(|k| k as f64 >= 0.9 * n as f64);
+        levels_heavy |= heavy(level);
+        pairs_heavy |= heavy(order);
         let needed = level.unwrap_or(0).max(order.unwrap_or(0)).min(n);
         drawn += needed;
         planned += n;
@@ -89,26 +94,32 @@ pub fn decided_lines(settings: &Resolved, items: &[Item], ask: Ask) -> String {
         100.0 * share
     );
     if share >= 0.9 {
-        let _ = writeln!(out, "{}", fewer_hint(&design));
+        let _ = writeln!(out, "{}", fewer_hint(&design, levels_heavy, pairs_heavy));
     }
     out
 }
 
-/// What draws fewer items when a decided run is likely to spend its plan.
-fn fewer_hint(design: &autoeval_sequential::Design) -> String {
-    use autoeval_sequential::Decide;
-    let wider = format!(
-        "a wider --precision than ±{:.1} pp",
-        100.0 * design.precision
-    );
-    match design.decide {
-        Decide::Both => format!(
-            "hint: levels to ±{:.1} pp need most of this plan; `--decide order` (the pairs only) or `--decide best` draws fewer, as does {wider}",
+/// What draws fewer items when a decided run is likely to spend its plan:
+/// its levels need most of a dataset (`levels_heavy`), or its pairs do.
+fn fewer_hint(
+    design: &autoeval_sequential::Design,
+    levels_heavy: bool,
+    pairs_heavy: bool,
+) -> String {
+    let mut ways = Vec::new();
+    if levels_heavy {
+        ways.push(format!(
+            "levels to ±{:.1} pp need most of this plan: a wider --precision draws fewer, and `--decide order` or `--decide best` asks no level",
             100.0 * design.precision
-        ),
-        Decide::Accuracy => format!("hint: {wider} draws fewer, or a larger plan leaves more unspent"),
-        Decide::Order | Decide::Best => "hint: pairs this close need most of this plan; `--decide best` asks less, and a larger plan leaves more unspent".to_string(),
+        ));
     }
+    if pairs_heavy {
+        ways.push(
+            "pairs this close need most of this plan: `--decide best` asks fewer of them, and a larger plan leaves more unspent"
+                .to_string(),
+        );
+    }
+    format!("hint: {}", ways.join("; "))
 }
 
 /// The power lines of the plan of `items`.

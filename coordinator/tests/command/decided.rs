@@ -223,3 +223,49 @@ fn a_dry_run_until_decided_says_how_much_of_the_plan_it_is_likely_to_draw() {
     assert!(loose > 385, "{loose}");
     assert!(loose_share < 100.0, "{loose_share}");
 }
+
+#[test]
+fn a_dry_run_likely_to_spend_its_plan_says_which_question_needs_it_and_what_draws_fewer() {
+    // 80 items: levels to ±2 pp need them all; pairs 20 pp apart do not.
+    // (--detect is a share: 0.2 is 20 pp.)
+    let hint = |decide: &str, detect: &str| -> Option<String> {
+        let out = crate::common::autoeval(&[
+            "run",
+            "--dry-run",
+            "--until",
+            "decided",
+            "--decide",
+            decide,
+            "--detect",
+            detect,
+            "--dataset",
+            "plogic",
+            "--per-bucket",
+            "2",
+            "--batches",
+            "1",
+            "--model",
+            "reference",
+            "--model",
+            "reference-noisy:0.3",
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text.lines()
+            .find(|l| l.starts_with("hint:"))
+            .map(str::to_string)
+    };
+    let levels = hint("accuracy", "0.2").expect("a hint when the levels need the plan");
+    assert!(
+        levels.contains("levels to ±2.0 pp need most of this plan"),
+        "{levels}"
+    );
+    assert!(!levels.contains("pairs"), "{levels}");
+    // Pairs 1 pp apart need the plan too; far apart, they leave most of it.
+    let close = hint("order", "0.01").expect("a hint when the pairs need the plan");
+    assert!(
+        close.contains("pairs this close") && !close.contains("levels"),
+        "{close}"
+    );
+    assert_eq!(hint("order", "0.6"), None);
+}

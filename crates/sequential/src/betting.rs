@@ -209,6 +209,11 @@ impl HedgedSequence {
         self.plug_in.t
     }
 
+    /// Whether every value of its population has been drawn (never, with replacement).
+    pub fn complete(&self) -> bool {
+        self.population.is_some_and(|n| self.plug_in.t >= n)
+    }
+
     /// The mean of the observations so far (½ before any).
     pub fn mean(&self) -> f64 {
         if self.plug_in.t == 0 {

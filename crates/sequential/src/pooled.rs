@@ -6,7 +6,7 @@
 //! wave at once (docs/METRICS.md, "Deciding with fewer calls").
 
 use crate::betting::HedgedSequence;
-use crate::sequence::{stratified_mean, Estimator, Interval};
+use crate::sequence::{Estimator, Interval};
 
 /// A dataset's mean by betting (see the module's doc).
 #[derive(Clone, Debug)]
@@ -16,9 +16,6 @@ pub struct PooledBetting {
     reading: f64,
     /// Per stratum: values drawn, their sum, their sum of squares.
     strata: Vec<(usize, f64, f64)>,
-    /// Values its population holds, less those never observed.
-    size: usize,
-    drawn: usize,
 }
 
 impl PooledBetting {
@@ -36,8 +33,6 @@ impl PooledBetting {
             sequence,
             reading: alpha,
             strata: vec![(0, 0.0, 0.0); sizes.len()],
-            size,
-            drawn: 0,
         }
     }
 }
@@ -47,18 +42,14 @@ impl Estimator for PooledBetting {
     fn begin_wave(&mut self, _counts: &[usize]) {}
 
     fn observe(&mut self, h: usize, x: Option<f64>) {
-        if self.drawn >= self.size {
+        if self.sequence.complete() {
             return;
         }
         match x {
-            None => {
-                self.size -= 1;
-                self.sequence.skip();
-            }
+            None => self.sequence.skip(),
             Some(x) => {
                 let x = x.clamp(0.0, 1.0);
                 self.sequence.push(x);
-                self.drawn += 1;
                 let s = &mut self.strata[h];
                 s.0 += 1;
                 s.1 += x;
@@ -67,12 +58,8 @@ impl Estimator for PooledBetting {
         }
     }
 
-    /// The mean of the draws: the draws are uniform over the population.
+    /// The mean of the draws (½ before any): the draws are uniform over the population.
     fn estimate(&self) -> f64 {
-        if self.drawn == 0 {
-            // Before any draw, the strata's estimate is ½ too.
-            return stratified_mean(std::iter::empty());
-        }
         self.sequence.mean()
     }
 
@@ -89,7 +76,7 @@ impl Estimator for PooledBetting {
     }
 
     fn complete(&self) -> bool {
-        self.drawn >= self.size
+        self.sequence.complete()
     }
 
     fn evidence(&self) -> Option<(f64, f64)> {

@@ -139,12 +139,11 @@ impl Quantity {
         self.direction
     }
 
-    /// Whether it is a pair of `model` and another: the other, and
-    /// whether `model` is the pair's first.
-    fn pair_of(&self, model: usize) -> Option<(usize, bool)> {
+    /// Whether it is a pair of `model` and another: the other.
+    fn pair_of(&self, model: usize) -> Option<usize> {
         match self.measure {
-            Measure::Order { first, second } if first == model => Some((second, true)),
-            Measure::Order { first, second } if second == model => Some((first, false)),
+            Measure::Order { first, second } if first == model => Some(second),
+            Measure::Order { first, second } if second == model => Some(first),
             _ => None,
         }
     }
@@ -369,7 +368,7 @@ impl Procedure {
         self.quantities
             .iter()
             .filter(move |q| q.dataset == d)
-            .filter_map(move |q| q.pair_of(model).map(|(other, _)| (q, other)))
+            .filter_map(move |q| q.pair_of(model).map(|other| (q, other)))
     }
 
     /// The models dataset `d` still needs (none once all it is asked is

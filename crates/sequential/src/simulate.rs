@@ -184,7 +184,13 @@ pub fn replay(
     let population = order(0);
     let table = Table::new(records, &models, &population, round);
     let start = Procedure::new(design.clone(), models.len(), population.clone());
-    let mut questions = oracle_questions(&table, &start, &population);
+    let truths: Vec<f64> = start
+        .quantities()
+        .iter()
+        .map(|q| table.truth(&q.measure, &population[q.dataset]))
+        .collect();
+    let best = true_best(&start, &truths, population.len());
+    let mut questions = oracle_questions(&table, &start, &population, &best);
     let mut out = Replays {
         runs,
         covered: (0, 0),
@@ -197,12 +203,6 @@ pub fn replay(
         questions: Vec::new(),
         best_found: (0, 0),
     };
-    let truths: Vec<f64> = start
-        .quantities()
-        .iter()
-        .map(|q| table.truth(&q.measure, &population[q.dataset]))
-        .collect();
-    let best = true_best(&start, &truths, population.len());
     for k in 0..runs {
         let plan = order(k as u64);
         let mut procedure = Procedure::new(design.clone(), models.len(), plan);
@@ -279,15 +279,15 @@ struct Replayed {
 }
 
 /// The asked questions of `procedure` with their oracles. Under
-/// `--decide best`, the pairs of each dataset's true best (a unique one).
-fn oracle_questions(table: &Table, procedure: &Procedure, plan: &[DatasetPlan]) -> Vec<Replayed> {
+/// `--decide best`, the pairs of each dataset's true `best` (a unique one).
+fn oracle_questions(
+    table: &Table,
+    procedure: &Procedure,
+    plan: &[DatasetPlan],
+    best: &[Option<usize>],
+) -> Vec<Replayed> {
     let design = procedure.design();
     let quantities = procedure.quantities();
-    let truths: Vec<f64> = quantities
-        .iter()
-        .map(|q| table.truth(&q.measure, &plan[q.dataset]))
-        .collect();
-    let best = true_best(procedure, &truths, plan.len());
     let pairs_per_dataset = quantities
         .iter()
         .filter(|q| q.dataset == 0 && matches!(q.measure, Measure::Order { .. }))
