@@ -18,7 +18,7 @@ use autoeval_run_settings::Resolved;
 use autoeval_sequential::records::ItemOutcomes;
 use autoeval_sequential::spend::SpendByModel;
 use autoeval_sequential::{Decisions, Design, Procedure, Wave};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -59,8 +59,9 @@ pub struct Sequence<'a> {
     display: Display,
     items: HashMap<String, autoeval_generate::Item>,
     procedure: Procedure,
-    /// The wave last handed out, observed once its records are read.
-    pending: Option<Wave>,
+    /// The waves handed out and not yet observed, oldest first (each is
+    /// observed once its records are read).
+    in_flight: VecDeque<Wave>,
     /// Seconds spent generating the items.
     generate_s: f64,
 }
@@ -101,7 +102,7 @@ impl<'a> Sequence<'a> {
             display,
             items: items.into_iter().map(|i| (i.id.clone(), i)).collect(),
             procedure,
-            pending: None,
+            in_flight: VecDeque::new(),
             generate_s,
         })
     }
@@ -111,9 +112,9 @@ impl<'a> Sequence<'a> {
         self.settings.plan.prompts.len() * self.settings.plan.repeats as usize
     }
 
-    /// Takes in the outcomes of the wave handed out last, from the records.
-    fn observe(&mut self, recorded: &Recorded) {
-        let Some(wave) = self.pending.take() else {
+    /// Takes in the outcomes of the oldest wave in flight, from the records.
+    fn observe_oldest(&mut self, recorded: &Recorded) {
+        let Some(wave) = self.in_flight.pop_front() else {
             return;
         };
         let plan = &self.settings.plan;
@@ -125,13 +126,19 @@ impl<'a> Sequence<'a> {
         });
     }
 
-    /// The next wave, with the round-one tasks of its every unit; `None`
-    /// once everything asked is decided or the plan is spent.
-    fn next_wave(&mut self) -> Option<(Wave, Vec<autoeval_proto::TranslateTask>)> {
-        let wave = self.procedure.next_wave()?;
-        let tasks = wave_tasks(self.settings, &wave, &self.items);
-        self.pending = Some(wave.clone());
-        Some((wave, tasks))
+    /// The waves to run next (as many as the procedure lets run ahead of
+    /// those observed), each with the round-one tasks of its every unit;
+    /// none once everything asked is decided or the plan is spent.
+    fn next_waves(&mut self) -> Vec<(Wave, Vec<autoeval_proto::TranslateTask>)> {
+        let waves = self.procedure.hand_out();
+        self.in_flight.extend(waves.iter().cloned());
+        waves
+            .into_iter()
+            .map(|wave| {
+                let tasks = wave_tasks(self.settings, &wave, &self.items);
+                (wave, tasks)
+            })
+            .collect()
     }
 
     /// Tells the wave and the tasks it still needs, unless quiet.
@@ -181,23 +188,34 @@ impl<'a> Sequence<'a> {
 }
 
 impl autoeval_fleet_coordinator::Waves for Sequence<'_> {
-    fn next(&mut self, results: &Path) -> Result<Option<Vec<autoeval_proto::TranslateTask>>> {
+    fn hand_out(&mut self, results: &Path) -> Result<Vec<Vec<autoeval_proto::TranslateTask>>> {
+        let waves = self.next_waves();
+        if waves.is_empty() {
+            return Ok(Vec::new());
+        }
         let recorded = read_back(results, self.settings.plan.rounds)?;
-        self.observe(&recorded);
-        match self.next_wave() {
-            Some((wave, tasks)) => {
+        Ok(waves
+            .into_iter()
+            .map(|(wave, tasks)| {
                 let left = tasks
                     .iter()
                     .filter(|t| recorded.units.next((*t).clone()).is_some())
                     .count();
                 self.tell(&wave, left);
-                Ok(Some(tasks))
-            }
-            None => {
-                self.decide(&recorded)?;
-                Ok(None)
-            }
-        }
+                tasks
+            })
+            .collect())
+    }
+
+    fn observe(&mut self, results: &Path) -> Result<()> {
+        let recorded = read_back(results, self.settings.plan.rounds)?;
+        self.observe_oldest(&recorded);
+        Ok(())
+    }
+
+    fn finish(&mut self, results: &Path) -> Result<()> {
+        self.decide(&read_back(results, self.settings.plan.rounds)?)?;
+        Ok(())
     }
 
     fn items_drawn(&self) -> usize {
@@ -237,9 +255,11 @@ pub fn execute(
         .context("cannot start the async runtime")?;
     let mut times = StageTimes::default();
     let mut recorded = before;
+    // One machine draws the same waves as the fleet, run one after another.
+    let mut waves = VecDeque::new();
     loop {
-        sequence.observe(&recorded);
-        let Some((wave, tasks)) = sequence.next_wave() else {
+        waves.extend(sequence.next_waves());
+        let Some((wave, tasks)) = waves.pop_front() else {
             break;
         };
         let tasks: Vec<_> = tasks
@@ -266,6 +286,7 @@ pub fn execute(
             times = times.plus(&wave_times?);
             recorded = read_back(&dir.results(), plan.rounds)?;
         }
+        sequence.observe_oldest(&recorded);
         if let Some(why) = translator.paused() {
             let done = recorded.units.finished() as u64;
             let units = sequence.procedure.answers() * sequence.units_per_answer();

@@ -70,7 +70,7 @@ pub fn run(args: Args) -> Result<()> {
         args.decide.precision,
         design.decide
     );
-    let replays: Vec<(Method, Replays)> = args
+    let replays: Vec<(Method, usize, Replays)> = args
         .methods
         .iter()
         .map(|&method| {
@@ -85,7 +85,11 @@ pub fn run(args: Args) -> Result<()> {
                     ..design.bernstein()
                 },
             };
-            (method, replay(&records, &design, rounds, runs, order))
+            (
+                method,
+                design.ahead,
+                replay(&records, &design, rounds, runs, order),
+            )
         })
         .collect();
     println!(
@@ -99,26 +103,34 @@ pub fn run(args: Args) -> Result<()> {
         "answers p90",
         "× oracle"
     );
-    for (method, r) in &replays {
+    for (method, _, r) in &replays {
         println!("  {}", line(method_name(*method), r, design.alpha));
     }
-    let plan_answers = replays.first().map_or(0, |r| r.1.plan_answers);
+    let plan_answers = replays.first().map_or(0, |r| r.2.plan_answers);
     println!(
         "  want: coverage ≥ {:.3}, wrong order ≤ {:.3}; the plan has {plan_answers} item answers",
         1.0 - design.alpha,
         design.alpha,
     );
     let models = records.models();
-    for (method, r) in &replays {
+    for (method, ahead, r) in &replays {
         print!(
             "{}",
             oracle_table(method_name(*method), r, &models, &population)
         );
+        if *ahead > 0 {
+            println!(
+                "  drawn past a decision (the waves in flight when it was taken), as a share of what it used: median {:.1}%, p95 {:.1}%, worst {:.1}% (want under 10%)",
+                100.0 * r.past_share(0.5),
+                100.0 * r.past_share(0.95),
+                100.0 * r.past_share(1.0)
+            );
+        }
     }
     if let Some(path) = &args.json {
         let json = serde_json::json!({
             "design": design,
-            "replays": replays.iter().map(|(m, r)| serde_json::json!({"method": m, "figures": r})).collect::<Vec<_>>(),
+            "replays": replays.iter().map(|(m, _, r)| serde_json::json!({"method": m, "figures": r})).collect::<Vec<_>>(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -101,8 +101,14 @@ pub fn execute(
         health.set_ready(true);
         let (ending, mut arrivals, units, items) = match waves {
             None => {
-                let (ending, arrivals) =
-                    follow_to_end(&session, units, arrivals, &metrics, &mut reconciler).await;
+                let (ending, arrivals) = follow_to_end(
+                    &session,
+                    (units, follow::Awaited::all(units)),
+                    arrivals,
+                    &metrics,
+                    &mut reconciler,
+                )
+                .await;
                 (ending, arrivals, units, items)
             }
             Some(waves) => {

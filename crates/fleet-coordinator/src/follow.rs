@@ -203,17 +203,73 @@ async fn quiet(store: &RunStore) {
     tracing::warn!("the run's tasks are still in hand after two minutes; going on");
 }
 
+/// What following waits for: every unit in play, or the units of one wave
+/// (a run `--until decided` follows each wave to its own end while the
+/// next is already queued).
+pub struct Awaited {
+    /// Units with a final outcome there must be at least first: every unit
+    /// of the waves up to the one awaited.
+    at_least: usize,
+    /// The units awaited; none when every unit in play is.
+    units: Vec<UnitKey>,
+    /// When their outcomes were last read.
+    read: Option<Instant>,
+}
+
+/// How often the outcomes of a wave's units are read once its end is near.
+const READ_WAVE_EVERY: Duration = Duration::from_millis(200);
+
+impl Awaited {
+    /// Every one of `units` units in play.
+    pub fn all(units: usize) -> Awaited {
+        Awaited {
+            at_least: units,
+            units: Vec::new(),
+            read: None,
+        }
+    }
+
+    /// The `units` of one wave, with `at_least` units of its waves and
+    /// those before it in all.
+    pub fn wave(units: Vec<UnitKey>, at_least: usize) -> Awaited {
+        Awaited {
+            at_least,
+            units,
+            read: None,
+        }
+    }
+
+    /// Whether every awaited unit has a final outcome, `done` units of the
+    /// run having one. Read afresh each time (never kept: Redis may lose an
+    /// outcome not yet in the run directory, and its unit runs again).
+    async fn reached(&mut self, store: &RunStore, done: u64) -> Result<bool> {
+        if (done as usize) < self.at_least {
+            return Ok(false);
+        }
+        if self.units.is_empty() {
+            return Ok(true);
+        }
+        if self.read.is_some_and(|at| at.elapsed() < READ_WAVE_EVERY) {
+            return Ok(false);
+        }
+        self.read = Some(Instant::now());
+        let finals = store.finals_of(&self.units).await?;
+        Ok(finals.iter().all(Option::is_some))
+    }
+}
+
 /// How often the coordinator checks that Redis still holds the run.
 const CHECK_STATE_EVERY: Duration = Duration::from_secs(1);
 
-/// Follows the run until it ends; a lost broker connection is reopened, a
+/// Follows the run (of `units` units in play) until what is `awaited` has
+/// its outcomes or the run stops; a lost broker connection is reopened, a
 /// run whose state Redis lost is restored, and a stalled run's units
 /// without an outcome are published again.
 pub async fn follow(
     store: &RunStore,
     mut broker: Arc<Broker>,
     fleet: &FleetArgs,
-    units: usize,
+    (units, awaited): (usize, &mut Awaited),
     watch: &mut Watch<'_>,
     reconciler: &mut Reconciler<'_>,
 ) -> Result<Ending> {
@@ -277,7 +333,11 @@ pub async fn follow(
         if let Err(e) = arrivals.take(store).await {
             tracing::warn!(error = %e, "cannot read the rounds recorded lately; retrying");
         }
-        if done as usize >= units {
+        let reached = awaited.reached(store, done).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read the awaited units' outcomes; retrying");
+            false
+        });
+        if reached {
             // A chain that lost a round with Redis is redone before the run ends.
             match reconciler.mend_chains(store, &broker, arrivals).await {
                 Ok(0) => return Ok(Ending::Complete),

@@ -43,11 +43,12 @@ pub(crate) struct Session<'a> {
     pub units: usize,
 }
 
-/// Follows the run until its `units` have their outcomes (or it stops),
-/// showing progress, until SIGINT detaches it; gives back the arrivals.
+/// Follows the run of `units` units in play until what is `awaited` has
+/// its outcomes (or it stops), showing progress, until SIGINT detaches it;
+/// gives back the arrivals.
 pub(crate) async fn follow_to_end(
     session: &Session<'_>,
-    units: usize,
+    (units, mut awaited): (usize, follow::Awaited),
     arrivals: Arrivals,
     metrics: &autoeval_telemetry::Metrics,
     reconciler: &mut reconcile::Reconciler<'_>,
@@ -60,7 +61,7 @@ pub(crate) async fn follow_to_end(
     };
     let (store, fleet) = (session.store, session.asked.fleet);
     let ending = tokio::select! {
-        ending = follow::follow(store, session.broker.clone(), fleet, units, &mut watch, reconciler) => ending,
+        ending = follow::follow(store, session.broker.clone(), fleet, (units, &mut awaited), &mut watch, reconciler) => ending,
         _ = tokio::signal::ctrl_c() => Ok(Ending::Detached),
     };
     progress.finish();

@@ -61,11 +61,9 @@ pub fn html(out: &mut String, decisions: &Decisions) {
                 -1.0,
             ),
         };
-        let when = match (d.decided_after_wave, d.decided_after_items) {
-            (Some(w), Some(i)) if d.spent => format!("wave {w} ({i} items; <i>spent</i>)"),
-            (Some(w), Some(i)) => format!("wave {w} ({i} items)"),
-            _ => "undecided".to_string(),
-        };
+        let when = d.when().map_or("undecided".to_string(), |w| {
+            escape(&w).replace("; spent)", "; <i>spent</i>)")
+        });
         // A level is a share, a difference signed.
         let pp = |x: f64| {
             if low < 0.0 {

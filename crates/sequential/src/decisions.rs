@@ -38,8 +38,12 @@ pub struct Decision {
     pub order: Option<String>,
     /// The wave it was decided after, if it was.
     pub decided_after_wave: Option<usize>,
-    /// Its dataset's items drawn by then.
+    /// Its dataset's items observed by then: what the decision used.
     pub decided_after_items: Option<usize>,
+    /// Its dataset's items in flight then (handed out, not yet observed):
+    /// run and recorded all the same, and counted in its figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight_items: Option<usize>,
     /// Decided only because the plan was spent: the full plan's own
     /// figure, exact for its items, silent about items beyond them.
     #[serde(default)]
@@ -139,6 +143,7 @@ impl Decisions {
                     order,
                     decided_after_wave: q.decided.map(|d| d.wave),
                     decided_after_items: q.decided.map(|d| d.items),
+                    in_flight_items: q.decided.map(|d| d.in_flight),
                     spent: q.decided.is_some_and(|d| d.spent),
                     level: q.level,
                 }
@@ -232,12 +237,25 @@ impl Decisions {
 }
 
 impl Decision {
+    /// When it was decided, in words ("wave 3 (80 items; 8 more in
+    /// flight)"), if it was.
+    pub fn when(&self) -> Option<String> {
+        let (wave, items) = (self.decided_after_wave?, self.decided_after_items?);
+        let mut notes = vec![format!("{items} items")];
+        if let Some(more) = self.in_flight_items.filter(|&n| n > 0) {
+            notes.push(format!("{more} more in flight"));
+        }
+        if self.spent {
+            notes.push("spent".to_string());
+        }
+        Some(format!("wave {wave} ({})", notes.join("; ")))
+    }
+
     /// Its line in the terminal.
     fn line(&self) -> String {
-        let when = match (self.decided_after_wave, self.decided_after_items) {
-            (Some(w), Some(i)) if self.spent => format!("after wave {w} ({i} items; spent)"),
-            (Some(w), Some(i)) => format!("after wave {w} ({i} items)"),
-            _ => "undecided".to_string(),
+        let when = match self.when() {
+            Some(when) => format!("after {when}"),
+            None => "undecided".to_string(),
         };
         match &self.versus {
             None => format!(
@@ -281,6 +299,7 @@ mod tests {
             order: None,
             decided_after_wave: Some(1),
             decided_after_items: Some(80),
+            in_flight_items: None,
             spent,
             level: 0.05,
         }

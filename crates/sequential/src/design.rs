@@ -65,6 +65,12 @@ pub struct Design {
     /// its concurrency busy).
     #[serde(default)]
     pub min_wave: usize,
+    /// Waves handed out beyond the one being run, each chosen before the
+    /// waves ahead of it are observed: on the fleet the next wave is queued
+    /// while the last finishes. (A design written before there was a choice
+    /// ran one at a time.)
+    #[serde(default)]
+    pub ahead: usize,
 }
 
 /// The method of a design written before there was a choice.
@@ -74,8 +80,9 @@ fn bernstein() -> Method {
 
 impl Design {
     /// The items of a dataset's next wave, `drawn` of its `total` items
-    /// drawn so far over `strata` strata: a tenth of what was drawn, so
-    /// that what a question draws past its decision is at most a tenth of
+    /// drawn so far over `strata` strata: a twentieth of what was drawn,
+    /// so that a question decided after a wave, with the wave handed out
+    /// ahead of it still to come, drew past its decision under a tenth of
     /// what it used (a method that splits waves among strata: at least two
     /// per stratum).
     pub fn wave_size(&self, drawn: usize, total: usize, strata: usize) -> usize {
@@ -94,13 +101,14 @@ impl Design {
 
     /// The procedure betting replaced, asked the same: the stratified
     /// empirical-Bernstein sequence, Bonferroni over pairs, a first wave of
-    /// 1% and each later one a quarter of what was drawn.
+    /// 1%, each later one a quarter of what was drawn, one at a time.
     pub fn bernstein(&self) -> Design {
         Design {
             method: Method::Bernstein,
             first_wave: 0.01,
             growth: 0.25,
             min_wave: 0,
+            ahead: 0,
             ..self.clone()
         }
     }
@@ -126,8 +134,9 @@ impl Default for Design {
             method: Method::Betting,
             min_share: 0.5,
             first_wave: 0.0,
-            growth: 0.1,
+            growth: 0.05,
             min_wave: 4,
+            ahead: 1,
         }
     }
 }

@@ -77,8 +77,13 @@ impl Measure {
 pub struct Decided {
     /// The wave after which it was.
     pub wave: usize,
-    /// Its dataset's items drawn by then.
+    /// Its dataset's items observed by then: what the decision used.
     pub items: usize,
+    /// Its dataset's items handed out then and not yet observed (the waves
+    /// ahead): drawn past the decision, they are run, recorded and taken
+    /// into its figures all the same.
+    #[serde(default)]
+    pub in_flight: usize,
     /// Decided only because every item was drawn: the figure is then the
     /// plan's own, exact for its items and silent beyond them.
     #[serde(default)]
@@ -186,6 +191,8 @@ pub struct Procedure {
     datasets: Vec<DatasetPlan>,
     /// Items drawn so far, by dataset and stratum.
     drawn: Vec<Vec<usize>>,
+    /// Items observed so far, by dataset.
+    observed: Vec<usize>,
     quantities: Vec<Quantity>,
     /// Each quantity's interval method, in the same order.
     estimators: Vec<Box<dyn Estimator>>,
@@ -195,8 +202,8 @@ pub struct Procedure {
     waves: usize,
     /// Item answers (an item asked of a model) the waves handed out.
     answers: usize,
-    /// A wave handed out and not observed yet.
-    pending: bool,
+    /// The numbers of the waves handed out and not observed yet, oldest first.
+    in_flight: std::collections::VecDeque<usize>,
 }
 
 impl Procedure {
@@ -255,6 +262,7 @@ impl Procedure {
         }
         Procedure {
             drawn: datasets.iter().map(|d| vec![0; d.strata.len()]).collect(),
+            observed: vec![0; datasets.len()],
             design,
             models,
             datasets,
@@ -263,7 +271,7 @@ impl Procedure {
             family,
             waves: 0,
             answers: 0,
-            pending: false,
+            in_flight: Default::default(),
         }
     }
 
@@ -331,6 +339,24 @@ impl Procedure {
     /// Items drawn so far in dataset `d`, and how many it has.
     pub fn items_drawn(&self, d: usize) -> (usize, usize) {
         (self.drawn[d].iter().sum(), self.datasets[d].len())
+    }
+
+    /// Waves handed out and not observed yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Hands out waves until as many are in flight as the design lets run
+    /// ahead, or nothing more is needed: the waves to run next, in order.
+    pub fn hand_out(&mut self) -> Vec<Wave> {
+        let mut waves = Vec::new();
+        while self.in_flight.len() <= self.design.ahead {
+            match self.next_wave() {
+                Some(wave) => waves.push(wave),
+                None => break,
+            }
+        }
+        waves
     }
 
     /// Whether everything asked is decided.
@@ -413,12 +439,34 @@ impl Procedure {
             .filter(move |q| q.dataset == d && q.asked && q.decided.is_none())
     }
 
+    /// Runs to the end on outcomes known in advance (a replay, a
+    /// simulation), handing waves out ahead as a run does; `after` sees the
+    /// procedure after each wave is observed.
+    pub fn run_on(
+        &mut self,
+        outcome: impl Fn(usize, &str) -> ItemOutcome,
+        mut after: impl FnMut(&Procedure),
+    ) {
+        let mut waves = std::collections::VecDeque::new();
+        loop {
+            waves.extend(self.hand_out());
+            let Some(wave) = waves.pop_front() else {
+                return;
+            };
+            self.observe(&wave, &outcome);
+            after(self);
+        }
+    }
+
     /// The next wave, or `None` when everything asked is decided (or every
-    /// item drawn). The wave must be observed before the next is asked for.
+    /// item drawn): chosen from the waves observed, while at most
+    /// `design.ahead` others are in flight. (`None` is final: what is
+    /// needed only shrinks as decisions come.)
     pub fn next_wave(&mut self) -> Option<Wave> {
         assert!(
-            !self.pending,
-            "a wave is handed out before the last was observed"
+            self.in_flight.len() <= self.design.ahead,
+            "a wave is handed out while {} are in flight",
+            self.in_flight.len()
         );
         let mut parts = Vec::new();
         for d in 0..self.datasets.len() {
@@ -453,7 +501,7 @@ impl Procedure {
             return None;
         }
         self.waves += 1;
-        self.pending = true;
+        self.in_flight.push_back(self.waves);
         Some(Wave {
             number: self.waves,
             parts,
@@ -522,10 +570,15 @@ impl Procedure {
     }
 
     /// Takes in the outcomes of `wave`'s items (`outcome(model, item)`) and
-    /// decides what they settle.
+    /// decides what they settle. Waves are observed in the order handed out.
     pub fn observe(&mut self, wave: &Wave, outcome: impl Fn(usize, &str) -> ItemOutcome) {
-        self.pending = false;
+        assert_eq!(
+            self.in_flight.pop_front(),
+            Some(wave.number),
+            "waves are observed in the order they are handed out"
+        );
         for part in &wave.parts {
+            self.observed[part.dataset] += part.items.len();
             for (q, e) in self.quantities.iter_mut().zip(&mut self.estimators) {
                 if q.dataset != part.dataset || !q.models().iter().all(|m| part.models.contains(m))
                 {
@@ -558,6 +611,7 @@ impl Procedure {
             let Some(rejection) = self.family.next(self.design.alpha, evidence) else {
                 return;
             };
+            let decided = self.decided_now(self.quantities[rejection.pair].dataset, wave, false);
             let (q, e) = (
                 &mut self.quantities[rejection.pair],
                 &mut self.estimators[rejection.pair],
@@ -567,12 +621,13 @@ impl Procedure {
             q.interval = e.interval().affine(scale, shift);
             q.level = rejection.level;
             q.direction = Some(rejection.direction);
-            q.decided = Some(Decided {
-                wave,
-                items: self.drawn[q.dataset].iter().sum(),
-                spent: false,
-            });
+            q.decided = Some(decided);
         }
+    }
+
+    /// A decision in dataset `d` after wave `wave`, on what is observed now.
+    fn decided_now(&self, d: usize, wave: usize, spent: bool) -> Decided {
+        decided_at(&self.drawn[d], self.observed[d], wave, spent)
     }
 
     /// Marks what the intervals and e-values now settle, after wave `wave`.
@@ -580,12 +635,12 @@ impl Procedure {
         if self.design.method.bets() {
             self.reject_pairs(wave);
         }
+        let at = |d: usize, spent| Some(decided_at(&self.drawn[d], self.observed[d], wave, spent));
         for (q, e) in self.quantities.iter_mut().zip(&self.estimators) {
             if q.decided.is_some() {
                 continue;
             }
-            let items = self.drawn[q.dataset].iter().sum();
-            let decided = |spent| Some(Decided { wave, items, spent });
+            let decided = |spent| at(q.dataset, spent);
             if e.complete() {
                 q.decided = decided(true);
                 if matches!(q.measure, Measure::Order { .. }) {
@@ -608,5 +663,16 @@ impl Procedure {
                 _ => {}
             }
         }
+    }
+}
+
+/// A decision after wave `wave` on `observed` items, with a dataset's items
+/// `drawn` by stratum (those beyond the observed are in flight).
+fn decided_at(drawn: &[usize], observed: usize, wave: usize, spent: bool) -> Decided {
+    Decided {
+        wave,
+        items: observed,
+        in_flight: drawn.iter().sum::<usize>() - observed,
+        spent,
     }
 }

@@ -36,6 +36,11 @@ pub struct Replays {
     /// Under `--decide best`: replays that found each dataset's best where
     /// the truth has a unique best, and the replays × datasets where it has one.
     pub best_found: (usize, usize),
+    /// Each asked question decided before the plan was spent, each replay:
+    /// the items in flight at its decision (drawn past it) over the items
+    /// it used, sorted.
+    #[serde(default)]
+    pub past: Vec<f64>,
 }
 
 /// One asked question across the replays.
@@ -93,12 +98,20 @@ impl Replays {
 
     /// The `q`-quantile of the answers used, as a share of the plan's.
     pub fn answers_share(&self, q: f64) -> f64 {
-        if self.answers.is_empty() {
-            return 0.0;
-        }
-        let i = ((self.answers.len() - 1) as f64 * q).round() as usize;
-        self.answers[i] as f64 / self.plan_answers.max(1) as f64
+        quantile(&self.answers, q).map_or(0.0, |a| a as f64 / self.plan_answers.max(1) as f64)
     }
+
+    /// The `q`-quantile of what questions drew past their decisions, as a
+    /// share of what they used (0 when none was decided before the end).
+    pub fn past_share(&self, q: f64) -> f64 {
+        quantile(&self.past, q).unwrap_or(0.0)
+    }
+}
+
+/// The `q`-quantile of sorted `values`, by the nearest rank.
+fn quantile<T: Copy>(values: &[T], q: f64) -> Option<T> {
+    let last = values.len().checked_sub(1)?;
+    Some(values[(last as f64 * q).round() as usize])
 }
 
 /// Each (model, item)'s outcome, looked up once.
@@ -202,22 +215,29 @@ pub fn replay(
         oracle_answers: oracle_answers(&questions, &population, models.len()),
         questions: Vec::new(),
         best_found: (0, 0),
+        past: Vec::new(),
     };
     for k in 0..runs {
         let plan = order(k as u64);
         let mut procedure = Procedure::new(design.clone(), models.len(), plan);
         let mut held = vec![true; truths.len()];
-        while let Some(wave) = procedure.next_wave() {
-            procedure.observe(&wave, |m, item| table.get(m, item));
-            for ((q, truth), held) in procedure.quantities().iter().zip(&truths).zip(&mut held) {
-                *held &= holds(&q.interval, *truth);
-            }
-        }
+        procedure.run_on(
+            |m, item| table.get(m, item),
+            |procedure| {
+                for ((q, truth), held) in procedure.quantities().iter().zip(&truths).zip(&mut held)
+                {
+                    *held &= holds(&q.interval, *truth);
+                }
+            },
+        );
         out.tally(&procedure, &truths, &held);
         for question in &mut questions {
             let q = &procedure.quantities()[question.index];
             let drawn = procedure.items_drawn(q.dataset).0;
             question.used.push(q.decided.map_or(drawn, |d| d.items));
+            if let Some(d) = q.decided.filter(|d| !d.spent && d.items > 0) {
+                out.past.push(d.in_flight as f64 / d.items as f64);
+            }
         }
         if design.decide == Decide::Best {
             for (d, truth) in best.iter().enumerate() {
@@ -230,6 +250,7 @@ pub fn replay(
         out.answers.push(procedure.answers());
     }
     out.answers.sort_unstable();
+    out.past.sort_by(f64::total_cmp);
     out.questions = questions
         .into_iter()
         .map(|mut q| {

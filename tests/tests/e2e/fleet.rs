@@ -909,6 +909,19 @@ fn a_fleet_run_until_decided_decides_as_one_machine_and_a_killed_coordinator_res
         "each unit drawn recorded once"
     );
     assert_eq!(asked_whole, 2 * units, "two calls a unit");
+    // The next wave ran while the last finished: a question was decided
+    // with a wave in flight, whose units were recorded above all the same.
+    let in_flight: u64 = first["quantities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q["in_flight_items"].as_u64())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        in_flight > 0,
+        "no decision with a wave in flight: {first:#}"
+    );
     assert_eq!(first["spend"]["calls"], 2 * units, "{first:#}");
     assert_eq!(first["spend"]["plan_calls"], 2 * plan, "{first:#}");
 

@@ -106,26 +106,28 @@ fn run(population: &Population, design: &Design, seed: u64) -> RunEnd {
         }
     };
     let mut missed = vec![false; procedure.quantities().len()];
-    while let Some(wave) = procedure.next_wave() {
-        procedure.observe(&wave, |m, item| population.outcome(m, item));
-        for (q, miss) in procedure.quantities().iter().zip(&mut missed) {
-            let (t, _) = truth(&q.measure);
-            // Compliance is 1 everywhere here.
-            let t = match q.measure {
-                Measure::Level {
-                    level: autoeval_sequential::procedure::Level::Compliance,
-                    ..
-                } => 1.0,
-                _ => t,
-            };
-            if !q.interval.contains(t)
-                && (q.interval.lower - t).abs() > 1e-9
-                && (q.interval.upper - t).abs() > 1e-9
-            {
-                *miss = true;
+    procedure.run_on(
+        |m, item| population.outcome(m, item),
+        |procedure| {
+            for (q, miss) in procedure.quantities().iter().zip(&mut missed) {
+                let (t, _) = truth(&q.measure);
+                // Compliance is 1 everywhere here.
+                let t = match q.measure {
+                    Measure::Level {
+                        level: autoeval_sequential::procedure::Level::Compliance,
+                        ..
+                    } => 1.0,
+                    _ => t,
+                };
+                if !q.interval.contains(t)
+                    && (q.interval.lower - t).abs() > 1e-9
+                    && (q.interval.upper - t).abs() > 1e-9
+                {
+                    *miss = true;
+                }
             }
-        }
-    }
+        },
+    );
     let wrong_pairs = procedure
         .quantities()
         .iter()
@@ -242,15 +244,11 @@ fn the_best_is_found_with_fewer_items_than_the_full_order() {
     let mut used = (0, 0);
     for seed in 0..20 {
         let mut p = Procedure::new(best.clone(), models, population.plan(seed));
-        while let Some(wave) = p.next_wave() {
-            p.observe(&wave, |m, item| population.outcome(m, item));
-        }
+        p.run_on(|m, item| population.outcome(m, item), |_| {});
         assert_eq!(p.best(0), Some(0), "seed {seed}");
         used.0 += p.answers();
         let mut p = Procedure::new(order.clone(), models, population.plan(seed));
-        while let Some(wave) = p.next_wave() {
-            p.observe(&wave, |m, item| population.outcome(m, item));
-        }
+        p.run_on(|m, item| population.outcome(m, item), |_| {});
         used.1 += p.answers();
     }
     assert!(
@@ -259,4 +257,63 @@ fn the_best_is_found_with_fewer_items_than_the_full_order() {
         used.0,
         used.1
     );
+}
+
+#[test]
+fn a_question_decided_with_a_wave_in_flight_records_it_and_takes_its_answers_in() {
+    let population = Population::new(10, 150, &[0.0, 0.05, 0.1], 3);
+    let design = Design {
+        decide: Decide::Order,
+        ..Design::default()
+    };
+    let mut p = Procedure::new(design, 3, population.plan(1));
+    let mut waves: std::collections::VecDeque<_> = p.hand_out().into();
+    assert_eq!(waves.len(), 2, "one wave runs while the next is queued");
+    assert!(p.hand_out().is_empty(), "no third before the first is seen");
+    // Per pair: the differences of the items both its models answered.
+    let mut differences = vec![Vec::new(); p.quantities().len()];
+    let mut observed = 0;
+    let mut decided_in_flight = 0;
+    while let Some(wave) = waves.pop_front() {
+        let before: Vec<_> = p.quantities().iter().map(|q| q.decided).collect();
+        p.observe(&wave, |m, item| population.outcome(m, item));
+        let part = &wave.parts[0];
+        observed += part.items.len();
+        let in_flight: usize = waves.iter().map(|w| w.parts[0].items.len()).sum();
+        for (i, q) in p.quantities().iter().enumerate() {
+            let Measure::Order { first, second } = q.measure else {
+                continue;
+            };
+            if part.models.contains(&first) && part.models.contains(&second) {
+                for (_, item) in &part.items {
+                    let (a, b) = (
+                        population.outcome(first, item).accurate.unwrap(),
+                        population.outcome(second, item).accurate.unwrap(),
+                    );
+                    differences[i].push(a - b);
+                }
+            }
+            if let (None, Some(d)) = (before[i], q.decided) {
+                assert_eq!((d.items, d.in_flight), (observed, in_flight));
+                decided_in_flight += usize::from(in_flight > 0 && !d.spent);
+            }
+        }
+        waves.extend(p.hand_out());
+    }
+    assert!(
+        decided_in_flight > 0,
+        "no pair was decided with a wave in flight"
+    );
+    // Every answer drawn counts in a pair's figure, those drawn past its decision too.
+    for (q, values) in p.quantities().iter().zip(&differences) {
+        if let (Measure::Order { .. }, Some(d)) = (q.measure, q.decided) {
+            assert!(values.len() >= d.items + d.in_flight);
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            assert!(
+                (q.estimate - mean).abs() < 1e-9,
+                "{} against {mean}",
+                q.estimate
+            );
+        }
+    }
 }
