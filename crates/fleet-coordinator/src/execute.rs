@@ -34,6 +34,33 @@ pub struct Finished {
     pub times: StageTimes,
 }
 
+/// Follows the run to its end, the whole plan at once or wave by wave as
+/// `waves` chooses: how it ended, the arrivals, and the units and items in
+/// play (`items` for the whole plan).
+async fn follow_as_asked(
+    session: &Session<'_>,
+    waves: Option<&mut dyn Waves>,
+    (arrivals, items): (arrivals::Arrivals, usize),
+    metrics: &autoeval_telemetry::Metrics,
+    reconciler: &mut reconcile::Reconciler<'_>,
+) -> Result<(Result<Ending>, arrivals::Arrivals, usize, usize)> {
+    let Some(waves) = waves else {
+        let units = session.units;
+        let awaited = (units, follow::Awaited::all(units));
+        let (ending, arrivals) =
+            follow_to_end(session, awaited, arrivals, metrics, reconciler).await;
+        return Ok((ending, arrivals, units, items));
+    };
+    let followed = follow_waves(session, waves, arrivals, metrics, reconciler).await?;
+    let drawn = waves.items_drawn();
+    Ok((
+        Ok(followed.ending),
+        followed.arrivals,
+        followed.units,
+        drawn,
+    ))
+}
+
 /// Runs the plan on the fleet (or, as its mode says, redoes its failed
 /// units or resumes it) and writes the results; once every unit has a final
 /// outcome (or the rest are dead letters), `finish` writes the summary and
@@ -99,30 +126,14 @@ pub fn execute(
         };
         let forgotten = publish_as_asked(&session, arrivals.log(), waves.is_none()).await?;
         health.set_ready(true);
-        let (ending, mut arrivals, units, items) = match waves {
-            None => {
-                let (ending, arrivals) = follow_to_end(
-                    &session,
-                    (units, follow::Awaited::all(units)),
-                    arrivals,
-                    &metrics,
-                    &mut reconciler,
-                )
-                .await;
-                (ending, arrivals, units, items)
-            }
-            Some(waves) => {
-                let followed =
-                    follow_waves(&session, waves, arrivals, &metrics, &mut reconciler).await?;
-                let drawn = waves.items_drawn();
-                (
-                    Ok(followed.ending),
-                    followed.arrivals,
-                    followed.units,
-                    drawn,
-                )
-            }
-        };
+        let (ending, mut arrivals, units, items) = follow_as_asked(
+            &session,
+            waves,
+            (arrivals, items),
+            &metrics,
+            &mut reconciler,
+        )
+        .await?;
         arrivals.take(&store).await?;
         // This session's rounds: those marked since it began, the ones a
         // redo forgot counted again.
