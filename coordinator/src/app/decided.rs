@@ -286,7 +286,6 @@ pub fn execute(
             times = times.plus(&wave_times?);
             recorded = read_back(&dir.results(), plan.rounds)?;
         }
-        sequence.observe_oldest(&recorded);
         if let Some(why) = translator.paused() {
             let done = recorded.units.finished() as u64;
             let units = sequence.procedure.answers() * sequence.units_per_answer();
@@ -295,6 +294,7 @@ pub fn execute(
         if let Some(why) = translator.halted() {
             return Err(autoeval_run_dir::halted_error(&why, dir, false).into());
         }
+        sequence.observe_oldest(&recorded);
     }
     let decisions = sequence.decide(&recorded)?;
     // The summary counts the items drawn and the units they made, not the plan's.
