@@ -216,12 +216,53 @@ pub fn without_secrets(spec: &str) -> String {
     }
 }
 
+/// The URLs of a comma-separated list of one cluster's nodes (`--amqp`):
+/// each part that names its scheme starts another URL; a part without one
+/// stays with the URL before it (a comma in a path or query).
+pub fn url_list(list: &str) -> Vec<&str> {
+    let mut urls: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (at, _) in list.match_indices(',') {
+        let rest = list[at + 1..].trim_start();
+        if rest
+            .split_once("://")
+            .is_some_and(|(scheme, _)| is_scheme(scheme))
+        {
+            urls.push(list[start..at].trim_matches(|c: char| c == ',' || c.is_whitespace()));
+            start = at + 1;
+        }
+    }
+    urls.push(list[start..].trim_matches(|c: char| c == ',' || c.is_whitespace()));
+    urls.retain(|u| !u.is_empty());
+    urls
+}
+
+/// Whether `text` is a URL scheme: a letter, then letters, digits, `+`, `-` or `.`.
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+}
+
 /// A broker or Redis `url` fit to print: its password is `***` and its
 /// `?…` tail (where TLS and auth options go) is `?***`; the user stays, as
 /// it tells an operator which account was refused. A text that does not
 /// parse as a URL with a host is not shown at all: a mistyped URL is the
 /// one most likely to hold a password where no parser would find it.
 pub fn redact_url(url: &str) -> String {
+    let urls = url_list(url);
+    if urls.len() > 1 {
+        return urls
+            .into_iter()
+            .map(redact_one)
+            .collect::<Vec<_>>()
+            .join(",");
+    }
+    redact_one(url)
+}
+
+/// One URL fit to print (see [`redact_url`]).
+fn redact_one(url: &str) -> String {
     let Some(mut parsed) = url::Url::parse(url).ok().filter(|u| u.has_host()) else {
         return match url.split_once("://") {
             Some((scheme, _)) => format!("{scheme}://<a URL that does not parse, not shown>"),
@@ -460,6 +501,20 @@ mod tests {
     }
 
     #[test]
+    fn a_list_of_urls_is_split_where_a_scheme_starts_another() {
+        assert_eq!(
+            url_list("amqp://a@h1:5672/%2f,amqps://a@h2:5671/v, amqp://h3"),
+            ["amqp://a@h1:5672/%2f", "amqps://a@h2:5671/v", "amqp://h3"]
+        );
+        assert_eq!(url_list("amqp://h/v?x=1,2"), ["amqp://h/v?x=1,2"]);
+        assert_eq!(
+            url_list("amqp://h1,,amqp://h2,"),
+            ["amqp://h1", "amqp://h2"]
+        );
+        assert!(url_list(" ").is_empty());
+    }
+
+    #[test]
     fn a_printed_url_never_holds_its_password_whatever_its_shape() {
         let cases = [
             (
@@ -479,6 +534,10 @@ mod tests {
                 "amqps://u:***@[::1]:5671/%2f?***",
             ),
             ("u:secret@h:5672", "<a URL that does not parse, not shown>"),
+            (
+                "amqp://u:one@10.0.0.1:5672/%2f, amqp://u:two@10.0.0.2:5672/%2f",
+                "amqp://u:***@10.0.0.1:5672/%2f,amqp://u:***@10.0.0.2:5672/%2f",
+            ),
             ("amqp:/u:secret@h", "<a URL that does not parse, not shown>"),
         ];
         for (url, shown) in cases {

@@ -217,7 +217,11 @@ impl Soak {
     /// An LLM worker whose broker and Redis connections go through proxies
     /// the soak can cut.
     fn start_worker(&self) -> Result<(Proc, Proxy, Proxy)> {
-        let amqp = url::Url::parse(&self.fleet.broker.amqp).context("the broker's URL")?;
+        // The proxy stands before the first node (the soak runs one).
+        let first = autoeval_proto::fleet::url_list(&self.fleet.broker.amqp)
+            .first()
+            .map_or(String::new(), |u| u.to_string());
+        let amqp = url::Url::parse(&first).context("the broker's URL")?;
         let redis = url::Url::parse(&self.fleet.store.redis).context("Redis's URL")?;
         let (amqp_proxy, amqp) = Proxy::before(&amqp, 5672)?;
         let (redis_proxy, redis) = Proxy::before(&redis, 6379)?;

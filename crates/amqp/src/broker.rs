@@ -26,6 +26,8 @@ pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 /// one fleet's exchanges and queues.
 pub struct Broker {
     pub(crate) connection: Connection,
+    /// The node connected to, as its URL fit to print.
+    node: String,
     topology: Topology,
     publisher: Channel,
     /// The channel queue depths are read on, kept between reads (a run is
@@ -77,8 +79,50 @@ fn stage_queue_arguments(dead_exchange: &str) -> FieldTable {
 }
 
 impl Broker {
-    /// Connects once and declares the fleet's shared exchanges and queues.
+    /// Connects once to a node of `urls` (one URL, or a comma-separated
+    /// list of one cluster's nodes: each tried in turn, from the one after
+    /// the node this process was last on) and declares the fleet's shared
+    /// exchanges and queues.
     pub async fn connect(
+        urls: &str,
+        topology: &Topology,
+        name: &str,
+    ) -> Result<Broker, BrokerError> {
+        let nodes = autoeval_proto::fleet::url_list(urls);
+        if let [url] = nodes.as_slice() {
+            return Broker::connect_node(url, topology, name).await;
+        }
+        if nodes.is_empty() {
+            return Err(BrokerError::Connect {
+                url: redact(urls),
+                detail: "no broker URL given".into(),
+            });
+        }
+        let first = crate::nodes::first_to_try(urls, nodes.len());
+        let (mut away, mut refused) = (Vec::new(), None);
+        for k in (0..nodes.len()).map(|i| (first + i) % nodes.len()) {
+            match Broker::connect_node(nodes[k], topology, name).await {
+                Ok(broker) => {
+                    crate::nodes::connected(urls, k);
+                    return Ok(broker);
+                }
+                Err(e) if e.is_permanent() => {
+                    refused.get_or_insert(e);
+                }
+                Err(e) => away.push(format!("{}: {}", redact(nodes[k]), e.detail())),
+            }
+        }
+        match refused {
+            Some(e) if away.is_empty() => Err(e),
+            _ => Err(BrokerError::Connect {
+                url: redact(urls),
+                detail: format!("no node answers: {}", away.join("; ")),
+            }),
+        }
+    }
+
+    /// Connects once to the one node at `url`.
+    async fn connect_node(
         url: &str,
         topology: &Topology,
         name: &str,
@@ -113,6 +157,7 @@ impl Broker {
             .await?;
         let broker = Broker {
             connection,
+            node: redact(url),
             topology: topology.clone(),
             publisher,
             inspector: tokio::sync::Mutex::default(),
@@ -153,6 +198,11 @@ impl Broker {
                 }
             }
         }
+    }
+
+    /// The node connected to, as its URL fit to print.
+    pub fn node(&self) -> &str {
+        &self.node
     }
 
     /// The names of the fleet's exchanges and queues.

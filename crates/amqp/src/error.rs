@@ -75,6 +75,16 @@ pub enum BrokerError {
 pub const PERMANENT_TRIES: u32 = 3;
 
 impl BrokerError {
+    /// Why, without where: a connection's detail, or the whole message.
+    pub fn detail(&self) -> String {
+        match self {
+            BrokerError::Connect { detail, .. } | BrokerError::Refused { detail, .. } => {
+                detail.clone()
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Whether retrying cannot mend it: a TLS handshake that met a
     /// plaintext port, credentials or a vhost the broker refuses, TLS
     /// material that cannot be read. A refused or reset connection, or a

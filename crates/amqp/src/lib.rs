@@ -17,6 +17,7 @@ mod delivery;
 mod error;
 mod headers;
 mod hold;
+mod nodes;
 mod transport;
 
 pub use bounded::OPERATION_TIMEOUT;

@@ -13,7 +13,8 @@ pub const DEFAULT_REDIS: &str = "redis://127.0.0.1:6379";
 /// The broker's URL (`--amqp`, or `AUTOEVAL_AMQP`) and the fleet's name on it.
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct AmqpUrl {
-    /// Broker URL.
+    /// Broker URL; on a cluster, its nodes' URLs separated by commas
+    /// (each tried in turn; a dropped connection goes to the next that answers).
     #[arg(
         long,
         env = "AUTOEVAL_AMQP",
