@@ -106,7 +106,6 @@ fn permanent_detail(detail: &str) -> bool {
         "tls_failed",
         "access_refused",
         "not_allowed",
-        "vhost",
         "invalidcertificate",
         "unknownissuer",
     ]
@@ -134,6 +133,8 @@ mod tests {
             assert!(permanent_detail(permanent), "{permanent}");
         }
         for away in [
+            // A queue homed on a cluster node that died: back with the node.
+            "NOT_FOUND - home node 'rc2@localhost' of durable queue 'q' in vhost '/' is down or inaccessible",
             "Connection refused (os error 111)",
             "connection reset by peer",
             "timed out",
