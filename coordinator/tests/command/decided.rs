@@ -163,35 +163,42 @@ fn a_run_until_decided_orders_two_models_after_part_of_its_plan_and_a_killed_one
     );
 }
 
-/// The items `--dry-run --until decided` says a dataset is likely to draw
-/// to decide levels to `precision` pp, and the share of the plan it names.
-fn foreseen(precision: &str) -> (usize, f64) {
-    let out = crate::common::autoeval(&[
+/// What `run --dry-run --until decided` prints with `args` for plogic and
+/// two models, once it succeeded.
+fn dry_run_decided(args: &[&str]) -> String {
+    let mut all = vec![
         "run",
         "--dry-run",
         "--until",
         "decided",
+        "--dataset",
+        "plogic",
+    ];
+    all.extend(["--model", "reference", "--model", "reference-noisy:0.3"]);
+    all.extend(args);
+    let out = crate::common::autoeval(&all);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+/// The items `--dry-run --until decided` says a dataset is likely to draw
+/// to decide levels to `precision` pp, and the share of the plan it names.
+fn foreseen(precision: &str) -> (usize, f64) {
+    let text = dry_run_decided(&[
         "--decide",
         "accuracy",
         "--precision",
         precision,
         "--baseline",
         "0.5",
-        "--dataset",
-        "plogic",
         "--per-bucket",
         "50",
         "--batches",
         "4",
         "--prompt",
         "zero-shot",
-        "--model",
-        "reference",
-        "--model",
-        "reference-noisy:0.3",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{text}");
     let row: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("until decided"))
@@ -229,28 +236,16 @@ fn a_dry_run_likely_to_spend_its_plan_says_which_question_needs_it_and_what_draw
     // 80 items: levels to ±2 pp need them all; pairs 20 pp apart do not.
     // (--detect is a share: 0.2 is 20 pp.)
     let hint = |decide: &str, detect: &str| -> Option<String> {
-        let out = crate::common::autoeval(&[
-            "run",
-            "--dry-run",
-            "--until",
-            "decided",
+        let text = dry_run_decided(&[
             "--decide",
             decide,
             "--detect",
             detect,
-            "--dataset",
-            "plogic",
             "--per-bucket",
             "2",
             "--batches",
             "1",
-            "--model",
-            "reference",
-            "--model",
-            "reference-noisy:0.3",
         ]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{text}");
         text.lines()
             .find(|l| l.starts_with("hint:"))
             .map(str::to_string)

@@ -4,18 +4,18 @@
 //! its process id), so that a fleet's processes spread over the nodes.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 /// Per list of nodes (`--amqp` as given), the node last connected to.
-static LAST: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+static LAST: LazyLock<Mutex<HashMap<String, usize>>> = LazyLock::new(Mutex::default);
 
 /// The index of the node of `urls` (of `count` nodes) to try first.
 pub(crate) fn first_to_try(urls: &str, count: usize) -> usize {
     let last = LAST
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|m| m.get(urls).copied());
+        .get(urls)
+        .copied();
     match last {
         Some(k) => (k + 1) % count,
         None => std::process::id() as usize % count,
@@ -26,7 +26,6 @@ pub(crate) fn first_to_try(urls: &str, count: usize) -> usize {
 pub(crate) fn connected(urls: &str, k: usize) {
     LAST.lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashMap::new)
         .insert(urls.to_string(), k);
 }
 

@@ -61,9 +61,10 @@ pub fn html(out: &mut String, decisions: &Decisions) {
                 -1.0,
             ),
         };
-        let when = d.when().map_or("undecided".to_string(), |w| {
-            escape(&w).replace("; spent)", "; <i>spent</i>)")
-        });
+        // Counts and fixed words only: nothing in it to escape.
+        let when = d
+            .when("<i>spent</i>")
+            .unwrap_or_else(|| "undecided".to_string());
         // A level is a share, a difference signed.
         let pp = |x: f64| {
             if low < 0.0 {

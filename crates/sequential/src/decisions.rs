@@ -238,22 +238,23 @@ impl Decisions {
 
 impl Decision {
     /// When it was decided, in words ("wave 3 (80 items; 8 more in
-    /// flight)"), if it was.
-    pub fn when(&self) -> Option<String> {
+    /// flight)"), if it was; a decision only as the plan was spent is
+    /// marked `spent` (a word, or its markup).
+    pub fn when(&self, spent: &str) -> Option<String> {
         let (wave, items) = (self.decided_after_wave?, self.decided_after_items?);
         let mut notes = vec![format!("{items} items")];
         if let Some(more) = self.in_flight_items.filter(|&n| n > 0) {
             notes.push(format!("{more} more in flight"));
         }
         if self.spent {
-            notes.push("spent".to_string());
+            notes.push(spent.to_string());
         }
         Some(format!("wave {wave} ({})", notes.join("; ")))
     }
 
     /// Its line in the terminal.
     fn line(&self) -> String {
-        let when = match self.when() {
+        let when = match self.when("spent") {
             Some(when) => format!("after {when}"),
             None => "undecided".to_string(),
         };
