@@ -97,6 +97,7 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Result<()> {
             out!("  judge questions in hand: {judging}");
         }
         say_queues(&broker, &settings).await?;
+        say_processes(&store).await?;
         say_dead_letters(&broker, &run).await?;
         broker.close().await;
         anyhow::Ok(())
@@ -132,6 +133,33 @@ fn say_broken_chains(dir: &RunDir) -> Result<()> {
             autoeval_run_dir::name_chains(&chains),
             dir.0.display(),
             if dir.is_fleet() { " --fleet" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// Where each live process is connected: its broker node and Redis primary.
+async fn say_processes(store: &RunStore) -> Result<()> {
+    let processes = store.processes().await?;
+    if processes.is_empty() {
+        return Ok(());
+    }
+    out!("  processes (broker node, Redis server):");
+    for p in processes {
+        let again = match p.reconnections {
+            0 => String::new(),
+            n => format!(" (connected again {n}×)"),
+        };
+        let followed = match p.failovers {
+            0 => String::new(),
+            1 => " (followed 1 failover)".to_string(),
+            n => format!(" (followed {n} failovers)"),
+        };
+        let broker = p.broker.as_deref().unwrap_or("not connected yet");
+        out!(
+            "    {}: {broker}{again}, Redis {}{followed}",
+            p.process,
+            p.redis
         );
     }
     Ok(())

@@ -16,7 +16,11 @@
 //!   model answers, declared by the LLM workers serving that model.
 //! - The stage queues dead-letter to `autoeval.dead` (fanout) at least once,
 //!   after [`DELIVERY_LIMIT`] deliveries or when a worker refuses a message;
-//!   `autoeval.dead-letters` keeps them.
+//!   `autoeval.dead-lettered`, a quorum queue, keeps them (a broker node's
+//!   loss loses none; `autoeval.dead-letters`, the classic queue of earlier
+//!   versions, is emptied into it and deleted).
+//! - Every quorum queue is created with a replica on each of up to
+//!   [`QUORUM_REPLICAS`] nodes of a cluster (as many as it has, when fewer).
 //! - `autoeval.unrouted` (fanout) is the tasks exchange's alternate exchange:
 //!   a task for a model whose queue no worker has declared lands in the
 //!   dead-letter queue too, its routing key saying which model.
@@ -146,6 +150,13 @@ impl Topology {
 
     /// The queue that keeps dead letters.
     pub fn dead_queue(&self) -> String {
+        self.prefixed("dead-lettered")
+    }
+
+    /// The classic queue earlier versions kept dead letters in: on a
+    /// cluster it lives on one node, and with that node down no process
+    /// could declare the topology, so its letters move to [`Self::dead_queue`].
+    pub fn legacy_dead_queue(&self) -> String {
         self.prefixed("dead-letters")
     }
 
@@ -167,6 +178,9 @@ impl Topology {
 
 /// Routing key of verify tasks.
 pub const VERIFY_KEY: &str = "verify";
+/// The replicas of a quorum queue on a cluster of three or more nodes: a
+/// majority (two) survives the loss of any one node.
+pub const QUORUM_REPLICAS: u32 = 3;
 /// Deliveries of one message before the broker dead-letters it.
 pub const DELIVERY_LIMIT: u32 = 5;
 /// Header naming the run of a message.
@@ -263,6 +277,12 @@ pub fn redact_url(url: &str) -> String {
 
 /// One URL fit to print (see [`redact_url`]).
 fn redact_one(url: &str) -> String {
+    if crate::sentinel::is_sentinel_url(url) {
+        return match crate::sentinel::SentinelUrl::parse(url) {
+            Ok(parsed) => parsed.redacted(),
+            Err(_) => "redis-sentinel://<an address that does not parse, not shown>".into(),
+        };
+    }
     let Some(mut parsed) = url::Url::parse(url).ok().filter(|u| u.has_host()) else {
         return match url.split_once("://") {
             Some((scheme, _)) => format!("{scheme}://<a URL that does not parse, not shown>"),
@@ -477,7 +497,7 @@ mod tests {
                 "autoeval.tasks",
                 "autoeval.dead",
                 "autoeval.unrouted",
-                "autoeval.dead-letters",
+                "autoeval.dead-lettered",
                 "autoeval.verify"
             ]
         );

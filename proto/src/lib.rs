@@ -12,6 +12,7 @@ pub mod fleet;
 mod key;
 pub mod meta;
 mod record;
+pub mod sentinel;
 mod task;
 pub mod tls;
 pub mod wire;

@@ -5,6 +5,7 @@
 
 pub mod conformance;
 pub mod deploy;
+pub mod faults;
 pub mod fleet;
 pub mod progress;
 mod sweep;

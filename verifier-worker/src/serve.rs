@@ -114,6 +114,7 @@ pub async fn run(args: Args) -> Result<()> {
     });
     let holding = Holding::new(autoeval_service::process_name("autoeval-verifier"));
     holding.spawn_reporter(redis.clone());
+    autoeval_service::spawn_presence(redis.clone(), "autoeval-verifier", metrics.clone());
     let watch = Arc::new(FleetWatch::new(metrics, holding));
     let store = Arc::new(RedisRecords::new(redis));
     let shutdown = shutdown_signal();

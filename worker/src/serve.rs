@@ -81,6 +81,7 @@ pub async fn run(args: Args) -> Result<()> {
     let turns = in_hand.turns(prefetch_for(slots, BUNDLE_SIZE));
     let holding = Holding::new(autoeval_service::process_name("autoeval-worker")).with_waits(waits);
     holding.spawn_reporter(redis.clone());
+    autoeval_service::spawn_presence(redis.clone(), "autoeval-worker", metrics.clone());
     autoeval_redis_store::spawn_serving_reporter(redis.clone(), names.clone());
     let timeout = Duration::from_secs(args.service.consumer_timeout_s);
     let models = args.models.clone();
@@ -100,32 +101,7 @@ pub async fn run(args: Args) -> Result<()> {
     };
     let shutdown = shutdown_signal();
     let (models, health, loops, stop) = (&names, &health, &loops, &shutdown);
-    let served = |broker: Arc<Broker>| async move {
-        let mut running = JoinSet::new();
-        for model in models {
-            let (tasks, questions) = match subscribe(&broker, model, loops.slots).await {
-                Ok(inboxes) => inboxes,
-                Err(e) => return tracing::warn!(error = %e, model, "cannot subscribe"),
-            };
-            let serving = loops
-                .clone()
-                .serve(broker.clone(), tasks, questions, stop.clone());
-            running.spawn(serving);
-        }
-        health.set_ready(true);
-        tracing::info!(?models, "serving");
-        // The first model's loops to end (a lost connection, a cancelled
-        // consumer) end this connection's turn.
-        if let Some(Ok(ended)) = running.join_next().await {
-            tracing::debug!(?ended, "the loops of a model ended");
-        }
-        health.set_ready(false);
-        if *stop.borrow() {
-            while running.join_next().await.is_some() {}
-        } else {
-            running.shutdown().await;
-        }
-    };
+    let served = |broker: Arc<Broker>| serve_turn(broker, models, loops, health, stop);
     serve_connected(
         &args.service.broker.amqp,
         &topology,
@@ -136,6 +112,56 @@ pub async fn run(args: Args) -> Result<()> {
     )
     .await?;
     Ok(())
+}
+
+/// Serves every model over one broker connection, for as long as its turn
+/// lasts: it ends for every loop when one ends (a lost connection, a
+/// cancelled consumer) or the process stops, and each loop then finishes
+/// the tasks it holds before the turn is over, so that no call in flight is
+/// cut off unrecorded and uncharged.
+async fn serve_turn(
+    broker: Arc<Broker>,
+    models: &[String],
+    loops: &Loops,
+    health: &Health,
+    stop: &watch::Receiver<bool>,
+) {
+    let turn = Arc::new(watch::channel(false).0);
+    let forward = {
+        let (turn, mut stop) = (turn.clone(), stop.clone());
+        tokio::spawn(async move {
+            if stop.wait_for(|stopped| *stopped).await.is_ok() {
+                turn.send_replace(true);
+            }
+        })
+    };
+    let mut running = JoinSet::new();
+    for model in models {
+        match subscribe(&broker, model, loops.slots).await {
+            Ok((tasks, questions)) => {
+                let serving = loops
+                    .clone()
+                    .serve(broker.clone(), tasks, questions, turn.clone());
+                running.spawn(serving);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, model, "cannot subscribe");
+                turn.send_replace(true);
+                break;
+            }
+        }
+    }
+    if !*turn.borrow() {
+        health.set_ready(true);
+        tracing::info!(?models, "serving");
+    }
+    if let Some(Ok(ended)) = running.join_next().await {
+        tracing::debug!(?ended, "the loops of a model ended");
+    }
+    health.set_ready(false);
+    turn.send_replace(true);
+    while running.join_next().await.is_some() {}
+    forward.abort();
 }
 
 /// What the loops of every model share.
@@ -151,14 +177,14 @@ struct Loops {
 }
 
 impl Loops {
-    /// Runs a model's translate and judge loops until one ends; at
-    /// shutdown both finish the work they began.
+    /// Runs a model's translate and judge loops until `turn` ends, which
+    /// either loop ending ends too; both finish the work they began.
     async fn serve(
         self,
         broker: Arc<Broker>,
         mut tasks: AmqpInbox<TranslateTask>,
         mut questions: AmqpInbox<JudgeTask>,
-        shutdown: watch::Receiver<bool>,
+        turn: Arc<watch::Sender<bool>>,
     ) -> Ended {
         let ended = {
             let outbox = Arc::new(AmqpOutbox::new(broker, MessageKind::Verify, route_verify));
@@ -173,7 +199,7 @@ impl Loops {
             let mut translating = pin!(serve_translate(
                 &mut tasks,
                 with,
-                Shutdown::from_watch(shutdown.clone()),
+                Shutdown::from_watch(turn.subscribe()),
             ));
             let mut judging = pin!(serve_judge(
                 &mut questions,
@@ -181,18 +207,17 @@ impl Loops {
                 self.records,
                 self.watch,
                 self.slots,
-                Shutdown::from_watch(shutdown.clone()),
+                Shutdown::from_watch(turn.subscribe()),
             ));
             let (ended, translate_first) = tokio::select! {
                 e = &mut translating => (e, true),
                 e = &mut judging => (e, false),
             };
-            if *shutdown.borrow() {
-                if translate_first {
-                    judging.await;
-                } else {
-                    translating.await;
-                }
+            turn.send_replace(true);
+            if translate_first {
+                judging.await;
+            } else {
+                translating.await;
             }
             ended
         };

@@ -17,8 +17,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 mod partition;
+mod servers;
+mod stalls;
 
 use partition::Proxy;
+use servers::Servers;
+use stalls::Stalls;
 
 /// A fault the soak throws at the fleet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
@@ -36,7 +40,31 @@ pub enum Fault {
     /// An LLM worker cut off from the broker and Redis, silently (its
     /// connections hold what they are sent), for 10 to 40 s.
     Partition,
+    /// A broker node of `--cluster` killed (SIGKILL) or stopped, and
+    /// started again 2 to 15 s later.
+    Node,
+    /// The Redis primary of `--cluster` killed (SIGKILL): the Sentinels
+    /// promote the replica, and it comes back as the new one's replica.
+    Primary,
 }
+
+/// The faults thrown unless `--faults` names others.
+const LOCAL_FAULTS: [Fault; 6] = [
+    Fault::Worker,
+    Fault::Verifier,
+    Fault::Coordinator,
+    Fault::Broker,
+    Fault::Redis,
+    Fault::Partition,
+];
+/// The faults thrown with `--cluster` unless `--faults` names others.
+const CLUSTER_FAULTS: [Fault; 5] = [
+    Fault::Worker,
+    Fault::Verifier,
+    Fault::Coordinator,
+    Fault::Node,
+    Fault::Primary,
+];
 
 /// Rounds of each unit, (A∘I)^3: a lost round shows as a gap before a later one.
 const ROUNDS: u32 = 3;
@@ -50,16 +78,24 @@ pub struct Args {
     #[arg(long, default_value_t = 45)]
     minutes: u64,
     /// Faults per minute on average, at random times.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, conflicts_with = "gap_s")]
     faults_per_minute: f64,
-    /// The faults mixed, each as likely as the others.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "worker,verifier,coordinator,broker,redis,partition"
-    )]
+    /// The time between two faults drawn evenly from MIN to MAX seconds
+    /// (`20-60`), instead of --faults-per-minute.
+    #[arg(long, value_name = "MIN-MAX", value_parser = gap_range)]
+    gap_s: Option<(u64, u64)>,
+    /// The faults mixed, each as likely as the others (default: worker,
+    /// verifier, coordinator, broker, redis, partition; with --cluster:
+    /// worker, verifier, coordinator, node, primary).
+    #[arg(long, value_enum, value_delimiter = ',')]
     faults: Vec<Fault>,
+    /// Runs the fleet on a three-node RabbitMQ cluster (`--amqp` its nodes)
+    /// and a Redis primary with a replica and three Sentinels
+    /// (`redis-sentinel://`), which the soak starts on loopback ports from
+    /// Debian's rabbitmq-server and redis-server; their faults are `node`
+    /// and `primary`.
+    #[arg(long)]
+    cluster: bool,
     /// The plan's items (every dataset, zero-shot, three rounds a unit) and
     /// their seed, which also draws the faults' kinds and times: 300 per
     /// complexity value is about 52,000 units, which last the 45 minutes on
@@ -77,28 +113,66 @@ pub struct Args {
     verifiers: usize,
     /// The broker (its application is stopped with `rabbitmqctl`, so it
     /// must be this machine's). Redis is the soak's own, on a free port.
+    /// Unused with --cluster.
     #[command(flatten)]
     broker: autoeval_service::AmqpUrl,
 }
 
-/// Runs `autoeval bench-soak`.
-pub fn run(args: Args) -> Result<()> {
-    if args.faults.is_empty() {
-        bail!("--faults names no fault");
+/// Reads `MIN-MAX` seconds.
+fn gap_range(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("{text:?} is no MIN-MAX in seconds (e.g. 20-60)");
+    let (min, max) = text.split_once('-').ok_or_else(bad)?;
+    let (min, max): (u64, u64) = (
+        min.trim().parse().map_err(|_| bad())?,
+        max.trim().parse().map_err(|_| bad())?,
+    );
+    if min > max || max == 0 {
+        return Err(bad());
     }
+    Ok((min, max))
+}
+
+/// Runs `autoeval bench-soak`.
+pub fn run(mut args: Args) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("autoeval-soak-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    let redis = OwnRedis::start(&scratch)?;
+    let mut servers = if args.cluster {
+        Servers::cluster(&scratch)?
+    } else {
+        Servers::local(&args.broker.amqp, &scratch)?
+    };
+    if args.faults.is_empty() {
+        args.faults = if args.cluster {
+            CLUSTER_FAULTS.to_vec()
+        } else {
+            LOCAL_FAULTS.to_vec()
+        };
+    }
+    if let Some(f) = args.faults.iter().find(|f| !servers.takes(**f)) {
+        bail!(
+            "--faults {f:?} is a fault of {}: leave it out",
+            if args.cluster {
+                "the local servers, not --cluster"
+            } else {
+                "--cluster only"
+            }
+        );
+    }
     let fleet = FleetArgs {
-        broker: args.broker.clone(),
-        store: autoeval_service::RedisUrl { redis: redis.url() },
+        broker: autoeval_service::AmqpUrl::at(servers.amqp()),
+        store: autoeval_service::RedisUrl {
+            redis: servers.redis(),
+        },
         ..FleetArgs::default()
     };
     let (_mock, model) = mock(args.latency_ms)?;
     let mut soak = Soak::start(&args, &fleet, &model, &scratch)?;
     println!(
-        "bench-soak: {} faults a minute for {} min ({}), seed {}; run in {}",
-        args.faults_per_minute,
+        "bench-soak: {} for {} min ({}), seed {}; run in {}",
+        match args.gap_s {
+            Some((min, max)) => format!("a fault every {min}-{max} s"),
+            None => format!("{} faults a minute", args.faults_per_minute),
+        },
         args.minutes,
         args.faults
             .iter()
@@ -109,11 +183,13 @@ pub fn run(args: Args) -> Result<()> {
         soak.out.display()
     );
     let started = Instant::now();
-    let thrown = soak.throw_faults(&args, &redis, started)?;
+    let stalls = Stalls::watch(soak.out.join("results.jsonl"));
+    let thrown = soak.throw_faults(&args, &mut servers, started)?;
     let faulted = started.elapsed();
     soak.lift_partitions();
     let status = soak.wait_for_the_end()?;
     let took = started.elapsed();
+    let longest = stalls.longest();
     let counted = Counted::of(&soak.out.join("results.jsonl"), ROUNDS)?;
     let units = planned_units(&soak.out)?;
     let calls = mock_requests(&model)?;
@@ -135,15 +211,21 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     counted.print(units, calls, status);
+    println!(
+        "  longest time without a round recorded: {:.1} s (want ≤ 30)",
+        longest.as_secs_f64()
+    );
     drop(soak);
-    drop(redis);
+    drop(servers);
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
 
 /// The fleet under the soak: its processes, and the run's command.
 struct Soak {
-    workers: Vec<(Proc, Proxy, Proxy)>,
+    /// Each LLM worker, with the proxies before its broker and Redis
+    /// (none on a cluster, whose nodes it must reach each).
+    workers: Vec<(Proc, Option<(Proxy, Proxy)>)>,
     verifiers: Vec<Proc>,
     coordinator: Child,
     command: Vec<String>,
@@ -172,7 +254,7 @@ impl Soak {
             partitions: Vec::new(),
         };
         for _ in 0..args.workers {
-            let worker = soak.start_worker()?;
+            let worker = soak.start_worker(args.cluster)?;
             soak.workers.push(worker);
         }
         for _ in 0..args.verifiers {
@@ -215,13 +297,13 @@ impl Soak {
     }
 
     /// An LLM worker whose broker and Redis connections go through proxies
-    /// the soak can cut.
-    fn start_worker(&self) -> Result<(Proc, Proxy, Proxy)> {
-        // The proxy stands before the first node (the soak runs one).
-        let first = autoeval_proto::fleet::url_list(&self.fleet.broker.amqp)
-            .first()
-            .map_or(String::new(), |u| u.to_string());
-        let amqp = url::Url::parse(&first).context("the broker's URL")?;
+    /// the soak can cut (on the local servers), or straight to a cluster.
+    fn start_worker(&self, cluster: bool) -> Result<(Proc, Option<(Proxy, Proxy)>)> {
+        let args = ["--model", &self.model, "--concurrency", "8"].map(String::from);
+        if cluster {
+            return Ok((service(&self.worker_bin, &args, &self.fleet)?, None));
+        }
+        let amqp = url::Url::parse(&self.fleet.broker.amqp).context("the broker's URL")?;
         let redis = url::Url::parse(&self.fleet.store.redis).context("Redis's URL")?;
         let (amqp_proxy, amqp) = Proxy::before(&amqp, 5672)?;
         let (redis_proxy, redis) = Proxy::before(&redis, 6379)?;
@@ -230,9 +312,8 @@ impl Soak {
             store: autoeval_service::RedisUrl { redis },
             ..FleetArgs::default()
         };
-        let args = ["--model", &self.model, "--concurrency", "8"].map(String::from);
         let worker = service(&self.worker_bin, &args, &through)?;
-        Ok((worker, amqp_proxy, redis_proxy))
+        Ok((worker, Some((amqp_proxy, redis_proxy))))
     }
 
     fn start_verifier(&self) -> Result<Proc> {
@@ -258,15 +339,20 @@ impl Soak {
     fn throw_faults(
         &mut self,
         args: &Args,
-        redis: &OwnRedis,
+        servers: &mut Servers,
         started: Instant,
     ) -> Result<BTreeMap<Fault, usize>> {
         let mut rng = ChaCha8Rng::seed_from_u64(args.draw.seed);
         let mut thrown = BTreeMap::new();
         let until = started + Duration::from_secs(args.minutes * 60);
         let mean_gap = 60.0 / args.faults_per_minute.max(0.01);
-        let mut next =
-            Instant::now() + Duration::from_secs_f64(2.0 * mean_gap * fraction(&mut rng));
+        let gap = |rng: &mut ChaCha8Rng| match args.gap_s {
+            Some((min, max)) => {
+                Duration::from_secs_f64(min as f64 + (max - min) as f64 * fraction(rng))
+            }
+            None => Duration::from_secs_f64(2.0 * mean_gap * fraction(rng)),
+        };
+        let mut next = Instant::now() + gap(&mut rng);
         while Instant::now() < until {
             if let Some(status) = self.coordinator.try_wait()? {
                 if status.success() {
@@ -279,22 +365,27 @@ impl Soak {
             self.lift_partitions_due();
             if Instant::now() >= next {
                 let fault = args.faults[below(&mut rng, args.faults.len())];
-                self.throw(fault, redis, &mut rng)?;
+                self.throw(fault, args.cluster, servers, &mut rng)?;
                 *thrown.entry(fault).or_default() += 1;
-                next =
-                    Instant::now() + Duration::from_secs_f64(2.0 * mean_gap * fraction(&mut rng));
+                next = Instant::now() + gap(&mut rng);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(thrown)
     }
 
-    fn throw(&mut self, fault: Fault, redis: &OwnRedis, rng: &mut ChaCha8Rng) -> Result<()> {
+    fn throw(
+        &mut self,
+        fault: Fault,
+        cluster: bool,
+        servers: &mut Servers,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
         match fault {
             Fault::Worker => {
                 let i = below(rng, self.workers.len());
                 self.partitions.retain(|(w, _)| *w != i);
-                let fresh = self.start_worker()?;
+                let fresh = self.start_worker(cluster)?;
                 // The old one is killed as it is dropped.
                 self.workers[i] = fresh;
             }
@@ -308,20 +399,17 @@ impl Soak {
                 let _ = self.coordinator.wait();
                 self.coordinator = self.start_coordinator()?;
             }
-            Fault::Broker => {
-                rabbitmqctl(&["stop_app"])?;
-                std::thread::sleep(Duration::from_secs(2 + below(rng, 13) as u64));
-                rabbitmqctl(&["start_app"])?;
-                rabbitmqctl(&["await_startup"])?;
-            }
-            Fault::Redis => redis.flush()?,
             Fault::Partition => {
                 let i = below(rng, self.workers.len());
-                let (_, amqp, redis) = &self.workers[i];
-                amqp.cut(true);
-                redis.cut(true);
-                let lasts = Duration::from_secs(10 + below(rng, 30) as u64);
-                self.partitions.push((i, Instant::now() + lasts));
+                if let (_, Some((amqp, redis))) = &self.workers[i] {
+                    amqp.cut(true);
+                    redis.cut(true);
+                    let lasts = Duration::from_secs(10 + below(rng, 30) as u64);
+                    self.partitions.push((i, Instant::now() + lasts));
+                }
+            }
+            Fault::Broker | Fault::Redis | Fault::Node | Fault::Primary => {
+                servers.throw(fault, rng)?
             }
         }
         Ok(())
@@ -331,18 +419,21 @@ impl Soak {
         let now = Instant::now();
         for (i, ends) in &self.partitions {
             if *ends <= now {
-                let (_, amqp, redis) = &self.workers[*i];
-                amqp.cut(false);
-                redis.cut(false);
+                if let (_, Some((amqp, redis))) = &self.workers[*i] {
+                    amqp.cut(false);
+                    redis.cut(false);
+                }
             }
         }
         self.partitions.retain(|(_, ends)| *ends > now);
     }
 
     fn lift_partitions(&mut self) {
-        for (_, amqp, redis) in &self.workers {
-            amqp.cut(false);
-            redis.cut(false);
+        for (_, proxies) in &self.workers {
+            if let Some((amqp, redis)) = proxies {
+                amqp.cut(false);
+                redis.cut(false);
+            }
         }
         self.partitions.clear();
     }
@@ -371,83 +462,13 @@ impl Drop for Soak {
 }
 
 /// A number in `0..n`, drawn.
-fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
+pub(super) fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
     (rng.next_u64() % n.max(1) as u64) as usize
 }
 
 /// A number in `0..1`, drawn.
 fn fraction(rng: &mut ChaCha8Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// `rabbitmqctl ARGS`, which must succeed.
-fn rabbitmqctl(args: &[&str]) -> Result<()> {
-    let done = Command::new("rabbitmqctl")
-        .args(args)
-        .stdout(Stdio::null())
-        .output()
-        .context("cannot run rabbitmqctl: the broker fault needs this machine's RabbitMQ (or leave `broker` out of --faults)")?;
-    if !done.status.success() {
-        bail!(
-            "rabbitmqctl {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&done.stderr)
-        );
-    }
-    Ok(())
-}
-
-/// The soak's own Redis: emptied by a fault without touching any other.
-struct OwnRedis {
-    port: u16,
-    _server: Proc,
-}
-
-impl OwnRedis {
-    fn start(scratch: &Path) -> Result<OwnRedis> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let server = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(scratch)
-            .stdout(Stdio::null())
-            .spawn()
-            .context("cannot start redis-server (the soak runs a Redis of its own)")?;
-        let redis = OwnRedis {
-            port,
-            _server: Proc::from(server),
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while redis.cli(&["ping"]).is_err() {
-            if Instant::now() > deadline {
-                bail!("the soak's Redis did not answer");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(redis)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    fn flush(&self) -> Result<()> {
-        self.cli(&["FLUSHALL"])
-    }
-
-    fn cli(&self, args: &[&str]) -> Result<()> {
-        let done = Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .context("cannot run redis-cli")?;
-        if !done.status.success() || done.stdout.starts_with(b"ERR") {
-            bail!("redis-cli {}: failed", args.join(" "));
-        }
-        Ok(())
-    }
 }
 
 /// What the run's directory holds.

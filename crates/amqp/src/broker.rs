@@ -2,19 +2,19 @@
 //! confirms, consuming, and the queues' depths read.
 
 use crate::bounded::{close_quietly, Bounded, OPERATION_TIMEOUT};
+use crate::declare::is_not_found;
 use crate::error::PERMANENT_TRIES;
 use crate::error::{amqp, BrokerError};
 use crate::headers::{headers, Meta};
 use crate::redact;
 use crate::Consumer;
-use autoeval_proto::fleet::{judge_key, translate_key, Topology, DELIVERY_LIMIT, VERIFY_KEY};
+use autoeval_proto::fleet::{judge_key, translate_key, Topology};
 use lapin::options::{
-    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
-    QueueBindOptions, QueueDeclareOptions,
+    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, QueueDeclareOptions,
 };
 use lapin::tcp::{OwnedIdentity, OwnedTLSConfig};
-use lapin::types::{AMQPValue, FieldTable, LongString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use lapin::types::{FieldTable, LongString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 use std::time::Duration;
 
 /// How long a publish waits for the broker's confirm before its connection
@@ -29,7 +29,7 @@ pub struct Broker {
     /// The node connected to, as its URL fit to print.
     node: String,
     topology: Topology,
-    publisher: Channel,
+    pub(crate) publisher: Channel,
     /// The channel queue depths are read on, kept between reads (a run is
     /// followed with several reads a second) and opened again after the
     /// broker closed it over a missing queue. Held for a whole read, so a
@@ -60,22 +60,6 @@ fn connect_detail(url: &str, error: &str) -> String {
     // The client repeats its cause at each layer ("IO error: X"): X says it.
     let cause = error.rsplit(": ").next().unwrap_or_default();
     autoeval_proto::tls::explain_failure(url, cause)
-}
-
-/// Arguments of a stage queue: quorum, dead-lettered at least once after the delivery limit.
-fn stage_queue_arguments(dead_exchange: &str) -> FieldTable {
-    let mut args = FieldTable::default();
-    let text = |s: &str| AMQPValue::LongString(LongString::from(s));
-    args.insert("x-queue-type".into(), text("quorum"));
-    args.insert("x-dead-letter-exchange".into(), text(dead_exchange));
-    args.insert("x-dead-letter-strategy".into(), text("at-least-once"));
-    // At-least-once dead-lettering needs the queue to refuse publishes when full.
-    args.insert("x-overflow".into(), text("reject-publish"));
-    args.insert(
-        "x-delivery-limit".into(),
-        AMQPValue::LongInt(DELIVERY_LIMIT as i32),
-    );
-    args
 }
 
 impl Broker {
@@ -163,6 +147,7 @@ impl Broker {
             inspector: tokio::sync::Mutex::default(),
         };
         broker.declare_common().await?;
+        crate::nodes::note_connection(&broker.node);
         Ok(broker)
     }
 
@@ -220,79 +205,6 @@ impl Broker {
         while self.is_connected() {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
-    }
-
-    async fn declare_common(&self) -> Result<(), BrokerError> {
-        let ch = &self.publisher;
-        let names = &self.topology;
-        let durable = ExchangeDeclareOptions {
-            durable: true,
-            ..ExchangeDeclareOptions::default()
-        };
-        let (dead, unrouted) = (names.dead_exchange(), names.unrouted_exchange());
-        let mut tasks_args = FieldTable::default();
-        tasks_args.insert(
-            "alternate-exchange".into(),
-            AMQPValue::LongString(LongString::from(unrouted.as_str())),
-        );
-        for (name, kind, args) in [
-            (&dead, ExchangeKind::Fanout, FieldTable::default()),
-            (&unrouted, ExchangeKind::Fanout, FieldTable::default()),
-            (&names.tasks_exchange(), ExchangeKind::Direct, tasks_args),
-        ] {
-            ch.exchange_declare(name.as_str().into(), kind, durable, args)
-                .bounded(format!("declare the exchange {name}"))
-                .await?;
-        }
-        let durable_queue = QueueDeclareOptions {
-            durable: true,
-            ..QueueDeclareOptions::default()
-        };
-        let dead_queue = names.dead_queue();
-        ch.queue_declare(
-            dead_queue.as_str().into(),
-            durable_queue,
-            FieldTable::default(),
-        )
-        .bounded(format!("declare the queue {dead_queue}"))
-        .await?;
-        for exchange in [&dead, &unrouted] {
-            ch.queue_bind(
-                dead_queue.as_str().into(),
-                exchange.as_str().into(),
-                "".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .bounded(format!("bind {dead_queue}"))
-            .await?;
-        }
-        self.declare_stage(&names.verify_queue(), VERIFY_KEY).await
-    }
-
-    async fn declare_stage(&self, queue: &str, key: &str) -> Result<(), BrokerError> {
-        let options = QueueDeclareOptions {
-            durable: true,
-            ..QueueDeclareOptions::default()
-        };
-        self.publisher
-            .queue_declare(
-                queue.into(),
-                options,
-                stage_queue_arguments(&self.topology.dead_exchange()),
-            )
-            .bounded(format!("declare the queue {queue}"))
-            .await?;
-        self.publisher
-            .queue_bind(
-                queue.into(),
-                self.topology.tasks_exchange().as_str().into(),
-                key.into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .bounded(format!("bind the queue {queue}"))
-            .await
     }
 
     /// Declares the translate queue of a model this process serves.
@@ -487,10 +399,6 @@ impl Broker {
     pub async fn close(&self) {
         close_quietly(self.connection.close(200, "bye".into())).await;
     }
-}
-
-fn is_not_found(e: &lapin::Error) -> bool {
-    e.to_string().contains("NOT_FOUND")
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use crate::{Broker, BrokerError};
 use autoeval_proto::fleet::{REASON_HEADER, RUN_HEADER, UNITS_HEADER};
 use lapin::options::{BasicAckOptions, BasicGetOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::Channel;
 
 /// One message in the dead-letter queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,13 +43,6 @@ fn reason(table: &FieldTable, routing_key: &str) -> String {
 }
 
 impl Broker {
-    async fn spare_channel(&self) -> Result<Channel, BrokerError> {
-        self.connection
-            .create_channel()
-            .bounded("open a channel")
-            .await
-    }
-
     /// Up to `limit` dead letters, left in place.
     pub async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, BrokerError> {
         let channel = self.spare_channel().await?;

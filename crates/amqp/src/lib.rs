@@ -13,6 +13,7 @@ mod bounded;
 mod broker;
 mod bundle;
 mod dead;
+mod declare;
 mod delivery;
 mod error;
 mod headers;
@@ -28,6 +29,7 @@ pub use delivery::{Consumer, Task};
 pub use error::{BrokerError, PERMANENT_TRIES};
 pub use headers::Meta;
 pub use hold::{prefetch_for, InHand};
+pub use nodes::{connections, Connections};
 pub use transport::{route_translate, route_verify, AmqpDelivery, AmqpInbox, AmqpOutbox};
 
 /// The URL without its password or query, for messages and logs.

@@ -94,10 +94,9 @@ pub fn execute(
     let metrics = Arc::new(autoeval_telemetry::Metrics::new("coordinator"));
     let (ending, recorded, work, units, items) = runtime.block_on(async {
         let health = serve_health(&metrics, fleet, display).await?;
-        let store = RunStore::new(
-            autoeval_redis_store::connect(&fleet.store.redis).await?,
-            &run,
-        );
+        let conn = autoeval_redis_store::connect(&fleet.store.redis).await?;
+        autoeval_service::spawn_presence(conn.clone(), "autoeval-coordinator", metrics.clone());
+        let store = RunStore::new(conn, &run);
         register(&store, settings, units, items).await?;
         // This session's busy times are what the fleet's processes did since.
         let work_before = store.work().await.unwrap_or_default();

@@ -5,18 +5,18 @@
 //! are the run's, so they expire and are removed with it.
 
 use crate::redis_err;
+use crate::Connection;
 use autoeval_models::{
     BatchEnd, BatchJournal, BatchOutcome, BatchRecord, BatchStatus, CacheFuture, CallState,
     JournalUnavailable,
 };
 use autoeval_proto::fleet::run_key;
-use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
 use std::collections::HashMap;
 
 /// The batch journal of one run.
 pub struct RedisJournal {
-    conn: ConnectionManager,
+    conn: Connection,
     calls: String,
     records: String,
     status: String,
@@ -42,7 +42,7 @@ fn corrupt(e: serde_json::Error) -> JournalUnavailable {
 
 impl RedisJournal {
     /// The journal of `run` over an open connection.
-    pub fn new(conn: ConnectionManager, run: &str) -> RedisJournal {
+    pub fn new(conn: Connection, run: &str) -> RedisJournal {
         RedisJournal {
             conn,
             calls: run_key(run, "batch-calls"),

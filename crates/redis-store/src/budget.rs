@@ -12,10 +12,10 @@
 //! later one, adds nothing, and a charge Redis lost (not taken, or lost with
 //! an emptied Redis) is made good by that payer's next one.
 
+use crate::Connection;
 use crate::{redis_err, RunStore, StoreError};
 use autoeval_proto::fleet::run_key;
 use autoeval_proto::RoundKey;
-use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -236,7 +236,7 @@ type Flags = (Option<String>, Option<String>, Option<String>);
 /// Every run's budget, for a worker: one handle, any run.
 #[derive(Clone)]
 pub struct Budgets {
-    conn: ConnectionManager,
+    conn: Connection,
     charge: Script,
     charge_batch: Script,
     park: Script,
@@ -249,7 +249,7 @@ pub struct Budgets {
 
 impl Budgets {
     /// The budgets over an open connection.
-    pub fn new(conn: ConnectionManager) -> Budgets {
+    pub fn new(conn: Connection) -> Budgets {
         Budgets {
             conn,
             charge: Script::new(CHARGE),

@@ -2,9 +2,9 @@
 //! a task that is delivered again (or redone by a rerun) is answered without
 //! paying the provider again.
 
+use crate::Connection;
 use autoeval_models::{CacheFuture, CacheUnavailable, CachedReply, CallClaim, ResponseCache};
 use autoeval_proto::fleet::run_key;
-use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -21,7 +21,7 @@ return redis.call('DEL', KEYS[1])
 /// progress is claimed in `autoeval:{RUN}:claim:<key>`, which expires unless
 /// its holder renews it.
 pub struct RedisCache {
-    conn: ConnectionManager,
+    conn: Connection,
     hash: String,
     claims: String,
     holder: Script,
@@ -29,7 +29,7 @@ pub struct RedisCache {
 
 impl RedisCache {
     /// The cache of `run` over an open connection.
-    pub fn new(conn: ConnectionManager, run: &str) -> RedisCache {
+    pub fn new(conn: Connection, run: &str) -> RedisCache {
         RedisCache {
             conn,
             hash: run_key(run, "cache"),

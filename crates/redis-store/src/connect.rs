@@ -1,27 +1,32 @@
-//! Connecting to Redis, over TLS when the URL asks for it.
+//! Connecting to Redis, over TLS when the URL asks for it, to one server
+//! or through Sentinels.
 
-use crate::StoreError;
-use redis::aio::ConnectionManager;
+use crate::{Connection, StoreError};
 
-/// Connects to Redis; the connection reconnects by itself when Redis comes back.
-pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
-    let unreachable = |detail: String| StoreError::Unreachable {
-        url: autoeval_proto::fleet::redact_url(url),
-        detail,
-    };
-    let client = client_for(url).map_err(unreachable)?;
-    ConnectionManager::new(client).await.map_err(|e| {
-        unreachable(autoeval_proto::tls::explain_failure(
-            url,
-            &once_each(&e.to_string()),
-        ))
-    })
+/// Connects to Redis at `url` (a server's, or Sentinels' `redis-sentinel://`
+/// address); the connection reconnects by itself when Redis comes back and,
+/// behind Sentinels, follows the primary.
+pub async fn connect(url: &str) -> Result<Connection, StoreError> {
+    Connection::open(url).await
+}
+
+/// Why connecting to `url` failed, in one line.
+pub(crate) fn explain(url: &str, e: &redis::RedisError) -> String {
+    autoeval_proto::tls::explain_failure(url, &once_each(&e.to_string()))
 }
 
 /// The database `url` selects (0 unless it names one), or why the URL
 /// cannot be read.
 pub fn database_of(url: &str) -> Result<i64, StoreError> {
     use redis::IntoConnectionInfo;
+    if autoeval_proto::sentinel::is_sentinel_url(url) {
+        return autoeval_proto::sentinel::SentinelUrl::parse(url)
+            .map(|parsed| parsed.db)
+            .map_err(|e| StoreError::Unreachable {
+                url: autoeval_proto::fleet::redact_url(url),
+                detail: e.to_string(),
+            });
+    }
     url.into_connection_info()
         .map(|info| info.redis_settings().db())
         .map_err(|e| StoreError::Unreachable {
@@ -31,7 +36,7 @@ pub fn database_of(url: &str) -> Result<i64, StoreError> {
 }
 
 /// A client for `url`: for `rediss://`, with the environment's CA and client certificate.
-fn client_for(url: &str) -> Result<redis::Client, String> {
+pub(crate) fn client_for(url: &str) -> Result<redis::Client, String> {
     if !autoeval_proto::tls::wants_tls(url) {
         return redis::Client::open(url).map_err(|e| e.to_string());
     }
@@ -76,6 +81,11 @@ mod tests {
         assert_eq!(database_of("rediss://h/14").unwrap(), 14);
         assert_eq!(database_of("redis+unix:///run/r.sock?db=3").unwrap(), 3);
         assert!(database_of("not a url").is_err());
+        assert_eq!(
+            database_of("redis-sentinel://:p@s1,s2:26380/7#main").unwrap(),
+            7
+        );
+        assert!(database_of("redis-sentinel://s1").is_err());
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! process of the same model with one compare-and-set per task, so two
 //! adopters never both take it.
 
+use crate::Connection;
 use crate::{redis_err, StoreError};
 use autoeval_engine::{Custody, StoreError as EngineError};
 use autoeval_proto::{RoundKey, TranslateTask};
-use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -32,7 +32,7 @@ pub const CUSTODY_LEASE: Duration = Duration::from_secs(30);
 
 /// This process's custody of the tasks of its models.
 pub struct RedisCustody {
-    conn: ConnectionManager,
+    conn: Connection,
     owner: String,
     models: Vec<String>,
     capacity: usize,
@@ -61,7 +61,7 @@ impl RedisCustody {
     /// Custody for `owner` (unique to this process) of `models`' tasks, at
     /// most `capacity` at once, under a lease of `lease`.
     pub fn new(
-        conn: ConnectionManager,
+        conn: Connection,
         owner: String,
         models: Vec<String>,
         capacity: usize,
@@ -108,7 +108,7 @@ impl RedisCustody {
 
     /// Tasks kept for each model, by keeper.
     pub async fn counts(
-        conn: &ConnectionManager,
+        conn: &Connection,
         model: &str,
     ) -> Result<HashMap<String, u64>, StoreError> {
         let mut conn = conn.clone();

@@ -7,8 +7,8 @@
 //! When Redis cannot be reached a request goes without waiting: the
 //! provider's 429s, and the backoff they set, still slow it down.
 
+use crate::Connection;
 use autoeval_models::{CacheFuture, RateGate, RateLimits};
-use redis::aio::ConnectionManager;
 use redis::Script;
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ pub const GATE_AWAY_PAUSE: Duration = Duration::from_millis(500);
 /// The gate every worker of a fleet shares.
 #[derive(Clone)]
 pub struct RedisGate {
-    conn: ConnectionManager,
+    conn: Connection,
     admit: Script,
     charge: Script,
     hold: Script,
@@ -90,7 +90,7 @@ pub struct RedisGate {
 
 impl RedisGate {
     /// The gate over an open connection.
-    pub fn new(conn: ConnectionManager) -> RedisGate {
+    pub fn new(conn: Connection) -> RedisGate {
         let script = |body: &str| Script::new(&format!("{NOW}{body}"));
         RedisGate {
             conn,

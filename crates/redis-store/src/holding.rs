@@ -5,10 +5,10 @@
 //! expiry) and its whole work per run so far (kept: round trips translated,
 //! rounds proved, busy seconds), which the progress line and the summary read.
 
+use crate::Connection;
 use crate::{redis_err, RunStore, StoreError};
 use autoeval_models::{RateWait, WaitCause, Waits};
 use autoeval_proto::fleet::run_key;
-use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -134,7 +134,7 @@ impl Holding {
     }
 
     /// Tells Redis this process's counts every second, until the runtime ends.
-    pub fn spawn_reporter(&self, conn: ConnectionManager) -> tokio::task::JoinHandle<()> {
+    pub fn spawn_reporter(&self, conn: Connection) -> tokio::task::JoinHandle<()> {
         let me = self.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(TELL_EVERY);
@@ -150,7 +150,7 @@ impl Holding {
 
     /// Writes the current counts of each run this process holds or held
     /// since the last report, then forgets the runs it no longer holds.
-    async fn report(&self, conn: &ConnectionManager) -> Result<(), StoreError> {
+    async fn report(&self, conn: &Connection) -> Result<(), StoreError> {
         let mut by_run: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
         let mut told_zero = Vec::new();
         if let Ok(counts) = self.counts.lock() {

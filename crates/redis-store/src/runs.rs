@@ -1,15 +1,12 @@
 //! Finding the runs a Redis holds, by their keys.
 
+use crate::Connection;
 use crate::{redis_err, StoreError};
 use autoeval_proto::fleet::run_key;
-use redis::aio::ConnectionManager;
 
 /// Runs registered under `name` and eight hex digits (`results-1a2b3c4d`):
 /// the fleet runs made from directories named `name`, sorted.
-pub async fn runs_made_from(
-    conn: &ConnectionManager,
-    name: &str,
-) -> Result<Vec<String>, StoreError> {
+pub async fn runs_made_from(conn: &Connection, name: &str) -> Result<Vec<String>, StoreError> {
     let pattern = run_key(&format!("{}-*", glob_literal(name)), "meta");
     let mut found = Vec::new();
     for run in registered_runs(conn, &pattern).await? {
@@ -25,10 +22,7 @@ pub async fn runs_made_from(
 }
 
 /// The runs whose `meta` keys match `pattern`, sorted.
-async fn registered_runs(
-    conn: &ConnectionManager,
-    pattern: &str,
-) -> Result<Vec<String>, StoreError> {
+async fn registered_runs(conn: &Connection, pattern: &str) -> Result<Vec<String>, StoreError> {
     Ok(scan_keys(conn, pattern)
         .await?
         .iter()
@@ -45,7 +39,7 @@ fn run_of_key(key: &str) -> Option<String> {
 
 /// Every run with a key in this Redis, registered or not, sorted (the
 /// models' shared rate limits, `autoeval:{limit:…}`, are no run's).
-pub async fn runs_with_keys(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+pub async fn runs_with_keys(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut runs: Vec<String> = scan_keys(conn, "autoeval:{*}:*")
         .await?
         .iter()
@@ -58,7 +52,7 @@ pub async fn runs_with_keys(conn: &ConnectionManager) -> Result<Vec<String>, Sto
 }
 
 /// Every registered run in this Redis, sorted.
-pub async fn all_runs(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+pub async fn all_runs(conn: &Connection) -> Result<Vec<String>, StoreError> {
     registered_runs(conn, "autoeval:{*}:meta").await
 }
 
@@ -73,10 +67,7 @@ pub(crate) fn glob_literal(name: &str) -> String {
 }
 
 /// Every key matching `pattern`, read in batches.
-pub(crate) async fn scan_keys(
-    conn: &ConnectionManager,
-    pattern: &str,
-) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn scan_keys(conn: &Connection, pattern: &str) -> Result<Vec<String>, StoreError> {
     let mut conn = conn.clone();
     let mut found = Vec::new();
     let mut cursor: u64 = 0;

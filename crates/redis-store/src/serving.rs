@@ -2,8 +2,8 @@
 //! specs every second with Redis's clock, so a coordinator waiting for a
 //! worker of a misspelt spec can list the specs that are served.
 
+use crate::Connection;
 use crate::{redis_err, RunStore, StoreError};
-use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::time::Duration;
 
@@ -40,7 +40,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf')
 
 /// Says every second, until the runtime ends, that this worker serves `models`.
 pub fn spawn_serving_reporter(
-    conn: ConnectionManager,
+    conn: Connection,
     models: Vec<String>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -77,7 +77,7 @@ impl RunStore {
 }
 
 /// The model specs that live workers serve, sorted.
-pub async fn served_models(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+pub async fn served_models(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut conn = conn.clone();
     let fresh = Script::new(&format!("{NOW}{FRESH}"));
     let mut call = fresh.prepare_invoke();
@@ -91,7 +91,7 @@ pub async fn served_models(conn: &ConnectionManager) -> Result<Vec<String>, Stor
 }
 
 /// Every model spec a worker ever served, whose queues may still exist.
-pub async fn queued_models(conn: &ConnectionManager) -> Result<Vec<String>, StoreError> {
+pub async fn queued_models(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut conn = conn.clone();
     let mut models: Vec<String> = conn
         .smembers(QUEUED_MODELS)
@@ -102,7 +102,7 @@ pub async fn queued_models(conn: &ConnectionManager) -> Result<Vec<String>, Stor
 }
 
 /// Forgets `model` among the specs served, once its queues are gone.
-pub async fn forget_queued_model(conn: &ConnectionManager, model: &str) -> Result<(), StoreError> {
+pub async fn forget_queued_model(conn: &Connection, model: &str) -> Result<(), StoreError> {
     let mut conn = conn.clone();
     conn.srem(QUEUED_MODELS, model)
         .await

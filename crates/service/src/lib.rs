@@ -5,16 +5,18 @@ mod connected;
 mod file_variables;
 mod fleet_watch;
 mod health;
+mod presence;
 mod urls;
 
 pub use connected::{serve_connected, ServiceArgs};
 pub use file_variables::{file_variables, variables_from_files};
 pub use fleet_watch::{FleetWatch, InHand};
 pub use health::{Health, STALE_RUNTIME};
+pub use presence::spawn_presence;
 pub use urls::{AmqpUrl, FleetNameError, HealthAddr, RedisUrl, DEFAULT_AMQP, DEFAULT_REDIS};
 
 use anyhow::{Context, Result};
-use autoeval_redis_store::Connection as ConnectionManager;
+use autoeval_redis_store::Connection;
 use autoeval_redis_store::RunStore;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -103,7 +105,7 @@ pub fn shutdown_signal() -> watch::Receiver<bool> {
 /// `StageSettings` a worker builds its backends from, or as the part of
 /// them a verifier needs.
 pub struct RunSettings<T> {
-    conn: ConnectionManager,
+    conn: Connection,
     known: Arc<Mutex<HashMap<String, Arc<T>>>>,
 }
 
@@ -118,7 +120,7 @@ impl<T> Clone for RunSettings<T> {
 
 impl<T: DeserializeOwned> RunSettings<T> {
     /// Settings read over `conn`.
-    pub fn new(conn: ConnectionManager) -> RunSettings<T> {
+    pub fn new(conn: Connection) -> RunSettings<T> {
         RunSettings {
             conn,
             known: Arc::default(),

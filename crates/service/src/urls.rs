@@ -88,7 +88,9 @@ pub enum FleetNameError {
 /// Redis's URL (`--redis`, or `AUTOEVAL_REDIS`).
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct RedisUrl {
-    /// Redis URL.
+    /// Redis URL; behind Sentinels, their address
+    /// (`redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]…][/DB]#PRIMARY`:
+    /// the primary is asked of them, and followed through a failover).
     #[arg(
         long,
         env = "AUTOEVAL_REDIS",

@@ -66,6 +66,72 @@ pub struct Metrics {
     pub run_compliance: GaugeVec,
     /// A3 so far: share of measured rounds proved equivalent.
     pub run_accuracy: GaugeVec,
+    /// Where the process is connected, and how often it connected again.
+    pub connections: ConnectionMetrics,
+}
+
+/// Where a fleet process is connected: its broker node and Redis primary.
+pub struct ConnectionMetrics {
+    /// Broker connections made, the first included, by node.
+    pub broker_connections: IntCounterVec,
+    /// 1 for the broker node connected to last, 0 for the others.
+    pub broker_node: IntGaugeVec,
+    /// Times the Redis connection moved to a new primary after a failover.
+    pub redis_failovers: IntCounterVec,
+    /// 1 for the Redis server commands go to now, 0 for the others.
+    pub redis_primary: IntGaugeVec,
+    /// The Redis primary last set to 1 in `redis_primary`.
+    primary_then: std::sync::Mutex<Option<String>>,
+}
+
+impl ConnectionMetrics {
+    fn new(r: &Registry) -> ConnectionMetrics {
+        ConnectionMetrics {
+            broker_connections: counter(
+                r,
+                "broker_connections_total",
+                "Broker connections made, the first included, by node: more than one in all is a connection made again after one was lost.",
+                &["node"],
+            ),
+            broker_node: gauge(r, "broker_node", "1 for the broker node connected to last.", &["node"]),
+            redis_failovers: counter(
+                r,
+                "redis_failovers_total",
+                "Times the Redis connection followed the primary to another server.",
+                &[],
+            ),
+            redis_primary: gauge(r, "redis_primary", "1 for the Redis server commands go to now.", &["primary"]),
+            primary_then: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Brings the metrics up to what the process made: broker connections
+    /// by node (`by_node`, the last to `last`), and the Redis `primary`
+    /// with the `failovers` followed so far.
+    pub fn observe(
+        &self,
+        by_node: &std::collections::BTreeMap<String, u64>,
+        last: Option<&str>,
+        primary: &str,
+        failovers: u64,
+    ) {
+        for (node, made) in by_node {
+            let counter = self.broker_connections.with_label_values(&[node.as_str()]);
+            counter.inc_by(made.saturating_sub(counter.get()));
+            let now = i64::from(Some(node.as_str()) == last);
+            self.broker_node
+                .with_label_values(&[node.as_str()])
+                .set(now);
+        }
+        let followed = self.redis_failovers.with_label_values::<&str>(&[]);
+        followed.inc_by(failovers.saturating_sub(followed.get()));
+        let mut then = self.primary_then.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = then.as_deref().filter(|old| *old != primary) {
+            self.redis_primary.with_label_values(&[old]).set(0);
+        }
+        *then = Some(primary.to_string());
+        self.redis_primary.with_label_values(&[primary]).set(1);
+    }
 }
 
 fn counter(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -263,6 +329,7 @@ impl Metrics {
                 "A3 so far: share of measured rounds proved equivalent.",
                 &["run", "dataset", "model", "prompt", "round"],
             ),
+            connections: ConnectionMetrics::new(&r),
             registry: r,
         }
     }

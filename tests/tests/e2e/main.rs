@@ -19,6 +19,7 @@ mod halt;
 mod hints;
 mod hostile;
 mod limits;
+mod nodeloss;
 mod progress;
 mod prometheus;
 mod pull;

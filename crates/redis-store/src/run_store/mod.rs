@@ -7,16 +7,16 @@ mod rounds;
 pub use rounds::{counter_field, Arrived};
 
 use crate::runs::{glob_literal, scan_keys};
+use crate::Connection;
 use crate::{redis_err, RedisJournal, StoreError};
 use autoeval_proto::fleet::run_key;
-use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use std::collections::BTreeMap;
 
 /// One run's keys.
 #[derive(Clone)]
 pub struct RunStore {
-    pub(crate) conn: ConnectionManager,
+    pub(crate) conn: Connection,
     pub(crate) run: String,
     pub(crate) record: Script,
     pub(crate) forget: Script,
@@ -26,7 +26,7 @@ pub struct RunStore {
 
 impl RunStore {
     /// The store of `run` over an open connection.
-    pub fn new(conn: ConnectionManager, run: &str) -> RunStore {
+    pub fn new(conn: Connection, run: &str) -> RunStore {
         RunStore {
             conn,
             run: run.to_string(),

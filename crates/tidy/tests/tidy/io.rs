@@ -5,8 +5,9 @@ use crate::tokens::all_paths;
 use crate::tree::product_sources;
 
 /// The packages whose job is I/O, and the binaries and tests at the edges.
-const IO_PACKAGES: [&str; 14] = [
+const IO_PACKAGES: [&str; 15] = [
     "autoeval-solver-pool",
+    "autoeval-local-servers",
     "autoeval-llm-client",
     "autoeval-mock-llm",
     "autoeval-amqp",
