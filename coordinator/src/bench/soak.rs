@@ -215,9 +215,17 @@ pub fn run(mut args: Args) -> Result<()> {
         "  longest time without a round recorded: {:.1} s (want ≤ 30)",
         longest.as_secs_f64()
     );
+    let clean = status.success() && counted.is_whole(units) && longest <= Duration::from_secs(30);
     drop(soak);
     drop(servers);
-    let _ = std::fs::remove_dir_all(&scratch);
+    if clean {
+        let _ = std::fs::remove_dir_all(&scratch);
+    } else {
+        println!(
+            "  kept for a look: {} (the run's directory, and coordinator.log)",
+            scratch.display()
+        );
+    }
     Ok(())
 }
 
@@ -325,11 +333,16 @@ impl Soak {
     }
 
     fn start_coordinator(&self) -> Result<Child> {
+        // Every start's messages, kept beside the run for a soak that went wrong.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.out.with_file_name("coordinator.log"))?;
         Command::new(std::env::current_exe()?)
             .args(&self.command)
             .envs(super::procs::connection_env(&self.fleet))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .context("cannot start the coordinator")
     }
@@ -355,7 +368,7 @@ impl Soak {
         let mut next = Instant::now() + gap(&mut rng);
         while Instant::now() < until {
             if let Some(status) = self.coordinator.try_wait()? {
-                if status.success() {
+                if finished(status) {
                     break;
                 }
                 // A coordinator that gave up is started again, as an operator would.
@@ -444,7 +457,7 @@ impl Soak {
         let mut starts = 0;
         loop {
             let status = self.coordinator.wait()?;
-            if status.success() || starts == 5 {
+            if finished(status) || starts == 5 {
                 return Ok(status);
             }
             eprintln!("bench-soak: the coordinator exited ({status}); starting it again");
@@ -459,6 +472,12 @@ impl Drop for Soak {
         let _ = self.coordinator.kill();
         let _ = self.coordinator.wait();
     }
+}
+
+/// Whether the coordinator's exit ends the run: done (0), or done with
+/// rounds failed (3, which starting it again would only say again).
+fn finished(status: ExitStatus) -> bool {
+    matches!(status.code(), Some(0) | Some(3))
 }
 
 /// A number in `0..n`, drawn.
@@ -480,6 +499,8 @@ struct Counted {
     missing: usize,
     /// Units whose chain should go on and does not.
     unfinished: usize,
+    /// Rounds that ended in an API failure or a verifier error, by reason.
+    failed: BTreeMap<String, usize>,
 }
 
 impl Counted {
@@ -495,6 +516,7 @@ impl Counted {
             units: 0,
             missing: 0,
             unfinished: 0,
+            failed: BTreeMap::new(),
         };
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let r: ResultRecord = serde_json::from_str(line)
@@ -504,6 +526,15 @@ impl Counted {
                 continue;
             }
             counted.rounds += 1;
+            if r.verdict.is_infrastructure_failure() {
+                let why = r.reason.clone().unwrap_or_default();
+                // The reason's first words name the cause; the rest is the case.
+                let cause: String = why.chars().take(100).collect();
+                *counted
+                    .failed
+                    .entry(format!("{}: {cause}", r.verdict.name()))
+                    .or_default() += 1;
+            }
             chains
                 .entry(r.unit().to_string())
                 .or_default()
@@ -524,6 +555,15 @@ impl Counted {
         Ok(counted)
     }
 
+    /// Whether every planned unit ran its whole chain, each round once and none failed.
+    fn is_whole(&self, planned: usize) -> bool {
+        self.units == planned
+            && self.unfinished == 0
+            && self.missing == 0
+            && self.twice == 0
+            && self.failed.is_empty()
+    }
+
     fn print(&self, planned: usize, calls: u64, status: ExitStatus) {
         println!(
             "  units: {} of {planned} recorded; unfinished chains: {}",
@@ -533,6 +573,11 @@ impl Counted {
             "  rounds: {} recorded, {} missing before a later one (want 0), {} recorded twice (want 0)",
             self.rounds, self.missing, self.twice
         );
+        let failed: usize = self.failed.values().sum();
+        println!("  rounds failed (an API failure or a verifier error; want 0): {failed}");
+        for (why, n) in self.failed.iter().take(5) {
+            println!("    {n} × {why}");
+        }
         println!(
             "  calls: {calls} for the {} calls the rounds needed: {:.4} a call needed (want ≤ 1.01)",
             2 * self.rounds,
@@ -541,6 +586,7 @@ impl Counted {
         println!(
             "  the run's exit: {status}{}",
             if status.success()
+                && self.failed.is_empty()
                 && self.missing == 0
                 && self.twice == 0
                 && self.units == planned

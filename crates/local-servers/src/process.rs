@@ -33,8 +33,10 @@ impl Server {
     pub fn kill9(&mut self) {
         if self.group {
             let group = format!("-{}", self.child.id());
+            // A group already gone (killed before) is no error.
             let _ = std::process::Command::new("kill")
                 .args(["-s", "KILL", "--", &group])
+                .stderr(std::process::Stdio::null())
                 .status();
         }
         let _ = self.child.kill();

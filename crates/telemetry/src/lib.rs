@@ -214,8 +214,7 @@ impl Metrics {
     /// The metrics of a process in `role` (`coordinator`, `worker`, `verifier`).
     pub fn new(role: &str) -> Metrics {
         let r = registry_of(role);
-        let stage = &["stage"];
-        let model = &["backend", "model"];
+        let (stage, model) = (&["stage"], &["backend", "model"]);
         Metrics {
             tasks_received: counter(&r, "tasks_received_total", "Tasks taken from a queue.", stage),
             tasks_settled: counter(
