@@ -208,6 +208,22 @@ impl SentinelRedis {
         })
     }
 
+    /// Has the Sentinels hand the primary's role to the replica while both
+    /// keep running (`SENTINEL FAILOVER`): the old primary becomes a
+    /// replica under its connections. Returns once they name the new one.
+    pub fn demote_primary(&self) -> Result<()> {
+        let was = self
+            .primary()
+            .ok_or_else(|| LocalServerError("the Sentinels name no primary".into()))?;
+        self.cli(
+            self.sentinel_ports[0],
+            &["sentinel", "failover", PRIMARY_NAME],
+        );
+        wait_for("the Sentinels hand over the primary", SETTLE, || {
+            self.primary().is_some_and(|p| p != was)
+        })
+    }
+
     /// Starts server `k` again as a replica of the primary now; returns
     /// once the Sentinels see it follow.
     pub fn restart_as_replica(&mut self, k: usize) -> Result<()> {

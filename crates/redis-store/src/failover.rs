@@ -59,6 +59,20 @@ fn manager_config() -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
 }
 
+/// Whether a reply is a server's error a failover explains: the connection
+/// returns a server's error as a value (`READONLY` from a primary that
+/// came back as a replica), not as the call's error.
+fn demoted(reply: &Value) -> bool {
+    match reply {
+        Value::ServerError(e) => matches!(
+            e.kind(),
+            Some(ServerErrorKind::ReadOnly | ServerErrorKind::MasterDown)
+        ),
+        Value::Array(items) => items.iter().any(demoted),
+        _ => false,
+    }
+}
+
 /// Whether `e` is what a primary's loss or demotion looks like.
 fn after_failover(e: &RedisError) -> bool {
     e.is_io_error()
@@ -203,15 +217,13 @@ impl Connection {
             .clone()
     }
 
-    /// After `error` on the connection of `generation`: asks the Sentinels
-    /// for the primary, unless another command did since, and moves to it.
-    async fn follow(&self, error: &RedisError, generation: u64) {
+    /// After an error a failover explains on the connection of
+    /// `generation`: asks the Sentinels for the primary, unless another
+    /// command did since, and moves to it.
+    async fn follow(&self, generation: u64) {
         let Some(sentinels) = &self.shared.sentinels else {
             return;
         };
-        if !after_failover(error) {
-            return;
-        }
         let mut asked = sentinels.asked.lock().await;
         let moved = self.current().generation != generation;
         if moved || asked.is_some_and(|at| at.elapsed() < ASK_INTERVAL) {
@@ -270,8 +282,10 @@ impl ConnectionLike for Connection {
                 ..
             } = self.current();
             let answer = manager.send_packed_command(cmd).await;
-            if let Err(e) = &answer {
-                self.follow(e, generation).await;
+            match &answer {
+                Err(e) if after_failover(e) => self.follow(generation).await,
+                Ok(reply) if demoted(reply) => self.follow(generation).await,
+                _ => {}
             }
             answer
         })
@@ -290,8 +304,10 @@ impl ConnectionLike for Connection {
                 ..
             } = self.current();
             let answer = manager.send_packed_commands(pipeline, offset, count).await;
-            if let Err(e) = &answer {
-                self.follow(e, generation).await;
+            match &answer {
+                Err(e) if after_failover(e) => self.follow(generation).await,
+                Ok(replies) if replies.iter().any(demoted) => self.follow(generation).await,
+                _ => {}
             }
             answer
         })

@@ -64,6 +64,29 @@ async fn a_connection_through_sentinels_follows_the_primary_through_a_failover()
     let mut clone = conn.clone();
     let got: Option<i64> = clone.get("after").await.unwrap();
     assert_eq!((got, clone.failovers()), (Some(2), 1));
+
+    // A connection whose primary died before the Sentinels named another
+    // (its one asking found none), and which then reconnected by itself to
+    // the old primary back as a replica: its writes answer READONLY, and it
+    // follows the Sentinels to the primary of now.
+    redis.restart_as_replica(killed).unwrap();
+    let mut late = autoeval_redis_store::connect(&redis.url(3)).await.unwrap();
+    let killed = redis.kill_primary().unwrap();
+    assert!(late.set::<_, _, ()>("later", 0).await.is_err());
+    redis.wait_promoted_from(killed).unwrap();
+    redis.restart_as_replica(killed).unwrap();
+    let third = redis.primary().unwrap();
+    // Writes go to the old primary until it is a replica, then follow.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while late.primary() != format!("127.0.0.1:{third}") {
+        assert!(
+            Instant::now() < deadline,
+            "the connection stayed on the replica"
+        );
+        let _ = late.set::<_, _, ()>("later", 3).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    late.set::<_, _, ()>("later", 3).await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
