@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The broker the tests use.
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
@@ -43,19 +43,12 @@ pub fn binary(name: &str) -> PathBuf {
 
 /// A free port on the loopback.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    autoeval_local_servers::free_port().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Polls `ready` every 20 ms until it holds; panics after `limit` saying `what`.
-pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub fn wait_for(what: &str, limit: Duration, ready: impl FnMut() -> bool) {
+    autoeval_local_servers::wait_for(what, limit, ready).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// A JSON document over HTTP.

@@ -11,7 +11,7 @@
 use crate::connect::{client_for, explain};
 use crate::StoreError;
 use autoeval_proto::sentinel::SentinelUrl;
-use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, ServerErrorKind, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -53,10 +53,6 @@ struct Sentinels {
     url: SentinelUrl,
     /// When they were last asked; held while asking, so one asks at a time.
     asked: tokio::sync::Mutex<Option<Instant>>,
-}
-
-fn manager_config() -> ConnectionManagerConfig {
-    ConnectionManagerConfig::new()
 }
 
 /// Whether a reply is a server's error a failover explains: the connection
@@ -260,7 +256,7 @@ impl Connection {
 /// A self-reconnecting connection to the one server at `url`.
 async fn manage(url: &str) -> Result<ConnectionManager, String> {
     let client = client_for(url)?;
-    ConnectionManager::new_with_config(client, manager_config())
+    ConnectionManager::new(client)
         .await
         .map_err(|e| explain(url, &e))
 }
